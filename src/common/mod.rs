@@ -1,0 +1,148 @@
+//! The interfaces that join the pipeline: packet processors, packet
+//! decoders, the generic element output, memory access and error logging.
+//!
+//! Ownership is plain: the decode tree owns one [`crate::dcd_tree::stack`]
+//! per trace ID; each holds its packet processor and (for full decode) its
+//! packet decoder. Everything a component needs from the outside (the
+//! element queue, memory, the error logger) is passed in per call, so no
+//! component holds a reference to another.
+
+pub mod error;
+pub mod elem_queue;
+
+use crate::abi::*;
+use crate::abi::gen_elem::ocsd_generic_trace_elem;
+
+pub use elem_queue::ElemQueue;
+pub use error::{ErrorLog, OcsdError};
+
+/// A protocol packet: the `#[repr(C)]` packet struct of the protocol
+/// (`ocsd_etmv4_i_pkt`, ...) that C clients receive through packet sink and
+/// monitor callbacks.
+pub trait TracePacket: 'static {
+    /// Append OpenCSD's text for this packet: what `ocsd_pkt_str` and the
+    /// packet printers write (e.g. `I_ASYNC : Alignment Synchronisation.`).
+    fn write_str(&self, out: &mut String);
+
+    /// Whether this packet is a bad/error packet (for the
+    /// `OCSD_OPFLG_PKTPROC_NOFWD_BAD_PKTS` / `NOMON_BAD_PKTS` flags).
+    fn is_bad_packet(&self) -> bool {
+        false
+    }
+}
+
+/// Where a packet processor delivers its output.
+///
+/// Implemented by the decode tree's per-ID stack, which forwards each
+/// packet to the packet monitor (with its raw bytes), then to the packet
+/// decoder or the client's packet sink.
+pub trait PacketOut<P> {
+    /// One complete packet that started at trace index `index_sop`, made of
+    /// the bytes `raw`. A WAIT response means: stop after this packet.
+    fn packet(&mut self, index_sop: ocsd_trc_index_t, pkt: &P, raw: &[u8]) -> ocsd_datapath_resp_t;
+
+    /// The error logger for this component's messages.
+    fn logger(&mut self) -> &mut dyn ErrorLog;
+}
+
+/// A protocol's packet processor: bytes of one trace ID in, packets out.
+pub trait PacketProcessor {
+    type Packet: TracePacket;
+
+    /// Process `data`, whose first byte is at trace index `index`. For each
+    /// complete packet call `out.packet`. Returns the response and the number
+    /// of bytes consumed; stops early (consumed < len) after a packet whose
+    /// output answered WAIT, or on a fatal error.
+    fn process_data(
+        &mut self,
+        index: ocsd_trc_index_t,
+        data: &[u8],
+        out: &mut dyn PacketOut<Self::Packet>,
+    ) -> (ocsd_datapath_resp_t, usize);
+
+    /// End of trace: output any partial packet (as OpenCSD does, usually as
+    /// an incomplete-EOT packet).
+    fn eot(&mut self, out: &mut dyn PacketOut<Self::Packet>) -> ocsd_datapath_resp_t;
+
+    /// Reset to the unsynchronised state.
+    fn reset(&mut self, index: ocsd_trc_index_t);
+
+    /// Whether the processor is synchronised (for decode statistics).
+    fn is_synced(&self) -> bool {
+        true
+    }
+
+    /// Packet statistics: (bad header errors, bad sequence errors).
+    fn error_counts(&self) -> (u32, u32) {
+        (0, 0)
+    }
+
+    /// Set the component operation flags (`OCSD_OPFLG_PKTPROC_*`).
+    fn set_op_flags(&mut self, _flags: u32) {}
+}
+
+/// Instruction-decode and memory services a packet decoder uses.
+pub trait MemAccess {
+    /// Read up to `buf.len()` bytes of target memory at `addr`, in memory
+    /// space `space`, for trace ID `trace_id`. Returns the number of bytes
+    /// read: 0 when the address is not mapped.
+    fn read(
+        &mut self,
+        addr: ocsd_vaddr_t,
+        space: ocsd_mem_space_acc_t,
+        trace_id: u8,
+        buf: &mut [u8],
+    ) -> Result<usize, ocsd_err_t>;
+}
+
+/// A memory accessor with nothing mapped.
+pub struct NoMemory;
+impl MemAccess for NoMemory {
+    fn read(&mut self, _: ocsd_vaddr_t, _: ocsd_mem_space_acc_t, _: u8, _: &mut [u8]) -> Result<usize, ocsd_err_t> {
+        Ok(0)
+    }
+}
+
+/// What a packet decoder is handed with each packet: the element queue it
+/// appends its output to, target memory, and the error logger.
+pub struct DecodeCtx<'a> {
+    pub out: &'a mut ElemQueue,
+    pub mem: &'a mut dyn MemAccess,
+    pub log: &'a mut dyn ErrorLog,
+}
+
+/// A protocol's packet decoder: packets in, generic trace elements out.
+///
+/// Decoders never see the client's WAIT: they append elements to the
+/// queue in `ctx.out`; the stack delivers them and holds further input
+/// while the client is waiting.
+pub trait PacketDecoder {
+    type Packet: TracePacket;
+
+    /// Decode one packet that started at trace index `index_sop`.
+    fn packet_in(&mut self, index_sop: ocsd_trc_index_t, pkt: &Self::Packet, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t;
+
+    /// End of trace: flush what is pending and output the end-of-trace
+    /// element(s).
+    fn eot(&mut self, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t;
+
+    /// Reset to the unsynchronised state.
+    fn reset(&mut self, index: ocsd_trc_index_t);
+
+    /// The trace ID the decoder was configured with (element output ID).
+    fn trace_id(&self) -> u8;
+
+    /// Set the component operation flags (`OCSD_OPFLG_PKTDEC_*`, and the
+    /// protocol-specific flags such as `ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK`).
+    fn set_op_flags(&mut self, _flags: u32) {}
+}
+
+/// Receives the generic trace elements (the client's callback, a printer).
+pub trait GenElemSink {
+    fn trace_elem_in(
+        &mut self,
+        index_sop: ocsd_trc_index_t,
+        trc_chan_id: u8,
+        elem: &ocsd_generic_trace_elem,
+    ) -> ocsd_datapath_resp_t;
+}
