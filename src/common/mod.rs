@@ -41,6 +41,12 @@ pub trait PacketOut<P> {
     /// the bytes `raw`. A WAIT response means: stop after this packet.
     fn packet(&mut self, index_sop: ocsd_trc_index_t, pkt: &P, raw: &[u8]) -> ocsd_datapath_resp_t;
 
+    /// Raw bytes for the packet monitor only, not for the decoder or sink
+    /// (OpenCSD's `outputRawPacketToMonitor` alone): processors use it when
+    /// dumping unsynchronised data, where only the first dump also goes down
+    /// the data path (through [`PacketOut::packet`]).
+    fn raw_only(&mut self, _index_sop: ocsd_trc_index_t, _pkt: &P, _raw: &[u8]) {}
+
     /// The error logger for this component's messages.
     fn logger(&mut self) -> &mut dyn ErrorLog;
 }
