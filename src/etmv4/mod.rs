@@ -12,3 +12,5 @@ pub use types::*;
 
 #[cfg(test)]
 mod conformance_tests;
+#[cfg(test)]
+mod pkt_proc_tests;
