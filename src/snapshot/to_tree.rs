@@ -104,7 +104,10 @@ pub fn create_tree(
             let ok = (core_dev.is_none() || ap.arch != ARCH_UNKNOWN)
                 && match config_builder(&dev.type_name).and_then(|b| b(dev, ap, tree.logger_mut())) {
                     Some((name, cfg)) => match registry::create_builtin(&name, cfg.as_ref(), create_flags)
-                        .and_then(|d| tree.add_decoder(d))
+                        .and_then(|mut d| {
+                            d.set_dec_op_flags(create_flags & !(OCSD_CREATE_FLG_PACKET_PROC | OCSD_CREATE_FLG_FULL_DECODER | OCSD_CREATE_FLG_INST_ID));
+                            tree.add_decoder(d)
+                        })
                     {
                         Ok(_) => true,
                         Err(e) => {
