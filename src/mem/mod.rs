@@ -61,7 +61,8 @@ impl Accessor {
             Source::Buffer { .. } => "BuffAcc",
             Source::Callback { .. } => "CBAcc",
         };
-        let _ = write!(out, "{}; Range::0x{:x}:{:x}; Mem Space::{}", kind, self.start, self.end, mem_space_str(self.space));
+        let _ = write!(out, "{}; Range::0x{:x}:{:x}; Mem Space::", kind, self.start, self.end);
+        crate::printers::gen_elem::write_mem_space_str(self.space, out);
         if let Source::File { path, .. } = &self.source {
             let _ = write!(out, "\nFilename={}", path);
         }
@@ -75,26 +76,6 @@ fn copy_from(data: &[u8], at: usize, dst: &mut [u8]) -> usize {
     let n = dst.len().min(data.len() - at);
     dst[..n].copy_from_slice(&data[at..at + n]);
     n
-}
-
-/// OpenCSD's names for memory spaces.
-pub fn mem_space_str(space: ocsd_mem_space_acc_t) -> &'static str {
-    match space {
-        OCSD_MEM_SPACE_NONE => "None",
-        OCSD_MEM_SPACE_EL1S => "EL1S",
-        OCSD_MEM_SPACE_EL1N => "EL1N",
-        OCSD_MEM_SPACE_EL2 => "EL2N",
-        OCSD_MEM_SPACE_EL3 => "EL3",
-        OCSD_MEM_SPACE_EL2S => "EL2S",
-        OCSD_MEM_SPACE_EL1R => "EL1R",
-        OCSD_MEM_SPACE_EL2R => "EL2R",
-        OCSD_MEM_SPACE_ROOT => "Root",
-        OCSD_MEM_SPACE_S => "Any S",
-        OCSD_MEM_SPACE_N => "Any NS",
-        OCSD_MEM_SPACE_R => "Any R",
-        OCSD_MEM_SPACE_ANY => "Any",
-        _ => "Inv",
-    }
 }
 
 /// The set of accessors of a decode tree.
