@@ -121,6 +121,9 @@ struct ElemPrinter {
     log: SharedLog,
     ids: Option<Vec<u8>>,
     text: String,
+    /// `-test_waits N`: answer WAIT to the first N elements (each printed
+    /// once), to exercise the WAIT / FLUSH path of the decoders.
+    test_waits: u32,
 }
 
 impl GenElemSink for ElemPrinter {
@@ -135,6 +138,10 @@ impl GenElemSink for ElemPrinter {
         write_elem_str(elem, &mut self.text);
         self.text.push('\n');
         self.log.borrow_mut().msg(&self.text);
+        if self.test_waits > 0 {
+            self.test_waits -= 1;
+            return OCSD_RESP_WAIT;
+        }
         OCSD_RESP_CONT
     }
 }
@@ -171,6 +178,7 @@ struct Opts {
     multi_session: bool,
     no_time_print: bool,
     stats: bool,
+    test_waits: u32,
     add_flags: u32,
 }
 
@@ -311,12 +319,13 @@ fn run_logged(args: &[String], log: &SharedLog) -> i32 {
                     return -1;
                 }
             },
-            "-test_waits" => {
-                if next().is_none() {
+            "-test_waits" => match next() {
+                Some(v) => o.test_waits = (c_num(&v) as i64).clamp(0, u32::MAX as i64) as u32,
+                None => {
                     lmsg("Trace Packet Lister : Error: wait count value on -test_waits option\n");
                     return -1;
                 }
-            }
+            },
             "-macc_cache_p_size" | "-macc_cache_p_num" => {
                 let _ = next();
             }
@@ -456,7 +465,7 @@ fn list_trace(o: &Opts, snap: &Snapshot, names: &[String], log: &SharedLog) {
 
     if o.decode {
         let ids = if o.ids.is_empty() { None } else { Some(o.ids.clone()) };
-        tree.set_elem_sink(Some(Box::new(ElemPrinter { log: log.clone(), ids, text: String::new() })));
+        tree.set_elem_sink(Some(Box::new(ElemPrinter { log: log.clone(), ids, text: String::new(), test_waits: o.test_waits })));
         lmsg("Trace Packet Lister : Set trace element decode printer\n");
         let mut m = String::from("Gen_Info : Mapped Memory Accessors\n");
         for a in tree.mapper.accessors() {
