@@ -100,3 +100,6 @@ pub fn decode_instruction_ex(info: &mut ocsd_instr_info, aa64_err_bad_opcode: bo
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod conformance;
