@@ -12,7 +12,11 @@ fn indirect(op: u32) -> Option<ocsd_instr_subtype> {
 
     if op & 0xF000_0000 == 0xF000_0000 {
         // Unconditional space: only RFE.
-        return if op & 0xFE50_0000 == 0xF810_0000 { NONE } else { None };
+        return if op & 0xFE50_0000 == 0xF810_0000 {
+            NONE
+        } else {
+            None
+        };
     }
     match op {
         // BX, BLX (register); BX LR is an implied return.
@@ -176,5 +180,8 @@ pub(crate) fn decode(info: &mut ocsd_instr_info) -> Decoded {
     }
     // Condition field other than AL (0b1110) and the unconditional space.
     info.is_conditional = (op & 0xE000_0000 != 0xE000_0000) as u8;
-    Decoded { err: OCSD_OK, sub_type }
+    Decoded {
+        err: OCSD_OK,
+        sub_type,
+    }
 }

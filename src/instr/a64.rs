@@ -38,7 +38,11 @@ pub(crate) const fn is_cmp_branch(op: u32) -> bool {
 #[inline]
 fn indirect(op: u32, arch: u16) -> Option<(bool, ocsd_instr_subtype)> {
     let link = op & 0x0020_0000 != 0;
-    let link_sub = if link { OCSD_S_INSTR_BR_LINK } else { OCSD_S_INSTR_NONE };
+    let link_sub = if link {
+        OCSD_S_INSTR_BR_LINK
+    } else {
+        OCSD_S_INSTR_NONE
+    };
 
     if op & 0xFFDF_FC1F == 0xD61F_0000 {
         // BR, BLR
@@ -141,7 +145,10 @@ pub(crate) fn decode(info: &mut ocsd_instr_info, arch: u16, err_bad_opcode: bool
     info.thumb_it_conditions = 0;
 
     if err_bad_opcode && aa64_opcode_is_invalid(op) {
-        return Decoded { err: OCSD_ERR_INVALID_OPCODE, sub_type: OCSD_S_INSTR_NONE };
+        return Decoded {
+            err: OCSD_ERR_INVALID_OPCODE,
+            sub_type: OCSD_S_INSTR_NONE,
+        };
     }
 
     let mut sub_type = OCSD_S_INSTR_NONE;
@@ -174,5 +181,8 @@ pub(crate) fn decode(info: &mut ocsd_instr_info, arch: u16, err_bad_opcode: bool
         }
     }
     info.is_conditional = is_conditional(op) as u8;
-    Decoded { err: OCSD_OK, sub_type }
+    Decoded {
+        err: OCSD_OK,
+        sub_type,
+    }
 }

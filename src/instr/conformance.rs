@@ -47,9 +47,9 @@ impl Mem {
                     let addr = parse_num(a);
                     let off = sect.get("offset").map_or(0, |o| parse_num(o)) as usize;
                     if let Ok(data) = std::fs::read(dir.join(f)) {
-                        let end = sect
-                            .get("length")
-                            .map_or(data.len(), |l| (off + parse_num(l) as usize).min(data.len()));
+                        let end = sect.get("length").map_or(data.len(), |l| {
+                            (off + parse_num(l) as usize).min(data.len())
+                        });
                         if off < end {
                             regions.push((addr, data[off..end].to_vec()));
                         }
@@ -204,7 +204,10 @@ fn check_case(snap: &Path, log: &str, set: &Settings, max_ranges: usize) -> (usi
             }
             continue;
         }
-        let id = after(line, "ID:").and_then(|r| r.split(';').next()).unwrap_or("").to_string();
+        let id = after(line, "ID:")
+            .and_then(|r| r.split(';').next())
+            .unwrap_or("")
+            .to_string();
         let r = if line.contains("OCSD_GEN_TRC_ELEM_INSTR_RANGE(") {
             n_ranges += 1;
             let r = parse_range(n + 1, line);
@@ -212,7 +215,10 @@ fn check_case(snap: &Path, log: &str, set: &Settings, max_ranges: usize) -> (usi
                 errors.push(format!("line {}: unparsed range: {line}", n + 1));
                 continue;
             }
-            r.map(|r| Range { src_addr: after_src_addr, ..r })
+            r.map(|r| Range {
+                src_addr: after_src_addr,
+                ..r
+            })
         } else {
             // A range that runs up to an exception's preferred return address
             // is walked without stopping at waypoints.
@@ -232,7 +238,10 @@ fn check_case(snap: &Path, log: &str, set: &Settings, max_ranges: usize) -> (usi
             let Some(r) = r else { continue };
             checked += 1;
             let mut info = ocsd_instr_info {
-                pe_type: ocsd_arch_profile_t { arch: set.arch, profile: profile_CortexA },
+                pe_type: ocsd_arch_profile_t {
+                    arch: set.arch,
+                    profile: profile_CortexA,
+                },
                 isa: r.isa,
                 dsb_dmb_waypoints: set.dsb_dmb as u8,
                 wfi_wfe_branch: set.wfi_wfe as u8,
@@ -261,7 +270,13 @@ fn check_case(snap: &Path, log: &str, set: &Settings, max_ranges: usize) -> (usi
                 }
             }
             if bad.is_none() {
-                let got = (count, info.instr_size, info.type_, info.sub_type, info.is_conditional != 0);
+                let got = (
+                    count,
+                    info.instr_size,
+                    info.type_,
+                    info.sub_type,
+                    info.is_conditional != 0,
+                );
                 let want = (r.num, r.last_sz, r.ty, r.sub, r.cond);
                 if got != want || addr != r.end {
                     bad = Some(format!(
@@ -296,7 +311,11 @@ fn check_case(snap: &Path, log: &str, set: &Settings, max_ranges: usize) -> (usi
 fn read_log_head(gz: &Path, max_ranges: usize) -> Option<String> {
     use std::io::{BufRead, BufReader};
     use std::process::{Command, Stdio};
-    let mut child = Command::new("zcat").arg(gz).stdout(Stdio::piped()).spawn().ok()?;
+    let mut child = Command::new("zcat")
+        .arg(gz)
+        .stdout(Stdio::piped())
+        .spawn()
+        .ok()?;
     let mut log = String::new();
     let mut n = 0;
     for line in BufReader::new(child.stdout.take()?).lines() {
@@ -325,7 +344,11 @@ fn ranges_match_opencsd_logs() {
     let cases = std::fs::read_to_string(conf.join("cases.tsv")).unwrap();
     // The first ranges of each log by default (bugfix-exact-match alone has
     // 1.7 million); OCSD_INSTR_CHECK_ALL=1 checks every range.
-    let max_ranges = if std::env::var_os("OCSD_INSTR_CHECK_ALL").is_some() { usize::MAX } else { 20_000 };
+    let max_ranges = if std::env::var_os("OCSD_INSTR_CHECK_ALL").is_some() {
+        usize::MAX
+    } else {
+        20_000
+    };
     let mut total = 0;
     let mut failures = Vec::new();
     for line in cases.lines().filter(|l| !l.starts_with('#')) {

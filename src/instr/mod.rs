@@ -69,6 +69,19 @@ pub fn decode_instruction(info: &mut ocsd_instr_info) -> ocsd_err_t {
 ///   following halfword) in bits [15:0]. `instr_size` is 4 when the first
 ///   halfword is `0xE800` or above (masked with `0xF800`), else 2.
 ///
+/// # A64 notes
+/// FEAT_CMPBR CB<cc>/CBB<cc>/CBH<cc> are direct branches that are *not*
+/// flagged conditional (only CBZ/CBNZ/TBZ/TBNZ/B.cond/BC.cond are), and the
+/// FEAT_PAuth_LR `RETA[AB]SPPC <label>` form is an indirect return
+/// (`OCSD_S_INSTR_V8_RET`), not a direct branch. BTI and the PAC/AUT hints
+/// are `OCSD_INSTR_OTHER`.
+///
+/// # Armv8.1-M (T32)
+/// LE, LETP (backwards) and WLS, WLSTP (forwards) are direct branches
+/// (`OCSD_INSTR_BR`, not conditional, target `PC+4 -/+ imml:immh:'0'`); DLS,
+/// DLSTP, LCTP and the branch-future family (BF, BFX, BFL, BFLX, BFCSEL) are
+/// `OCSD_INSTR_OTHER`, as in OpenCSD.
+///
 /// # IT blocks (T32)
 /// When `track_it_block` is set, `thumb_it_conditions` carries state between
 /// calls: a non-zero value marks the instruction conditional and is
@@ -92,7 +105,10 @@ pub fn decode_instruction_ex(info: &mut ocsd_instr_info, aa64_err_bad_opcode: bo
         ocsd_isa_arm => a32::decode(info),
         ocsd_isa_thumb2 => t32::decode(info),
         ocsd_isa_aarch64 => a64::decode(info, arch, aa64_err_bad_opcode),
-        _ => Decoded { err: OCSD_ERR_UNSUPPORTED_ISA, sub_type: OCSD_S_INSTR_NONE },
+        _ => Decoded {
+            err: OCSD_ERR_UNSUPPORTED_ISA,
+            sub_type: OCSD_S_INSTR_NONE,
+        },
     };
     info.sub_type = res.sub_type;
     res.err

@@ -47,7 +47,10 @@ impl TrcAddrReturnStack {
             pop_pending: false,
             head_idx: 0,
             num_entries: 0,
-            stack: [Entry { addr: 0, isa: ocsd_isa_arm }; DEPTH],
+            stack: [Entry {
+                addr: 0,
+                isa: ocsd_isa_arm,
+            }; DEPTH],
         }
     }
 

@@ -92,7 +92,10 @@ const fn bl_offset(op: u32, imm11_mask: u32) -> u32 {
     let i2 = !((op >> 11) ^ s) & 1;
     let imm10 = (op >> 16) & 0x3FF;
     let imm11 = op & imm11_mask;
-    sext((s << 24) | (i1 << 23) | (i2 << 22) | (imm10 << 12) | (imm11 << 1), 25)
+    sext(
+        (s << 24) | (i1 << 23) | (i2 << 22) | (imm10 << 12) | (imm11 << 1),
+        25,
+    )
 }
 
 /// Loop instruction offset: imml:immh:'0' (zero-extended).
@@ -114,12 +117,17 @@ const fn direct_target(kind: Direct, addr: u32, op: u32) -> u32 {
             let j2 = (op >> 11) & 1;
             let imm6 = (op >> 16) & 0x3F;
             let imm11 = op & 0x7FF;
-            let off = sext((s << 20) | (j2 << 19) | (j1 << 18) | (imm6 << 12) | (imm11 << 1), 21);
+            let off = sext(
+                (s << 20) | (j2 << 19) | (j1 << 18) | (imm6 << 12) | (imm11 << 1),
+                21,
+            );
             pc.wrapping_add(off) | 1
         }
         Direct::BT4OrBl => pc.wrapping_add(bl_offset(op, 0x7FF)) | 1,
         // Align(PC, 4); the target is A32 so bit 0 stays clear.
-        Direct::BlxImm => (addr & !3).wrapping_add(4).wrapping_add(bl_offset(op, 0x7FE)),
+        Direct::BlxImm => (addr & !3)
+            .wrapping_add(4)
+            .wrapping_add(bl_offset(op, 0x7FE)),
         Direct::Cbz => {
             let i = (op >> 25) & 1;
             let imm5 = (op >> 19) & 0x1F;
@@ -248,7 +256,11 @@ pub(crate) fn decode(info: &mut ocsd_instr_info) -> Decoded {
     let op = info.opcode.rotate_left(16);
     info.opcode = op;
 
-    info.instr_size = if is_wide_thumb((op >> 16) as u16) { 4 } else { 2 };
+    info.instr_size = if is_wide_thumb((op >> 16) as u16) {
+        4
+    } else {
+        2
+    };
     info.type_ = OCSD_INSTR_OTHER;
     info.next_isa = info.isa;
     info.is_link = 0;
@@ -307,5 +319,8 @@ pub(crate) fn decode(info: &mut ocsd_instr_info) -> Decoded {
             info.thumb_it_conditions -= 1;
         }
     }
-    Decoded { err: OCSD_OK, sub_type }
+    Decoded {
+        err: OCSD_OK,
+        sub_type,
+    }
 }

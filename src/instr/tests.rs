@@ -5,7 +5,10 @@ use super::*;
 /// Decode `op` at `addr`; waypoint options on, IT tracking off.
 fn dec_arch(isa: ocsd_isa, arch: ocsd_arch_version_t, addr: u64, op: u32) -> ocsd_instr_info {
     let mut i = ocsd_instr_info {
-        pe_type: ocsd_arch_profile_t { arch, profile: profile_CortexA },
+        pe_type: ocsd_arch_profile_t {
+            arch,
+            profile: profile_CortexA,
+        },
         isa,
         instr_addr: addr,
         opcode: op,
@@ -27,7 +30,12 @@ fn a32(addr: u64, op: u32) -> ocsd_instr_info {
 
 /// T32: `hw1` is the first halfword, `hw2` the following one.
 fn t32(addr: u64, hw1: u16, hw2: u16) -> ocsd_instr_info {
-    dec_arch(ocsd_isa_thumb2, ARCH_V8, addr, (hw2 as u32) << 16 | hw1 as u32)
+    dec_arch(
+        ocsd_isa_thumb2,
+        ARCH_V8,
+        addr,
+        (hw2 as u32) << 16 | hw1 as u32,
+    )
 }
 
 /// (type, sub_type, is_link, is_conditional)
@@ -51,7 +59,10 @@ const V7RET: ocsd_instr_subtype = OCSD_S_INSTR_V7_IMPLIED_RET;
 fn a64_b_bl() {
     let i = a64(0x1000, 0x1400_0004); // b #+0x10
     assert_eq!(cls(&i), (BR, NONE, 0, 0));
-    assert_eq!((i.branch_addr, i.instr_size, i.next_isa), (0x1010, 4, ocsd_isa_aarch64));
+    assert_eq!(
+        (i.branch_addr, i.instr_size, i.next_isa),
+        (0x1010, 4, ocsd_isa_aarch64)
+    );
 
     let i = a64(0x1000, 0x17FF_FFFF); // b #-4
     assert_eq!(i.branch_addr, 0xFFC);
@@ -144,12 +155,12 @@ fn a64_pointer_auth() {
         (0xD69F_0BFF, ERET, 0), // eretaa
         (0xD69F_0FFF, ERET, 0), // eretab
         // FEAT_PAuth_LR
-        (0x5500_001F, RET, 0), // retaasppc <label> (offset 0)
-        (0x5500_003F, RET, 0), // retaasppc <label>
-        (0x5520_001F, RET, 0), // retabsppc <label>
-        (0x553F_FFFF, RET, 0), // retabsppc, all imm16 bits set
-        (0xD65F_0BE3, RET, 0), // retaasppcr x3
-        (0xD65F_0FE3, RET, 0), // retabsppcr x3
+        (0x5500_001F, RET, 0),  // retaasppc <label> (offset 0)
+        (0x5500_003F, RET, 0),  // retaasppc <label>
+        (0x5520_001F, RET, 0),  // retabsppc <label>
+        (0x553F_FFFF, RET, 0),  // retabsppc, all imm16 bits set
+        (0xD65F_0BE3, RET, 0),  // retaasppcr x3
+        (0xD65F_0FE3, RET, 0),  // retabsppcr x3
         (0xD6FF_03E0, ERET, 0), // texit
         (0xD6FF_07E0, ERET, 0),
     ];
@@ -164,7 +175,10 @@ fn a64_pointer_auth() {
     }
     // The signed RET* SPPC label form is a return, not a direct branch.
     let mut i = ocsd_instr_info {
-        pe_type: ocsd_arch_profile_t { arch: ARCH_AA64, profile: profile_CortexA },
+        pe_type: ocsd_arch_profile_t {
+            arch: ARCH_AA64,
+            profile: profile_CortexA,
+        },
         isa: ocsd_isa_aarch64,
         opcode: 0x5500_003F,
         branch_addr: 7,
@@ -173,7 +187,14 @@ fn a64_pointer_auth() {
     decode_instruction(&mut i);
     assert_eq!(i.branch_addr, 7);
     // Not pointer-auth: AUT/PAC hints, BTI, and SPPC with Rm field = 31 is RETAA.
-    for op in [0xD503_233F, 0xD503_23BF, 0xD503_245F, 0xD503_241F, 0xD503_201F, 0xDAC1_1BE0] {
+    for op in [
+        0xD503_233F,
+        0xD503_23BF,
+        0xD503_245F,
+        0xD503_241F,
+        0xD503_201F,
+        0xDAC1_1BE0,
+    ] {
         assert_eq!(a64(0x1000, op).type_, OTHER, "op {op:#x}");
     }
 }
@@ -201,7 +222,14 @@ fn a64_compare_and_branch() {
     let i = a64(0x3000, 0xF5FF_8041); // cbne x1, #63, #+8
     assert_eq!((i.type_, i.branch_addr), (BR, 0x3008));
     // Unallocated neighbours
-    for op in [0x7402_4041, 0xF402_4041, 0xF402_8041, 0xF402_C041, 0x7500_4041, 0xF500_4041] {
+    for op in [
+        0x7402_4041,
+        0xF402_4041,
+        0xF402_8041,
+        0xF402_C041,
+        0x7500_4041,
+        0xF500_4041,
+    ] {
         assert_eq!(cls(&a64(0x3000, op)), (OTHER, NONE, 0, 0), "op {op:#x}");
     }
 }
@@ -229,11 +257,18 @@ fn a64_barriers_wfx_tstart() {
 
     // Options off
     let mut i = ocsd_instr_info {
-        pe_type: ocsd_arch_profile_t { arch: ARCH_AA64, profile: profile_CortexA },
+        pe_type: ocsd_arch_profile_t {
+            arch: ARCH_AA64,
+            profile: profile_CortexA,
+        },
         isa: ocsd_isa_aarch64,
         ..Default::default()
     };
-    for (op, ty) in [(0xD503_3F9F, OTHER), (0xD503_207F, OTHER), (0xD503_3FDF, OCSD_INSTR_ISB)] {
+    for (op, ty) in [
+        (0xD503_3F9F, OTHER),
+        (0xD503_207F, OTHER),
+        (0xD503_3FDF, OCSD_INSTR_ISB),
+    ] {
         i.opcode = op;
         decode_instruction(&mut i);
         assert_eq!(i.type_, ty, "op {op:#x}");
@@ -248,7 +283,10 @@ fn a64_barriers_wfx_tstart() {
 #[test]
 fn a64_other_and_fields() {
     let mut i = ocsd_instr_info {
-        pe_type: ocsd_arch_profile_t { arch: ARCH_AA64, profile: profile_CortexA },
+        pe_type: ocsd_arch_profile_t {
+            arch: ARCH_AA64,
+            profile: profile_CortexA,
+        },
         isa: ocsd_isa_aarch64,
         opcode: 0x9100_0400, // add x0, x0, #1
         instr_size: 9,
@@ -262,7 +300,10 @@ fn a64_other_and_fields() {
     };
     assert_eq!(decode_instruction(&mut i), OCSD_OK);
     assert_eq!(cls(&i), (OTHER, NONE, 0, 0));
-    assert_eq!((i.instr_size, i.next_isa, i.thumb_it_conditions), (4, ocsd_isa_aarch64, 0));
+    assert_eq!(
+        (i.instr_size, i.next_isa, i.thumb_it_conditions),
+        (4, ocsd_isa_aarch64, 0)
+    );
     assert_eq!(i.opcode, 0x9100_0400);
 }
 
@@ -274,7 +315,10 @@ fn a64_bad_opcode_check() {
     assert!(!aa64_opcode_is_invalid(0xD503_201F));
 
     let mk = |op| ocsd_instr_info {
-        pe_type: ocsd_arch_profile_t { arch: ARCH_V8, profile: profile_CortexA },
+        pe_type: ocsd_arch_profile_t {
+            arch: ARCH_V8,
+            profile: profile_CortexA,
+        },
         isa: ocsd_isa_aarch64,
         opcode: op,
         is_conditional: 1,
@@ -308,9 +352,15 @@ fn a64_bad_opcode_check() {
 fn a32_direct() {
     let i = a32(0x8000, 0xEA00_0000); // b #+8 (pc+8)
     assert_eq!(cls(&i), (BR, NONE, 0, 0));
-    assert_eq!((i.branch_addr, i.next_isa, i.instr_size), (0x8008, ocsd_isa_arm, 4));
+    assert_eq!(
+        (i.branch_addr, i.next_isa, i.instr_size),
+        (0x8008, ocsd_isa_arm, 4)
+    );
     assert_eq!(a32(0x8000, 0xEAFF_FFFE).branch_addr, 0x8000); // b .
-    assert_eq!(a32(0x8000, 0xEA80_0000).branch_addr, 0x8008u32.wrapping_sub(0x200_0000) as u64); // most negative, 32-bit wrap
+    assert_eq!(
+        a32(0x8000, 0xEA80_0000).branch_addr,
+        0x8008u32.wrapping_sub(0x200_0000) as u64
+    ); // most negative, 32-bit wrap
 
     let i = a32(0x8000, 0xEB00_0001); // bl
     assert_eq!(cls(&i), (BR, LINK, 1, 0));
@@ -362,7 +412,7 @@ fn a32_indirect() {
         assert_eq!((i.type_, i.sub_type, i.is_link), (IBR, sub, link), "{name}");
     }
     assert_eq!(a32(0, 0x012F_FF1E).is_conditional, 1); // bxeq lr
-    // Not branches
+                                                       // Not branches
     for (op, name) in [
         (0xE350_F000u32, "cmp r0, #0 (Rd field 1111)"),
         (0xE1A0_0001, "mov r0, r1"),
@@ -394,7 +444,11 @@ fn a32_barriers_wfx_conditional() {
     assert_eq!(a32(0, 0x01A0_0001).is_conditional, 1);
     assert_eq!(a32(0, 0xF57F_F06F).is_conditional, 0);
 
-    let mut i = ocsd_instr_info { isa: ocsd_isa_arm, opcode: 0xF57F_F04F, ..Default::default() };
+    let mut i = ocsd_instr_info {
+        isa: ocsd_isa_arm,
+        opcode: 0xF57F_F04F,
+        ..Default::default()
+    };
     decode_instruction(&mut i);
     assert_eq!(i.type_, OTHER);
     i.opcode = 0xE320_F003;
@@ -431,8 +485,14 @@ fn a_t(hw1: u16, hw2: u16) -> ocsd_instr_info {
 fn t32_16bit_branches() {
     let i = t32(0x100, 0xE7FE, 0); // b .
     assert_eq!(cls(&i), (BR, NONE, 0, 0));
-    assert_eq!((i.branch_addr, i.instr_size, i.next_isa), (0x100, 2, ocsd_isa_thumb2));
-    assert_eq!(t32(0x100, 0xE400, 0).branch_addr, 0x104u32.wrapping_sub(0x800) as u64); // most negative, 32-bit wrap
+    assert_eq!(
+        (i.branch_addr, i.instr_size, i.next_isa),
+        (0x100, 2, ocsd_isa_thumb2)
+    );
+    assert_eq!(
+        t32(0x100, 0xE400, 0).branch_addr,
+        0x104u32.wrapping_sub(0x800) as u64
+    ); // most negative, 32-bit wrap
     assert_eq!(t32(0x100, 0xE3FF, 0).branch_addr, 0x104 + 0x7FE);
 
     let i = t32(0x100, 0xD002, 0xFFFF); // beq #+4 (pc+4+4)
@@ -456,7 +516,10 @@ fn t32_16bit_branches() {
 fn t32_32bit_branches() {
     let i = t32(0x100, 0xF7FF, 0xFFFE); // bl .
     assert_eq!(cls(&i), (BR, LINK, 1, 0));
-    assert_eq!((i.branch_addr, i.next_isa, i.instr_size), (0x100, ocsd_isa_thumb2, 4));
+    assert_eq!(
+        (i.branch_addr, i.next_isa, i.instr_size),
+        (0x100, ocsd_isa_thumb2, 4)
+    );
 
     let i = t32(0x1000, 0xF000, 0xFFFE); // bl #+0xffc (S=0, J1=J2=1)
     assert_eq!(i.branch_addr, 0x2000);
@@ -549,7 +612,11 @@ fn t32_barriers_wfx() {
     assert_eq!(a_t(0xF3AF, 0x8003).type_, OCSD_INSTR_WFI_WFE);
     assert_eq!(a_t(0xF3AF, 0x8002).type_, OCSD_INSTR_WFI_WFE);
     assert_eq!(a_t(0xF3AF, 0x8000).type_, OTHER); // nop.w
-    let mut i = ocsd_instr_info { isa: ocsd_isa_thumb2, opcode: 0x8F4F_F3BF, ..Default::default() };
+    let mut i = ocsd_instr_info {
+        isa: ocsd_isa_thumb2,
+        opcode: 0x8F4F_F3BF,
+        ..Default::default()
+    };
     decode_instruction(&mut i);
     assert_eq!(i.type_, OTHER);
     i.opcode = 0xBF30;
@@ -562,7 +629,10 @@ fn t32_armv81m_loops() {
     // LE lr, <label>: backwards, imml:immh:'0'
     let i = t32(0x1000, 0xF00F, 0xC00B); // offset 0x14
     assert_eq!(cls(&i), (BR, NONE, 0, 0));
-    assert_eq!((i.branch_addr, i.next_isa, i.instr_size), (0x1004 - 0x14, ocsd_isa_thumb2, 4));
+    assert_eq!(
+        (i.branch_addr, i.next_isa, i.instr_size),
+        (0x1004 - 0x14, ocsd_isa_thumb2, 4)
+    );
     assert_eq!(t32(0x1000, 0xF00F, 0xC80B).branch_addr, 0x1004 - 0x16); // immh set
     assert_eq!(t32(0x1000, 0xF02F, 0xC00B).branch_addr, 0x1004 - 0x14); // LE (no LR update)
     assert_eq!(t32(0x1000, 0xF01F, 0xC00B).branch_addr, 0x1004 - 0x14); // LETP
@@ -574,9 +644,23 @@ fn t32_armv81m_loops() {
     assert_eq!(t32(0x1000, 0xF043, 0xC811).branch_addr, 0x1004 + 0x22); // WLS, r3, immh
     assert_eq!(t32(0x1000, 0xF000, 0xC011).branch_addr, 0x1004 + 0x20); // WLSTP.8
     assert_eq!(t32(0x1000, 0xF032, 0xC011).branch_addr, 0x1004 + 0x20); // WLSTP.64 r2
-    // DLS / DLSTP / LCTP are not branches
-    for (hw1, hw2) in [(0xF040u16, 0xE001u16), (0xF000, 0xE001), (0xF00F, 0xE001)] {
-        assert_eq!(cls(&t32(0x1000, hw1, hw2)), (OTHER, NONE, 0, 0), "{hw1:#x} {hw2:#x}");
+                                                                        // DLS / DLSTP / LCTP and the branch-future family (BF, BFX, BFL, BFLX,
+                                                                        // BFCSEL: second halfword 111x xxxx xxxx xxx1 with bit 12 clear) are
+                                                                        // not branches for OpenCSD.
+    for (hw1, hw2) in [
+        (0xF040u16, 0xE001u16),    // dls lr, r0
+        (0xF000, 0xE001),          // dlstp.8 lr, r0
+        (0xF00F, 0xE001),          // lctp
+        (0xF0C0, 0xE801),          // bf
+        (0xF060, 0xE001),          // bfx
+        (0xF000, 0xC001 | 0x2000), // bfl-style halfword (bit 13 set)
+        (0xF080, 0xE001),          // bfcsel-style
+    ] {
+        assert_eq!(
+            cls(&t32(0x1000, hw1, hw2)),
+            (OTHER, NONE, 0, 0),
+            "{hw1:#x} {hw2:#x}"
+        );
     }
 }
 
@@ -590,7 +674,11 @@ fn t32_it_block_tracking() {
     assert_eq!(t32::it_block_size(0xBF00_0000), 0); // nop
     assert_eq!(t32::it_block_size(0xBF30_0000), 0); // wfi
 
-    let mut i = ocsd_instr_info { isa: ocsd_isa_thumb2, track_it_block: 1, ..Default::default() };
+    let mut i = ocsd_instr_info {
+        isa: ocsd_isa_thumb2,
+        track_it_block: 1,
+        ..Default::default()
+    };
     let mut step = |hw: u16| {
         i.opcode = hw as u32;
         i.instr_addr += 2;
@@ -608,13 +696,21 @@ fn t32_it_block_tracking() {
     assert_eq!(step(0x4608), (OTHER, 1, 0));
 
     // Only OTHER instructions start a block.
-    let mut i = ocsd_instr_info { isa: ocsd_isa_thumb2, track_it_block: 1, ..Default::default() };
+    let mut i = ocsd_instr_info {
+        isa: ocsd_isa_thumb2,
+        track_it_block: 1,
+        ..Default::default()
+    };
     i.opcode = 0xBF30; // wfi (with wfi_wfe_branch off it is OTHER, but not an IT either)
     decode_instruction(&mut i);
     assert_eq!(i.thumb_it_conditions, 0);
 
     // Tracking off: thumb_it_conditions is left alone.
-    let mut i = ocsd_instr_info { isa: ocsd_isa_thumb2, thumb_it_conditions: 3, ..Default::default() };
+    let mut i = ocsd_instr_info {
+        isa: ocsd_isa_thumb2,
+        thumb_it_conditions: 3,
+        ..Default::default()
+    };
     i.opcode = 0xBF04;
     decode_instruction(&mut i);
     assert_eq!((i.thumb_it_conditions, i.is_conditional), (3, 0));
@@ -630,7 +726,14 @@ fn t32_it_block_tracking() {
 
 #[test]
 fn unsupported_isas() {
-    for isa in [ocsd_isa_tee, ocsd_isa_jazelle, ocsd_isa_custom, ocsd_isa_unknown, -1, 99] {
+    for isa in [
+        ocsd_isa_tee,
+        ocsd_isa_jazelle,
+        ocsd_isa_custom,
+        ocsd_isa_unknown,
+        -1,
+        99,
+    ] {
         let mut i = ocsd_instr_info {
             isa,
             opcode: 0x1400_0001,
@@ -640,7 +743,10 @@ fn unsupported_isas() {
             ..Default::default()
         };
         assert_eq!(decode_instruction(&mut i), OCSD_ERR_UNSUPPORTED_ISA);
-        assert_eq!((i.sub_type, i.type_, i.instr_size, i.opcode), (NONE, BR, 7, 0x1400_0001));
+        assert_eq!(
+            (i.sub_type, i.type_, i.instr_size, i.opcode),
+            (NONE, BR, 7, 0x1400_0001)
+        );
     }
 }
 
@@ -648,16 +754,40 @@ fn unsupported_isas() {
 fn no_panic_on_any_input() {
     // xorshift over many opcodes, extreme addresses, every ISA and option.
     let mut x: u32 = 0x1234_5678;
-    let addrs = [0u64, 1, 2, 0xFFFF_FFFE, 0xFFFF_FFFF, 0x1_0000_0000, u64::MAX, u64::MAX - 1];
-    let archs = [ARCH_UNKNOWN, ARCH_V7, ARCH_V8, ARCH_V8r3, ARCH_AA64, -1, i32::MAX];
+    let addrs = [
+        0u64,
+        1,
+        2,
+        0xFFFF_FFFE,
+        0xFFFF_FFFF,
+        0x1_0000_0000,
+        u64::MAX,
+        u64::MAX - 1,
+    ];
+    let archs = [
+        ARCH_UNKNOWN,
+        ARCH_V7,
+        ARCH_V8,
+        ARCH_V8r3,
+        ARCH_AA64,
+        -1,
+        i32::MAX,
+    ];
     for n in 0..200_000u32 {
         x ^= x << 13;
         x ^= x >> 17;
         x ^= x << 5;
-        let op = if n < 4 { [0, u32::MAX, 0x8000_0000, 0x7FFF_FFFF][n as usize] } else { x };
+        let op = if n < 4 {
+            [0, u32::MAX, 0x8000_0000, 0x7FFF_FFFF][n as usize]
+        } else {
+            x
+        };
         for isa in [ocsd_isa_arm, ocsd_isa_thumb2, ocsd_isa_aarch64] {
             let mut i = ocsd_instr_info {
-                pe_type: ocsd_arch_profile_t { arch: archs[(n % 7) as usize], profile: 0 },
+                pe_type: ocsd_arch_profile_t {
+                    arch: archs[(n % 7) as usize],
+                    profile: 0,
+                },
                 isa,
                 instr_addr: addrs[(n % 8) as usize],
                 opcode: op,
