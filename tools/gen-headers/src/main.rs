@@ -50,7 +50,10 @@ fn parse_args() -> Result<Opts, String> {
             _ => return Err(format!("unknown argument {a}")),
         }
     }
-    o.root = o.root.canonicalize().map_err(|e| format!("{}: {e}", o.root.display()))?;
+    o.root = o
+        .root
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", o.root.display()))?;
     Ok(o)
 }
 
@@ -62,7 +65,11 @@ struct Sources {
 }
 
 fn scan_header(root: &Path, h: &Header) -> Result<Sources, String> {
-    let mut s = Sources { present: vec![], missing: vec![], scan: Scan::default() };
+    let mut s = Sources {
+        present: vec![],
+        missing: vec![],
+        scan: Scan::default(),
+    };
     for src in h.sources {
         let p = root.join(src);
         if p.is_file() {
@@ -99,7 +106,12 @@ fn banner(h: &Header, srcs: &Sources) -> String {
 fn blocks_text(blocks: &[CBlock], defined: &BTreeSet<String>) -> String {
     let mut t = String::new();
     for b in blocks {
-        let missing: Vec<&str> = b.requires.iter().copied().filter(|r| !defined.contains(*r)).collect();
+        let missing: Vec<&str> = b
+            .requires
+            .iter()
+            .copied()
+            .filter(|r| !defined.contains(*r))
+            .collect();
         if missing.is_empty() {
             t.push_str(b.text);
         } else {
@@ -167,7 +179,9 @@ fn generate_one(
             b = b.with_src(p);
         }
     }
-    let bindings = b.generate().map_err(|e| format!("{}: cbindgen: {e}", h.path))?;
+    let bindings = b
+        .generate()
+        .map_err(|e| format!("{}: cbindgen: {e}", h.path))?;
     let mut raw = Vec::new();
     bindings.write(&mut raw);
     let raw = String::from_utf8(raw).map_err(|e| e.to_string())?;
@@ -184,8 +198,14 @@ fn generate_one(
 fn generate_all(root: &Path) -> Result<Vec<(String, String)>, String> {
     let tmp = std::env::temp_dir().join(format!("gen-headers-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).map_err(|e| e.to_string())?;
-    let scans: Vec<Sources> = HEADERS.iter().map(|h| scan_header(root, h)).collect::<Result<_, _>>()?;
-    let defined: BTreeSet<String> = scans.iter().flat_map(|s| s.scan.types.iter().cloned()).collect();
+    let scans: Vec<Sources> = HEADERS
+        .iter()
+        .map(|h| scan_header(root, h))
+        .collect::<Result<_, _>>()?;
+    let defined: BTreeSet<String> = scans
+        .iter()
+        .flat_map(|s| s.scan.types.iter().cloned())
+        .collect();
     let mut out = Vec::new();
     for (i, h) in HEADERS.iter().enumerate() {
         // Items of the other headers (cbindgen follows `mod x;` into files
@@ -246,7 +266,11 @@ fn diff_summary(old: &str, new: &str) -> String {
             }
         }
     }
-    format!("  {differing} line(s) differ ({} vs {} lines)\n{s}", a.len(), b.len())
+    format!(
+        "  {differing} line(s) differ ({} vs {} lines)\n{s}",
+        a.len(),
+        b.len()
+    )
 }
 
 fn run() -> Result<bool, String> {
@@ -255,7 +279,10 @@ fn run() -> Result<bool, String> {
     let generated = generate_all(&o.root)?;
     if o.check {
         let mut ok = true;
-        let want: HashMap<&str, &str> = generated.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+        let want: HashMap<&str, &str> = generated
+            .iter()
+            .map(|(p, t)| (p.as_str(), t.as_str()))
+            .collect();
         for (p, t) in &generated {
             match std::fs::read_to_string(out_dir.join(p)) {
                 Ok(old) if old == *t => {}
@@ -278,7 +305,10 @@ fn run() -> Result<bool, String> {
             }
         }
         if ok {
-            println!("gen-headers --check: include/ is up to date ({} headers)", generated.len());
+            println!(
+                "gen-headers --check: include/ is up to date ({} headers)",
+                generated.len()
+            );
         } else {
             println!("gen-headers --check: include/ is out of date: run `cargo run --manifest-path tools/gen-headers/Cargo.toml`");
         }
@@ -289,13 +319,19 @@ fn run() -> Result<bool, String> {
         if let Some(d) = dest.parent() {
             std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
         }
-        let same = std::fs::read_to_string(&dest).map(|old| old == *t).unwrap_or(false);
+        let same = std::fs::read_to_string(&dest)
+            .map(|old| old == *t)
+            .unwrap_or(false);
         if !same {
             std::fs::write(&dest, t).map_err(|e| format!("{}: {e}", dest.display()))?;
             println!("wrote include/{p}");
         }
     }
-    println!("gen-headers: {} headers in {}", generated.len(), out_dir.display());
+    println!(
+        "gen-headers: {} headers in {}",
+        generated.len(),
+        out_dir.display()
+    );
     Ok(true)
 }
 

@@ -63,7 +63,8 @@ fn c_literal(c: &ConstInfo, u64_aliases: &HashSet<String>) -> Option<String> {
         return Some(lit.text.clone());
     }
     let ty = c.ty.replace(' ', "");
-    let is64 = matches!(ty.as_str(), "u64" | "i64" | "usize" | "c_ulonglong") || u64_aliases.contains(&ty);
+    let is64 =
+        matches!(ty.as_str(), "u64" | "i64" | "usize" | "c_ulonglong") || u64_aliases.contains(&ty);
     let hex = lit.text.starts_with("0x") || lit.text.starts_with("0X");
     let text = if lit.text.starts_with("0o") {
         format!("0{}", &lit.text[2..])
@@ -85,7 +86,8 @@ fn c_literal(c: &ConstInfo, u64_aliases: &HashSet<String>) -> Option<String> {
 /// Rust literal's spelling.
 pub fn fix_literals(text: &str, scan: &Scan) -> String {
     let u64s: HashSet<String> = scan.u64_aliases.iter().cloned().collect();
-    let by_name: HashMap<&str, &ConstInfo> = scan.consts.iter().map(|c| (c.name.as_str(), c)).collect();
+    let by_name: HashMap<&str, &ConstInfo> =
+        scan.consts.iter().map(|c| (c.name.as_str(), c)).collect();
     let mut out = String::new();
     for line in text.lines() {
         if let Some((name, _)) = define_re(line) {
@@ -117,12 +119,17 @@ pub fn enumify(text: &str, scan: &Scan, tags: &HashMap<String, String>) -> Strin
             continue;
         }
         let td = format!("typedef int {alias};");
-        let Some(td_idx) = lines.iter().position(|l| l.trim() == td) else { continue };
+        let Some(td_idx) = lines.iter().position(|l| l.trim() == td) else {
+            continue;
+        };
         // Collect and remove each member's #define (with its doc comment).
         let mut body = Vec::new();
         let mut remove: Vec<(usize, usize)> = Vec::new();
         for m in &members {
-            let Some(i) = lines.iter().position(|l| define_re(l).map(|(n, _)| n == m.name).unwrap_or(false)) else {
+            let Some(i) = lines
+                .iter()
+                .position(|l| define_re(l).map(|(n, _)| n == m.name).unwrap_or(false))
+            else {
                 continue;
             };
             let (_, value) = define_re(&lines[i]).unwrap();
@@ -138,7 +145,10 @@ pub fn enumify(text: &str, scan: &Scan, tags: &HashMap<String, String>) -> Strin
             }
             remove.push((start, end));
         }
-        let tag = tags.get(alias).cloned().unwrap_or_else(|| format!("_{alias}"));
+        let tag = tags
+            .get(alias)
+            .cloned()
+            .unwrap_or_else(|| format!("_{alias}"));
         let mut en = vec![format!("typedef enum {tag} {{")];
         en.extend(body);
         en.push(format!("}} {alias};"));
@@ -171,7 +181,8 @@ pub fn enumify(text: &str, scan: &Scan, tags: &HashMap<String, String>) -> Strin
 pub const ANON_MEMBER: &str = "OCSD_ANON_MEMBER";
 
 /// The definition of [`ANON_MEMBER`], inserted into every header using it.
-pub const ANON_MEMBER_DEF: &str = "/* Anonymous struct / union members: standard C11; a GNU extension to C99 and C++. */
+pub const ANON_MEMBER_DEF: &str =
+    "/* Anonymous struct / union members: standard C11; a GNU extension to C99 and C++. */
 #ifndef OCSD_ANON_MEMBER
 #if defined(__GNUC__) || defined(__clang__)
 #define OCSD_ANON_MEMBER __extension__
@@ -283,7 +294,11 @@ pub fn replace_cbindgen_c(text: &str) -> String {
             let mut decl = String::new();
             let mut kept = Vec::new();
             for l in block {
-                let body = l.trim().trim_start_matches("/**").trim_start_matches("/*").trim_end_matches("*/");
+                let body = l
+                    .trim()
+                    .trim_start_matches("/**")
+                    .trim_start_matches("/*")
+                    .trim_end_matches("*/");
                 let body = body.trim().trim_start_matches('*').trim();
                 if let Some(d) = body.strip_prefix("cbindgen-c:") {
                     decl.push(' ');
@@ -297,7 +312,11 @@ pub fn replace_cbindgen_c(text: &str) -> String {
                 let indent: String = field.chars().take_while(|c| c.is_whitespace()).collect();
                 // Keep the rest of the comment if it has any text.
                 let has_text = kept.iter().any(|l| {
-                    let b = l.trim().trim_start_matches("/**").trim_start_matches("/*").trim_end_matches("*/");
+                    let b = l
+                        .trim()
+                        .trim_start_matches("/**")
+                        .trim_start_matches("/*")
+                        .trim_end_matches("*/");
                     !b.trim().trim_start_matches('*').trim().is_empty()
                 });
                 if has_text {
@@ -331,8 +350,14 @@ pub fn rename_tags(text: &str, types: &[String], tags: &HashMap<String, String>)
     for t in types {
         let tag = tags.get(t).cloned().unwrap_or_else(|| format!("_{t}"));
         for kw in ["struct", "union"] {
-            s = s.replace(&format!("typedef {kw} {t} {{"), &format!("typedef {kw} {tag} {{"));
-            s = s.replace(&format!("typedef {kw} {t} {t};"), &format!("typedef {kw} {tag} {t};"));
+            s = s.replace(
+                &format!("typedef {kw} {t} {{"),
+                &format!("typedef {kw} {tag} {{"),
+            );
+            s = s.replace(
+                &format!("typedef {kw} {t} {t};"),
+                &format!("typedef {kw} {tag} {t};"),
+            );
             // References (`struct X field;`) use the typedef name.
             s = replace_word(&s, &format!("{kw} {t}"), t);
         }
@@ -347,7 +372,11 @@ fn replace_word(s: &str, pat: &str, with: &str) -> String {
     while let Some(p) = rest.find(pat) {
         let before_ok = p == 0 || !is_ident_char(rest[..p].chars().last().unwrap());
         let after = &rest[p + pat.len()..];
-        let after_ok = after.chars().next().map(|c| !is_ident_char(c)).unwrap_or(true);
+        let after_ok = after
+            .chars()
+            .next()
+            .map(|c| !is_ident_char(c))
+            .unwrap_or(true);
         out.push_str(&rest[..p]);
         if before_ok && after_ok {
             out.push_str(with);
@@ -379,7 +408,11 @@ pub fn keyword_idents(text: &str) -> String {
                 let at = from + p;
                 let before_ok = at == 0 || !is_ident_char(l[..at].chars().last().unwrap());
                 let after = &l[at + pat.len()..];
-                let after_ok = after.chars().next().map(|c| !is_ident_char(c)).unwrap_or(true);
+                let after_ok = after
+                    .chars()
+                    .next()
+                    .map(|c| !is_ident_char(c))
+                    .unwrap_or(true);
                 if before_ok && after_ok {
                     l = format!("{}{}{}", &l[..at], kw, after);
                     from = at + kw.len();
@@ -437,7 +470,14 @@ pub fn string_defines(scan: &Scan) -> String {
         if !docs.is_empty() {
             out.push_str("/**\n");
             for d in docs {
-                out.push_str(&format!(" *{}\n", if d.starts_with(' ') { d.to_string() } else { format!(" {d}") }));
+                out.push_str(&format!(
+                    " *{}\n",
+                    if d.starts_with(' ') {
+                        d.to_string()
+                    } else {
+                        format!(" {d}")
+                    }
+                ));
             }
             out.push_str(" */\n");
         }

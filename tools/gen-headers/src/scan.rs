@@ -81,7 +81,9 @@ fn doc_lines(attrs: &[Attribute]) -> Vec<String> {
 }
 
 fn is_ignored(attrs: &[Attribute]) -> bool {
-    doc_lines(attrs).iter().any(|l| l.trim() == "cbindgen:ignore")
+    doc_lines(attrs)
+        .iter()
+        .any(|l| l.trim() == "cbindgen:ignore")
 }
 
 fn is_cfg_test(attrs: &[Attribute]) -> bool {
@@ -94,9 +96,11 @@ fn is_cfg_test(attrs: &[Attribute]) -> bool {
 }
 
 fn tag_of(attrs: &[Attribute]) -> Option<String> {
-    doc_lines(attrs)
-        .iter()
-        .find_map(|l| l.trim().strip_prefix("cbindgen:c-tag=").map(|t| t.trim().to_string()))
+    doc_lines(attrs).iter().find_map(|l| {
+        l.trim()
+            .strip_prefix("cbindgen:c-tag=")
+            .map(|t| t.trim().to_string())
+    })
 }
 
 fn has_repr_c(attrs: &[Attribute]) -> bool {
@@ -134,7 +138,11 @@ fn int_lit(e: &Expr) -> Option<IntLit> {
                 if !suffix.is_empty() {
                     text.truncate(text.len() - suffix.len());
                 }
-                Some(IntLit { text, negative: false, value: digits })
+                Some(IntLit {
+                    text,
+                    negative: false,
+                    value: digits,
+                })
             }
             _ => None,
         },
