@@ -539,8 +539,10 @@ def main():
             npass += 1
             if a.verbose:
                 print("PASS    %s" % item_id)
-            if allow == "pending" and any(fnmatch.fnmatchcase(item_id, p) for p in pending):
-                print("NOTE    %s passes now: its pattern in %s can go" % (item_id, os.path.basename(a.pending_file)))
+            pats = [p for p in pending if fnmatch.fnmatchcase(item_id, p)] if allow == "pending" else []
+            if pats:
+                print("NOTE    %s passes now but is listed as pending (%s in %s)"
+                      % (item_id, ", ".join(repr(p) for p in pats), os.path.basename(a.pending_file)))
         elif st == "PENDING":
             nskip += 1
             if a.verbose:
