@@ -258,7 +258,7 @@ impl ocsd_etmv4_i_pkt {
             }
             ETM4_PKT_I_TRACE_INFO => {
                 let ti = &self.trace_info;
-                let _ = write!(out, "; INFO=0x{:x} {{ CC.{}", ti.val & 0xFF, ti.cc_enabled());
+                let _ = write!(out, "; INFO=0x{:x} {{ CC.{}", ti.val() & 0xFF, ti.cc_enabled());
                 if self.is_ete() {
                     let _ = write!(out, ", TSTATE.{}", ti.in_trans_state());
                 }
@@ -374,7 +374,7 @@ impl ocsd_etmv4_i_pkt {
     }
 
     pub fn set_trace_info(&mut self, v: u32) {
-        self.trace_info.val = v;
+        self.trace_info.set_val(v);
         self.pkt_valid.set_trace_info_valid(1);
     }
     pub fn set_trace_info_key(&mut self, v: u32) {

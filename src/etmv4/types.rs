@@ -93,14 +93,76 @@ pub const ETE_PKT_I_PE_RESET: ocsd_etmv4_i_pkt_type = 0x400;
 pub const ETE_PKT_I_TRANS_FAIL: ocsd_etmv4_i_pkt_type = 0x401;
 
 // ---------------------------------------------------------------------------
-/// Trace info value (`etmv4_trace_info_t`, a union of `val` and `bits`).
+/// The bit-fields of a trace info value (`etmv4_trace_info_t::bits`).
+/// cbindgen:ignore
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct etmv4_trace_info_t {
-    /// cbindgen-c: union { uint32_t val; struct { uint32_t cc_enabled:1; uint32_t cond_enabled:3; uint32_t p0_load:1; uint32_t p0_store:1; uint32_t in_trans_state:1; uint32_t pad:9; uint32_t initial_t_info:1; uint32_t spec_field_present:1; } bits; };
-    pub val: u32,
+pub struct etmv4_trace_info_bits {
+    /// cbindgen-c: struct { uint32_t cc_enabled:1; uint32_t cond_enabled:3; uint32_t p0_load:1; uint32_t p0_store:1; uint32_t in_trans_state:1; uint32_t pad:9; uint32_t initial_t_info:1; uint32_t spec_field_present:1; };
+    pub word: u32,
 }
-crate::bitfields!(etmv4_trace_info_t, val: {
+
+/// Trace info value (`etmv4_trace_info_t`): the whole value `val`, or its
+/// fields through `bits`. Use the accessor methods from Rust.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union etmv4_trace_info_t {
+    pub val: u32,
+    /// cbindgen-c: struct { uint32_t cc_enabled:1; uint32_t cond_enabled:3; uint32_t p0_load:1; uint32_t p0_store:1; uint32_t in_trans_state:1; uint32_t pad:9; uint32_t initial_t_info:1; uint32_t spec_field_present:1; } bits;
+    pub bits: etmv4_trace_info_bits,
+}
+
+impl Default for etmv4_trace_info_t {
+    fn default() -> Self {
+        etmv4_trace_info_t { val: 0 }
+    }
+}
+
+impl PartialEq for etmv4_trace_info_t {
+    fn eq(&self, other: &Self) -> bool {
+        self.val() == other.val()
+    }
+}
+impl Eq for etmv4_trace_info_t {}
+
+impl std::fmt::Debug for etmv4_trace_info_t {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "etmv4_trace_info_t({:#x})", self.val())
+    }
+}
+
+macro_rules! trace_info_fields {
+    ($( $get:ident / $set:ident : $shift:expr, $width:expr ; )*) => {
+        impl etmv4_trace_info_t {
+            $(
+                #[inline]
+                pub fn $get(&self) -> u32 {
+                    (self.val() >> $shift) & ((1u32 << $width) - 1)
+                }
+                #[inline]
+                pub fn $set(&mut self, v: u32) {
+                    let mask: u32 = ((1u32 << $width) - 1) << $shift;
+                    self.set_val((self.val() & !mask) | ((v << $shift) & mask));
+                }
+            )*
+        }
+    };
+}
+
+impl etmv4_trace_info_t {
+    /// The whole value.
+    #[inline]
+    pub fn val(&self) -> u32 {
+        // SAFETY: both members are a plain u32 word; any bit pattern is valid.
+        unsafe { self.val }
+    }
+    #[inline]
+    pub fn set_val(&mut self, v: u32) {
+        self.val = v;
+    }
+}
+
+trace_info_fields! {
     cc_enabled / set_cc_enabled: 0, 1;
     cond_enabled / set_cond_enabled: 1, 3;
     p0_load / set_p0_load: 4, 1;
@@ -109,7 +171,7 @@ crate::bitfields!(etmv4_trace_info_t, val: {
     pad / set_pad: 7, 9;
     initial_t_info / set_initial_t_info: 16, 1;
     spec_field_present / set_spec_field_present: 17, 1;
-});
+}
 
 /// PE context in a packet (`etmv4_context_t`).
 #[repr(C)]
@@ -147,6 +209,7 @@ pub struct ocsd_etmv4_i_pkt_ts {
 }
 
 /// `ocsd_etmv4_i_pkt::exception_info`
+/// cbindgen:ignore
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ocsd_etmv4_i_pkt_exception_info {
@@ -220,6 +283,7 @@ pub struct ocsd_etmv4_i_pkt_ite {
 }
 
 /// `ocsd_etmv4_i_pkt::pkt_valid` (a union of `val` and `bits`).
+/// cbindgen:ignore
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ocsd_etmv4_i_pkt_valid {
@@ -260,6 +324,7 @@ pub struct ocsd_etmv4_i_pkt {
     pub commit_elements: u32,
     pub cancel_elements: u32,
     pub trace_info: etmv4_trace_info_t,
+    /// cbindgen-c: struct { uint32_t exceptionType:10; uint32_t addr_interp:2; uint32_t m_fault_pending:1; uint32_t m_type:1; } exception_info;
     pub exception_info: ocsd_etmv4_i_pkt_exception_info,
     pub addr_exact_match_idx: u8,
     pub dsm_val: u8,
@@ -268,6 +333,7 @@ pub struct ocsd_etmv4_i_pkt {
     pub cond_result: ocsd_etmv4_i_pkt_cond_result,
     pub Q_pkt: ocsd_etmv4_i_pkt_q,
     pub ite_pkt: ocsd_etmv4_i_pkt_ite,
+    /// cbindgen-c: union { uint32_t val; struct { uint32_t context_valid:1; uint32_t ts_valid:1; uint32_t spec_depth_valid:1; uint32_t p0_key_valid:1; uint32_t cond_c_key_valid:1; uint32_t cond_r_key_valid:1; uint32_t trace_info_valid:1; uint32_t cc_thresh_valid:1; uint32_t cc_valid:1; uint32_t commit_elem_valid:1; uint32_t cancel_elem_valid:1; } bits; } pkt_valid;
     pub pkt_valid: ocsd_etmv4_i_pkt_valid,
     pub err_type: ocsd_etmv4_i_pkt_type,
     pub err_hdr_val: u8,
@@ -438,7 +504,7 @@ mod tests {
         ti.set_initial_t_info(1);
         ti.set_spec_field_present(1);
         ti.set_in_trans_state(1);
-        assert_eq!(ti.val, (1 << 16) | (1 << 17) | (1 << 6));
+        assert_eq!(ti.val(), (1 << 16) | (1 << 17) | (1 << 6));
         let mut c = etmv4_context_t::default();
         c.set_NSE(1);
         c.set_EL(3);
