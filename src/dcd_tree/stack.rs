@@ -121,6 +121,18 @@ impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, 
         }
     }
 
+    fn raw_only(&mut self, index_sop: ocsd_trc_index_t, pkt: &P, raw: &[u8]) {
+        if raw.is_empty() {
+            return;
+        }
+        let bad = pkt.is_bad_packet();
+        if let Some(m) = self.monitor.as_deref_mut() {
+            if !(bad && self.proc_flags & OCSD_OPFLG_PKTPROC_NOMON_BAD_PKTS != 0) {
+                m.packet(OCSD_OP_DATA, index_sop, Some(pkt), pkt as *const P as *const c_void, raw);
+            }
+        }
+    }
+
     fn logger(&mut self) -> &mut dyn ErrorLog {
         self.env.log
     }

@@ -21,8 +21,11 @@ pub type ConfigBuilder = fn(dev: &Device, ap: ocsd_arch_profile_t, log: &mut dyn
 /// `ETE`, `ETM3`, `PTM`/`PFT`, `STM`, `ITM`). Protocol modules add theirs.
 pub fn config_builder(dev_type: &str) -> Option<ConfigBuilder> {
     let base = dev_type.split('.').next().unwrap_or("");
-    let _ = base;
-    None
+    match base {
+        "ETM4" => Some(crate::etmv4::snapshot_cfg::etm4_config),
+        "ETE" => Some(crate::etmv4::snapshot_cfg::ete_config),
+        _ => None,
+    }
 }
 
 /// Read a register for a config; log as OpenCSD does when it is missing.
