@@ -8,7 +8,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::abi::*;
 use crate::common::{ErrorLog, OcsdError, PacketOut, PacketProcessor, TracePacket};
 use crate::ete::ocsd_ete_cfg;
 

@@ -10,6 +10,7 @@ pub mod config;
 pub mod pkt_str;
 pub mod pkt_proc;
 pub mod decoder;
+pub mod p0_stack;
 pub mod snapshot_cfg;
 
 pub use config::EtmV4Config;

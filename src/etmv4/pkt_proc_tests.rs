@@ -1,7 +1,6 @@
 //! Packet processor tests on hand-built byte sequences.
 
 use super::*;
-use crate::abi::*;
 use crate::common::{ErrorLog, OcsdError, PacketOut, PacketProcessor, TracePacket};
 use crate::ete::ocsd_ete_cfg;
 
