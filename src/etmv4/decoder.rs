@@ -1,46 +1,1662 @@
 //! ETMv4 / ETE packet decoder: packets in, generic trace elements out
-//! (OpenCSD's `TrcPktDecodeEtmV4I`).
+//! (OpenCSD's `TrcPktDecodeEtmV4I`, also used for ETE).
+//!
+//! Packets become elements on the P0 stack ([`P0Stack`]); commit, cancel,
+//! mispredict and discard operations resolve them into generic elements,
+//! following the program through memory for atoms, exceptions, Q and
+//! source-address elements. Output elements are staged in [`OutElems`]
+//! (OpenCSD's `OcsdGenElemStack`) and moved to the element queue when a
+//! resolution step completes, so an error part-way through discards the
+//! partial output as OpenCSD does.
+//!
+//! Nothing here allocates per packet or per instruction: the stacks reuse
+//! their storage and program memory is read through a small window
+//! ([`MemWindow`]).
+
+#![allow(non_upper_case_globals)]
 
 use super::config::EtmV4Config;
+use super::p0_stack::{P0Data, P0Elem, P0Kind, P0Stack};
 use super::types::*;
+use crate::abi::gen_elem::*;
 use crate::abi::*;
-use crate::common::{DecodeCtx, PacketDecoder};
+use crate::common::{DecodeCtx, ElemQueue, ErrorLog, MemAccess, OcsdError, PacketDecoder};
+use crate::ete::types::{ETE_OPFLG_PKTDEC_SRCADDR_N_ATOMS, ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK};
+use crate::instr::{decode_instruction_ex, TrcAddrReturnStack};
+
+/// Decoder flags this decoder accepts.
+const SUPPORTED_OP_FLAGS: u32 = OCSD_OPFLG_PKTDEC_COMMON
+    | OCSD_OPFLG_N_UNCOND_CHK_NO_THUMB
+    | ETE_OPFLG_PKTDEC_SRCADDR_N_ATOMS
+    | ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK;
+
+const ENV_RANGE_LIMIT: &str = "OPENCSD_INSTR_RANGE_LIMIT";
+const ENV_AA64_BAD_OPCODE: &str = "OPENCSD_ERR_ON_AA64_BAD_OPCODE";
+
+/// Decoder state (`m_curr_state`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    NoSync,
+    WaitSync,
+    WaitTInfo,
+    DecodePkts,
+    ResolveElem,
+}
+
+/// Pending speculation resolution (`m_elem_res`).
+#[derive(Debug, Clone, Copy, Default)]
+struct ElemRes {
+    commit: i32,
+    cancel: i32,
+    mispredict: bool,
+    discard: bool,
+}
+
+impl ElemRes {
+    fn any(&self) -> bool {
+        self.commit != 0 || self.cancel != 0 || self.mispredict || self.discard
+    }
+}
+
+/// Result of an instruction walk (`WP_res_t`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WpRes {
+    NotFound,
+    Found,
+    Nacc,
+}
+
+/// A range of executed instructions (`instr_range_t`).
+#[derive(Debug, Clone, Copy, Default)]
+struct InstrRange {
+    st_addr: ocsd_vaddr_t,
+    en_addr: ocsd_vaddr_t,
+    num_instr: u32,
+}
+
+/// Output element staging, as OpenCSD's `OcsdGenElemStack`: each new
+/// element inherits the ISA and PE context of the one before it (these
+/// persist from element to element, also across sends and resets).
+struct OutElems {
+    pending: Vec<(ocsd_trc_index_t, ocsd_generic_trace_elem)>,
+    persist: ocsd_generic_trace_elem,
+}
+
+impl OutElems {
+    fn new() -> Self {
+        OutElems { pending: Vec::with_capacity(32), persist: ocsd_generic_trace_elem::default() }
+    }
+
+    fn last(&self) -> &ocsd_generic_trace_elem {
+        self.pending.last().map(|p| &p.1).unwrap_or(&self.persist)
+    }
+
+    /// A new element (`addElem`): type unknown, persistent data copied.
+    fn add(&mut self, idx: ocsd_trc_index_t) -> &mut ocsd_generic_trace_elem {
+        let src = self.last();
+        let e = ocsd_generic_trace_elem { isa: src.isa, context: src.context, ..Default::default() };
+        self.pending.push((idx, e));
+        let n = self.pending.len() - 1;
+        &mut self.pending[n].1
+    }
+
+    fn add_type(&mut self, idx: ocsd_trc_index_t, t: ocsd_gen_trc_elem_t) -> &mut ocsd_generic_trace_elem {
+        let e = self.add(idx);
+        e.elem_type = t;
+        e
+    }
+
+    /// The current element (`outElem()`).
+    fn cur(&mut self) -> &mut ocsd_generic_trace_elem {
+        match self.pending.last_mut() {
+            Some(p) => &mut p.1,
+            None => &mut self.persist,
+        }
+    }
+
+    fn num_to_send(&self) -> usize {
+        self.pending.len()
+    }
+
+    fn keep_persistent(&mut self) {
+        if let Some((_, e)) = self.pending.last() {
+            self.persist.isa = e.isa;
+            self.persist.context = e.context;
+        }
+    }
+
+    /// Drop unsent elements (`resetElemStack`).
+    fn reset(&mut self) {
+        self.keep_persistent();
+        self.pending.clear();
+    }
+
+    /// Deliver the staged elements to the queue (`sendElements`).
+    fn send(&mut self, q: &mut ElemQueue, trace_id: u8) {
+        for (idx, e) in &self.pending {
+            q.push(*idx, trace_id, e);
+        }
+        self.reset();
+    }
+}
+
+/// Size of the program memory window.
+const MEM_WINDOW: usize = 64;
+
+/// A small window of program memory, refilled on demand. A read of `n`
+/// bytes at an address means those bytes are mapped contiguously, so
+/// serving 4-byte instruction fetches from the window gives the same
+/// bytes as OpenCSD's 4-byte reads.
+struct MemWindow {
+    base: ocsd_vaddr_t,
+    len: usize,
+    space: ocsd_mem_space_acc_t,
+    buf: [u8; MEM_WINDOW],
+}
+
+/// One instruction fetch: the opcode word (zero-filled) and the bytes
+/// available (0..=4).
+#[derive(Clone, Copy)]
+struct Fetch {
+    opcode: u32,
+    avail: usize,
+}
+
+impl MemWindow {
+    fn new() -> Self {
+        MemWindow { base: 0, len: 0, space: OCSD_MEM_SPACE_NONE, buf: [0; MEM_WINDOW] }
+    }
+
+    fn invalidate(&mut self) {
+        self.len = 0;
+    }
+
+    #[inline]
+    fn word_at(&self, off: usize, n: usize) -> Fetch {
+        let mut b = [0u8; 4];
+        b[..n].copy_from_slice(&self.buf[off..off + n]);
+        Fetch { opcode: u32::from_le_bytes(b), avail: n }
+    }
+
+    #[inline]
+    fn fetch(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> Result<Fetch, ocsd_err_t> {
+        if self.len > 0 && space == self.space && addr >= self.base {
+            let off = addr - self.base;
+            if off.saturating_add(4) <= self.len as u64 {
+                return Ok(self.word_at(off as usize, 4));
+            }
+        }
+        // refill at the address, never wrapping past the top of memory
+        let room = (u64::MAX - addr).saturating_add(1).min(MEM_WINDOW as u64) as usize;
+        self.len = 0;
+        let n = mem.read(addr, space, trace_id, &mut self.buf[..room])?.min(room);
+        self.base = addr;
+        self.space = space;
+        self.len = n;
+        Ok(self.word_at(0, n.min(4)))
+    }
+}
 
 /// ETMv4 / ETE instruction trace decoder.
 pub struct EtmV4IPktDecoder {
     cfg: EtmV4Config,
     name: String,
+    trace_id: u8,
     op_flags: u32,
+
+    // configuration-derived
+    max_spec_depth: i32,
+    is_ete: bool,
+    ete_has_ts_marker: bool,
+    v7m_eret_p0: bool,
+    v8m_func_ret: bool,
+    comm_trans_p0: bool,
+    enabled_cci: bool,
+    m_profile: bool,
+    range_limit: u32,
+    env_aa64_bad_opcode: bool,
+
+    // decode state
+    state: State,
+    unsync_info: unsync_info_t,
+    index_curr_pkt: ocsd_trc_index_t,
+    stack: P0Stack,
+    res: ElemRes,
+    curr_spec_depth: i32,
+    need_ctxt: bool,
+    need_addr: bool,
+    elem_pending_addr: bool,
+    prev_overflow: bool,
+    is_secure: bool,
+    is_64bit: bool,
+    last_is: u8,
+    ete_first_ts_marker: bool,
+    cc_threshold: u32,
+    instr: ocsd_instr_info,
+    ret_stack: TrcAddrReturnStack,
+    /// After a trace info element: no return stack pushes until an address.
+    tinfo_wait_addr: bool,
+    /// Expected start of the next range (range continuity check).
+    next_range_check: Option<ocsd_vaddr_t>,
+
+    out: OutElems,
+    mem: MemWindow,
+    /// Kept-aside elements during a cancel (reused storage).
+    cancel_keep: Vec<P0Elem>,
+}
+
+/// Parse an environment value as C's `atoi` would, as an unsigned limit.
+fn atoi_u32(s: &str) -> u32 {
+    let s = s.trim_start();
+    let (neg, digits) = match s.as_bytes().first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let mut v: i64 = 0;
+    for c in digits.bytes() {
+        if !c.is_ascii_digit() {
+            break;
+        }
+        v = (v * 10 + (c - b'0') as i64).min(i32::MAX as i64 + 1);
+    }
+    let v = if neg { -v } else { v };
+    v as i32 as u32
 }
 
 impl EtmV4IPktDecoder {
     /// A decoder for `cfg`; `inst_id` numbers it in logs (`DCD_ETMV4_0016`).
     pub fn new(inst_id: i32, cfg: EtmV4Config) -> Self {
-        EtmV4IPktDecoder { cfg, name: format!("DCD_ETMV4_{:04}", inst_id), op_flags: 0 }
+        let range_limit = std::env::var(ENV_RANGE_LIMIT).map(|v| atoi_u32(&v)).unwrap_or(0);
+        let env_aa64_bad_opcode = std::env::var_os(ENV_AA64_BAD_OPCODE).is_some();
+        Self::with_env(inst_id, cfg, range_limit, env_aa64_bad_opcode)
     }
+
+    /// A decoder with explicit values for the environment settings
+    /// (`OPENCSD_INSTR_RANGE_LIMIT`, `OPENCSD_ERR_ON_AA64_BAD_OPCODE`).
+    pub fn with_env(inst_id: i32, cfg: EtmV4Config, range_limit: u32, aa64_bad_opcode: bool) -> Self {
+        let arch = cfg.arch_version();
+        let m_profile = cfg.core_profile() == profile_CortexM;
+        let mut instr = ocsd_instr_info::default();
+        instr.pe_type.arch = arch;
+        instr.pe_type.profile = cfg.core_profile();
+        instr.dsb_dmb_waypoints = 0;
+        instr.wfi_wfe_branch = cfg.wfi_wfe_branch() as u8;
+        instr.track_it_block = 1;
+        instr.isa = ocsd_isa_unknown;
+        let mut ret_stack = TrcAddrReturnStack::new();
+        ret_stack.set_active(cfg.enabled_ret_stack());
+        let mut d = EtmV4IPktDecoder {
+            cfg,
+            name: format!("DCD_ETMV4_{:04}", inst_id),
+            trace_id: cfg.trace_id(),
+            op_flags: 0,
+            max_spec_depth: cfg.max_spec_depth().min(i32::MAX as u32) as i32,
+            is_ete: cfg.maj_version() >= 5,
+            ete_has_ts_marker: cfg.full_version() >= 0x46 && cfg.regs().reg_idr0 & 0x80_0000 != 0,
+            v7m_eret_p0: arch == ARCH_V7 && m_profile,
+            v8m_func_ret: (ARCH_V8..=ARCH_V8_max).contains(&arch) && m_profile,
+            comm_trans_p0: cfg.comm_trans_p0(),
+            enabled_cci: cfg.enabled_cci(),
+            m_profile,
+            range_limit,
+            env_aa64_bad_opcode: aa64_bad_opcode,
+            state: State::NoSync,
+            unsync_info: UNSYNC_INIT_DECODER,
+            index_curr_pkt: 0,
+            stack: P0Stack::new(),
+            res: ElemRes::default(),
+            curr_spec_depth: 0,
+            need_ctxt: true,
+            need_addr: true,
+            elem_pending_addr: false,
+            prev_overflow: false,
+            is_secure: true,
+            is_64bit: false,
+            last_is: 0,
+            ete_first_ts_marker: false,
+            cc_threshold: 0,
+            instr,
+            ret_stack,
+            tinfo_wait_addr: false,
+            next_range_check: None,
+            out: OutElems::new(),
+            mem: MemWindow::new(),
+            cancel_keep: Vec::with_capacity(8),
+        };
+        d.reset_decoder();
+        d.unsync_info = UNSYNC_INIT_DECODER;
+        d
+    }
+
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The configuration the decoder was built with.
+    pub fn config(&self) -> &EtmV4Config {
+        &self.cfg
+    }
+
+    fn aa64_opcode_chk(&self) -> bool {
+        self.env_aa64_bad_opcode || self.op_flags & ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK != 0
+    }
+
+    // ------------------------------------------------------------------
+    // state
+
+    fn reset_decoder(&mut self) {
+        self.state = State::NoSync;
+        self.is_secure = true;
+        self.is_64bit = false;
+        self.cc_threshold = 0;
+        self.curr_spec_depth = 0;
+        self.need_ctxt = true;
+        self.need_addr = true;
+        self.elem_pending_addr = false;
+        self.prev_overflow = false;
+        self.stack.clear();
+        self.out.reset();
+        self.last_is = 0;
+        self.res = ElemRes::default();
+        self.ete_first_ts_marker = false;
+        self.next_range_check = None;
+    }
+
+    fn log(&self, log: &mut dyn ErrorLog, sev: ocsd_err_severity_t, err: ocsd_err_t, idx: ocsd_trc_index_t, msg: &str) {
+        log.log_error(&self.name, &OcsdError::at(sev, err, idx, self.trace_id, msg));
+    }
+
+    /// Log a packet error; unless halting on bad packets, drop to unsynced
+    /// and carry on (`handlePacketErr`).
+    fn packet_err(&mut self, log: &mut dyn ErrorLog, err: ocsd_err_t, sev: ocsd_err_severity_t, idx: ocsd_trc_index_t, msg: &str, reason: unsync_info_t) -> ocsd_err_t {
+        self.log(log, sev, err, idx, msg);
+        if self.op_flags & OCSD_OPFLG_PKTDEC_HALT_BAD_PKTS != 0 {
+            return err;
+        }
+        self.reset_decoder();
+        self.state = State::NoSync;
+        self.unsync_info = reason;
+        OCSD_OK
+    }
+
+    fn seq_err(&mut self, log: &mut dyn ErrorLog, err: ocsd_err_t, idx: ocsd_trc_index_t, msg: &str) -> ocsd_err_t {
+        self.packet_err(log, err, OCSD_ERR_SEV_ERROR, idx, msg, UNSYNC_BAD_PACKET)
+    }
+
+    fn bad_packet(&mut self, log: &mut dyn ErrorLog, msg: &str) -> ocsd_err_t {
+        let sev = if self.op_flags & OCSD_OPFLG_PKTDEC_ERROR_BAD_PKTS != 0 { OCSD_ERR_SEV_ERROR } else { OCSD_ERR_SEV_WARN };
+        let idx = self.index_curr_pkt;
+        self.packet_err(log, OCSD_ERR_BAD_DECODE_PKT, sev, idx, msg, UNSYNC_BAD_PACKET)
+    }
+
+    fn bad_image(&mut self, log: &mut dyn ErrorLog, idx: ocsd_trc_index_t, msg: &str) -> ocsd_err_t {
+        self.packet_err(log, OCSD_ERR_BAD_DECODE_IMAGE, OCSD_ERR_SEV_ERROR, idx, msg, UNSYNC_BAD_IMAGE)
+    }
+
+    fn calc_isa(is_64bit: bool, is: u8) -> ocsd_isa {
+        if is_64bit {
+            ocsd_isa_aarch64
+        } else if is == 1 {
+            ocsd_isa_thumb2
+        } else {
+            ocsd_isa_arm
+        }
+    }
+
+    fn set_instr_addr_isa(&mut self, addr: ocsd_vaddr_t, is: u8) {
+        self.instr.instr_addr = addr;
+        self.instr.isa = Self::calc_isa(self.is_64bit, is);
+    }
+
+    /// Memory space for program reads from the current EL and security
+    /// state (`getCurrMemSpace`).
+    fn curr_mem_space(&self) -> ocsd_mem_space_acc_t {
+        let ctx = &self.out.last().context;
+        if ctx.el_valid() == 0 {
+            return if self.is_secure { OCSD_MEM_SPACE_S } else { OCSD_MEM_SPACE_N };
+        }
+        let el = ctx.exception_level & 0x3;
+        match ctx.security_level {
+            ocsd_sec_root => OCSD_MEM_SPACE_ROOT,
+            ocsd_sec_realm => match el {
+                0 | 1 => OCSD_MEM_SPACE_EL1R,
+                2 => OCSD_MEM_SPACE_EL2R,
+                _ => OCSD_MEM_SPACE_ROOT,
+            },
+            ocsd_sec_nonsecure => match el {
+                0 | 1 => OCSD_MEM_SPACE_EL1N,
+                2 => OCSD_MEM_SPACE_EL2,
+                _ => OCSD_MEM_SPACE_EL3,
+            },
+            _ => match el {
+                0 | 1 => OCSD_MEM_SPACE_EL1S,
+                2 => OCSD_MEM_SPACE_EL2S,
+                _ => OCSD_MEM_SPACE_EL3,
+            },
+        }
+    }
+
+    fn push_ret(&mut self, addr: ocsd_vaddr_t, isa: ocsd_isa) {
+        if !self.tinfo_wait_addr {
+            self.ret_stack.push(addr, isa);
+        }
+    }
+
+    // ------------------------------------------------------------------
+    // packet processing
+
+    fn process_packet(&mut self, pkt: &ocsd_etmv4_i_pkt, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
+        let mut resp = OCSD_RESP_CONT;
+        loop {
+            match self.state {
+                State::NoSync => {
+                    self.out.reset();
+                    let idx = self.index_curr_pkt;
+                    let e = self.out.add_type(idx, OCSD_GEN_TRC_ELEM_NO_SYNC);
+                    e.set_unsync_eot_info(self.unsync_info);
+                    self.out.send(ctx.out, self.trace_id);
+                    self.state = State::WaitSync;
+                }
+                State::WaitSync => {
+                    if pkt.type_ == ETM4_PKT_I_ASYNC {
+                        self.state = State::WaitTInfo;
+                    }
+                    return resp;
+                }
+                State::WaitTInfo => {
+                    self.need_ctxt = true;
+                    self.need_addr = true;
+                    if pkt.type_ == ETM4_PKT_I_TRACE_INFO {
+                        self.do_trace_info(pkt);
+                        self.state = State::DecodePkts;
+                        self.ret_stack.flush();
+                    } else if self.is_ete && pkt.type_ == ETM4_PKT_I_EVENT {
+                        // ETE allows event packets before the first trace info
+                        if self.decode_packet(pkt, ctx) != OCSD_OK {
+                            resp = OCSD_RESP_FATAL_INVALID_DATA;
+                        }
+                    }
+                    return resp;
+                }
+                State::DecodePkts => {
+                    if self.decode_packet(pkt, ctx) != OCSD_OK {
+                        return OCSD_RESP_FATAL_INVALID_DATA;
+                    }
+                    if self.state != State::ResolveElem {
+                        return resp;
+                    }
+                }
+                State::ResolveElem => {
+                    resp = self.resolve_elements(ctx);
+                    if self.state == State::DecodePkts || !resp_is_cont(resp) {
+                        return resp;
+                    }
+                }
+            }
+        }
+    }
+
+    fn do_trace_info(&mut self, pkt: &ocsd_etmv4_i_pkt) {
+        let idx = self.index_curr_pkt;
+        self.cc_threshold = pkt.cc_threshold;
+        self.curr_spec_depth = pkt.curr_spec_depth.min(i32::MAX as u32) as i32;
+        // elements that were in flight at the sync point, for later commits
+        // and cancels
+        self.stack.push_unseen_uncommitted(self.curr_spec_depth, pkt.type_, idx);
+        self.stack.push_no_param(P0Kind::TInfo, false, pkt.type_, idx, false);
+        if pkt.trace_info.in_trans_state() != 0 {
+            self.stack.push_no_param(P0Kind::TransTraceInit, false, pkt.type_, idx, false);
+        }
+    }
+
+    /// Turn a packet into stacked elements (`decodePacket`).
+    fn decode_packet(&mut self, pkt: &ocsd_etmv4_i_pkt, ctx: &mut DecodeCtx) -> ocsd_err_t {
+        let idx = self.index_curr_pkt;
+        let t = pkt.type_;
+        let mut err = OCSD_OK;
+        let mut is_addr = false;
+        match t {
+            ETM4_PKT_I_ASYNC | ETM4_PKT_I_IGNORE => {}
+            ETM4_PKT_I_TRACE_INFO => {
+                self.stack.push_no_param(P0Kind::TInfo, false, t, idx, false);
+            }
+            ETM4_PKT_I_TRACE_ON => self.stack.push_no_param(P0Kind::TrcOn, false, t, idx, false),
+            ETM4_PKT_I_ATOM_F1 | ETM4_PKT_I_ATOM_F2 | ETM4_PKT_I_ATOM_F3 | ETM4_PKT_I_ATOM_F4 | ETM4_PKT_I_ATOM_F5
+            | ETM4_PKT_I_ATOM_F6 => {
+                self.stack.push_atom(t, idx, pkt.atom);
+                self.curr_spec_depth += pkt.atom.num as i32;
+            }
+            ETM4_PKT_I_CTXT => {
+                self.stack.push_context(t, idx, pkt.context, self.last_is, false);
+            }
+            ETM4_PKT_I_ADDR_MATCH
+            | ETM4_PKT_I_ADDR_L_32IS0
+            | ETM4_PKT_I_ADDR_L_32IS1
+            | ETM4_PKT_I_ADDR_L_64IS0
+            | ETM4_PKT_I_ADDR_L_64IS1
+            | ETM4_PKT_I_ADDR_S_IS0
+            | ETM4_PKT_I_ADDR_S_IS1 => {
+                self.last_is = pkt.v_addr_ISA;
+                self.stack.push_addr(t, idx, etmv4_addr_val_t { val: pkt.v_addr.val, isa: pkt.v_addr_ISA });
+                is_addr = true;
+            }
+            ETM4_PKT_I_ADDR_CTXT_L_64IS0 | ETM4_PKT_I_ADDR_CTXT_L_64IS1 | ETM4_PKT_I_ADDR_CTXT_L_32IS0
+            | ETM4_PKT_I_ADDR_CTXT_L_32IS1 => {
+                self.last_is = pkt.v_addr_ISA;
+                self.stack.push_context(t, idx, pkt.context, self.last_is, false);
+                self.stack.push_addr(t, idx, etmv4_addr_val_t { val: pkt.v_addr.val, isa: pkt.v_addr_ISA });
+                is_addr = true;
+            }
+            ETE_PKT_I_SRC_ADDR_MATCH
+            | ETE_PKT_I_SRC_ADDR_S_IS0
+            | ETE_PKT_I_SRC_ADDR_S_IS1
+            | ETE_PKT_I_SRC_ADDR_L_32IS0
+            | ETE_PKT_I_SRC_ADDR_L_32IS1
+            | ETE_PKT_I_SRC_ADDR_L_64IS0
+            | ETE_PKT_I_SRC_ADDR_L_64IS1 => {
+                self.last_is = pkt.v_addr_ISA;
+                self.stack.push_src_addr(t, idx, etmv4_addr_val_t { val: pkt.v_addr.val, isa: pkt.v_addr_ISA });
+                self.curr_spec_depth += 1;
+            }
+            ETM4_PKT_I_EXCEPT => {
+                let ei = pkt.exception_info;
+                self.stack.push_except(t, idx, ei.addr_interp() == 0x2, ei.exceptionType() as u16);
+                // wait for the following address before counting it
+                self.elem_pending_addr = true;
+            }
+            ETE_PKT_I_PE_RESET => {
+                let ei = pkt.exception_info;
+                self.stack.push_except(t, idx, false, ei.exceptionType() as u16);
+            }
+            ETM4_PKT_I_EXCEPT_RTN => {
+                self.stack.push_no_param(P0Kind::ExcepRet, self.v7m_eret_p0, t, idx, false);
+                if self.v7m_eret_p0 {
+                    self.curr_spec_depth += 1;
+                }
+            }
+            ETM4_PKT_I_FUNC_RET => {
+                if self.v8m_func_ret {
+                    self.stack.push_no_param(P0Kind::FuncRet, true, t, idx, false);
+                    self.curr_spec_depth += 1;
+                }
+            }
+            ETM4_PKT_I_EVENT => self.stack.push_params(P0Kind::Event, false, t, idx, &[pkt.event_val as u32]),
+            ETM4_PKT_I_CCNT_F1 | ETM4_PKT_I_CCNT_F2 | ETM4_PKT_I_CCNT_F3 => {
+                self.stack.push_params(P0Kind::Cc, false, t, idx, &[pkt.cycle_count]);
+                if pkt.pkt_valid.commit_elem_valid() != 0 {
+                    self.res.commit = pkt.commit_elements.min(i32::MAX as u32) as i32;
+                }
+            }
+            ETM4_PKT_I_TIMESTAMP => {
+                let ts = pkt.ts.timestamp;
+                let lo = ts as u32;
+                let hi = (ts >> 32) as u32;
+                if self.enabled_cci {
+                    self.stack.push_params(P0Kind::TsCc, false, t, idx, &[lo, hi, pkt.cycle_count]);
+                } else {
+                    self.stack.push_params(P0Kind::Ts, false, t, idx, &[lo, hi]);
+                }
+            }
+            ETE_PKT_I_TS_MARKER => {
+                self.stack.push_marker(t, idx, trace_marker_payload_t { type_: ELEM_MARKER_TS, value: 0 });
+            }
+            ETM4_PKT_I_BAD_SEQUENCE => err = self.bad_packet(ctx.log, "Bad byte sequence in packet."),
+            ETM4_PKT_I_BAD_TRACEMODE => err = self.bad_packet(ctx.log, "Invalid packet type for trace mode."),
+            ETM4_PKT_I_RESERVED => err = self.bad_packet(ctx.log, "Reserved packet header"),
+            ETM4_PKT_I_MISPREDICT | ETM4_PKT_I_CANCEL_F1_MISPRED | ETM4_PKT_I_CANCEL_F2 | ETM4_PKT_I_CANCEL_F3 => {
+                self.res.mispredict = true;
+                if pkt.atom.num > 0 {
+                    self.stack.push_atom(t, idx, pkt.atom);
+                    self.curr_spec_depth += pkt.atom.num as i32;
+                }
+                self.res.cancel = pkt.cancel_elements.min(i32::MAX as u32) as i32;
+            }
+            ETM4_PKT_I_CANCEL_F1 => self.res.cancel = pkt.cancel_elements.min(i32::MAX as u32) as i32,
+            ETM4_PKT_I_COMMIT => self.res.commit = pkt.commit_elements.min(i32::MAX as u32) as i32,
+            ETM4_PKT_I_OVERFLOW | ETM4_PKT_I_DISCARD => {
+                if t == ETM4_PKT_I_OVERFLOW {
+                    self.prev_overflow = true;
+                }
+                self.curr_spec_depth = 0;
+                self.res.discard = true;
+            }
+            ETM4_PKT_I_Q => {
+                let count = pkt.Q_pkt.q_count.min(i32::MAX as u32) as i32;
+                let addr = if pkt.Q_pkt.addr_present() != 0 {
+                    self.curr_spec_depth += 1;
+                    Some(etmv4_addr_val_t { val: pkt.v_addr.val, isa: pkt.v_addr_ISA })
+                } else {
+                    self.elem_pending_addr = true;
+                    None
+                };
+                self.stack.push_front(P0Elem::new(P0Kind::Q, true, t, idx, P0Data::Q { count, addr }));
+            }
+            ETE_PKT_I_TRANS_ST => {
+                self.stack.push_no_param(P0Kind::TransStart, self.comm_trans_p0, t, idx, false);
+                if self.comm_trans_p0 {
+                    self.curr_spec_depth += 1;
+                }
+            }
+            ETE_PKT_I_TRANS_COMMIT => self.stack.push_no_param(P0Kind::TransCommit, false, t, idx, false),
+            ETE_PKT_I_TRANS_FAIL => self.stack.push_no_param(P0Kind::TransFail, false, t, idx, false),
+            ETE_PKT_I_ITE => {
+                self.stack.push_ite(t, idx, trace_sw_ite_t { el: pkt.ite_pkt.el, value: pkt.ite_pkt.value });
+            }
+            ETM4_PKT_I_COND_FLUSH
+            | ETM4_PKT_I_COND_I_F1
+            | ETM4_PKT_I_COND_I_F2
+            | ETM4_PKT_I_COND_I_F3
+            | ETM4_PKT_I_COND_RES_F1
+            | ETM4_PKT_I_COND_RES_F2
+            | ETM4_PKT_I_COND_RES_F3
+            | ETM4_PKT_I_COND_RES_F4
+            | ETM4_PKT_I_NUM_DS_MKR
+            | ETM4_PKT_I_UNNUM_DS_MKR => {
+                err = self.packet_err(
+                    ctx.log,
+                    OCSD_ERR_UNSUPP_DECODE_PKT,
+                    OCSD_ERR_SEV_ERROR,
+                    idx,
+                    "Data trace related, unsupported packet type.",
+                    UNSYNC_BAD_PACKET,
+                );
+            }
+            _ => err = self.bad_packet(ctx.log, "Unknown packet type."),
+        }
+
+        if self.state == State::NoSync {
+            // a bad packet reset the decoder
+            return err;
+        }
+
+        // an address completes an element that was waiting for it
+        if is_addr && self.elem_pending_addr {
+            self.curr_spec_depth += 1;
+            self.elem_pending_addr = false;
+        }
+
+        if self.curr_spec_depth > self.max_spec_depth {
+            // auto-commit anything above the maximum speculation depth
+            self.res.commit = self.curr_spec_depth - self.max_spec_depth;
+        }
+
+        if err == OCSD_OK && self.res.any() {
+            self.state = State::ResolveElem;
+        }
+        err
+    }
+
+    fn resolve_elements(&mut self, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
+        let mut resp = OCSD_RESP_CONT;
+        loop {
+            if self.out.num_to_send() > 0 {
+                self.out.send(ctx.out, self.trace_id);
+            } else if self.res.any() {
+                let mut err = OCSD_OK;
+                if self.res.commit != 0 {
+                    err = self.commit_elements(ctx);
+                }
+                // a context change flushes output part-way through a commit
+                if self.res.commit == 0 {
+                    if err == OCSD_OK && self.res.cancel != 0 {
+                        err = self.cancel_elements(ctx.log);
+                    }
+                    if err == OCSD_OK && self.res.mispredict {
+                        err = self.mispredict_atom(ctx.log);
+                    }
+                    if err == OCSD_OK && self.res.discard {
+                        err = self.discard_elements();
+                    }
+                }
+                if err != OCSD_OK {
+                    resp = OCSD_RESP_FATAL_INVALID_DATA;
+                }
+            }
+            if !resp_is_cont(resp) {
+                return resp;
+            }
+            if self.out.num_to_send() == 0 && !self.res.any() {
+                if self.state == State::ResolveElem {
+                    self.state = State::DecodePkts;
+                }
+                return resp;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------
+    // speculation resolution
+
+    fn commit_elements(&mut self, ctx: &mut DecodeCtx) -> ocsd_err_t {
+        let num_commit_req = self.res.commit;
+        let mut err_idx: ocsd_trc_index_t = 0;
+        let mut context_flush = false;
+        let mut err = OCSD_OK;
+        self.out.reset();
+
+        while self.res.commit > 0 && err == OCSD_OK && !context_flush {
+            let Some(back) = self.stack.back().copied() else {
+                err = self.seq_err(ctx.log, OCSD_ERR_COMMIT_PKT_OVERRUN, err_idx, "Not enough elements to commit");
+                break;
+            };
+            err_idx = back.root_index;
+            let mut pop = true;
+            match back.kind {
+                P0Kind::TrcOn => {
+                    self.next_range_check = None;
+                    let reason = if self.prev_overflow { TRACE_ON_OVERFLOW } else { TRACE_ON_NORMAL };
+                    let e = self.out.add_type(back.root_index, OCSD_GEN_TRC_ELEM_TRACE_ON);
+                    e.set_trace_on_reason(reason);
+                    self.prev_overflow = false;
+                    self.ret_stack.flush();
+                }
+                P0Kind::Addr => {
+                    self.ret_stack.clear_pop_pending();
+                    self.tinfo_wait_addr = false;
+                    if let P0Data::Addr(a) = back.data {
+                        self.set_instr_addr_isa(a.val, a.isa);
+                        self.need_addr = false;
+                    }
+                }
+                P0Kind::Ctxt => {
+                    if let P0Data::Ctxt(c, is) = back.data {
+                        if c.updated() != 0 {
+                            self.out.add(back.root_index);
+                            self.update_context(&c, is);
+                            context_flush = true;
+                            self.mem.invalidate();
+                        }
+                    }
+                }
+                P0Kind::Event | P0Kind::Ts | P0Kind::Cc | P0Kind::TsCc => self.process_ts_cc_event(&back),
+                P0Kind::Marker => self.process_marker(&back),
+                P0Kind::Atom => {
+                    let mut elem = back;
+                    while !elem.atom_is_empty() && self.res.commit > 0 && err == OCSD_OK {
+                        let atom = elem.atom_commit_oldest();
+                        // keep the stacked copy in step for error paths
+                        if let Some(b) = self.stack.back_mut() {
+                            *b = elem;
+                        }
+                        err = self.return_stack_pop(ctx.log);
+                        if err != OCSD_OK || self.state == State::NoSync {
+                            break;
+                        }
+                        if !self.need_ctxt && !self.need_addr {
+                            err = self.process_atom(atom, elem.root_index, ctx);
+                            if self.state == State::NoSync {
+                                break;
+                            }
+                        }
+                        self.res.commit -= 1;
+                    }
+                    if self.state == State::NoSync {
+                        // decoder was reset by an error: stack already empty
+                        pop = false;
+                    } else {
+                        if let Some(b) = self.stack.back_mut() {
+                            *b = elem;
+                        }
+                        if !elem.atom_is_empty() {
+                            pop = false;
+                        }
+                    }
+                }
+                P0Kind::Excep => {
+                    err = self.return_stack_pop(ctx.log);
+                    if err == OCSD_OK && self.state != State::NoSync {
+                        self.next_range_check = None;
+                        err = self.process_exception(ctx);
+                        self.res.commit -= 1;
+                    }
+                    if self.state == State::NoSync {
+                        pop = false;
+                    }
+                }
+                P0Kind::ExcepRet => {
+                    self.next_range_check = None;
+                    self.out.add_type(back.root_index, OCSD_GEN_TRC_ELEM_EXCEPTION_RET);
+                    if back.is_p0 {
+                        self.res.commit -= 1;
+                    }
+                }
+                P0Kind::FuncRet => {
+                    if back.is_p0 {
+                        self.res.commit -= 1;
+                    }
+                }
+                P0Kind::SrcAddr => {
+                    self.next_range_check = None;
+                    err = self.process_source_address(&back, ctx);
+                    self.res.commit -= 1;
+                    if self.state == State::NoSync {
+                        pop = false;
+                    }
+                }
+                P0Kind::Q => {
+                    self.next_range_check = None;
+                    err = self.process_q_element(&back, ctx);
+                    self.res.commit -= 1;
+                    if self.state == State::NoSync || err != OCSD_OK {
+                        pop = false;
+                    }
+                }
+                P0Kind::TransStart | P0Kind::TransCommit | P0Kind::TransFail | P0Kind::TransTraceInit => {
+                    if back.kind == P0Kind::TransStart && self.comm_trans_p0 {
+                        self.res.commit -= 1;
+                    }
+                    self.next_range_check = None;
+                    self.process_trans(&back);
+                }
+                P0Kind::Ite => self.process_ite(&back),
+                P0Kind::UnseenUncommitted => self.res.commit -= 1,
+                P0Kind::TInfo => {
+                    self.tinfo_wait_addr = true;
+                    self.ret_stack.flush();
+                }
+                P0Kind::Unknown | P0Kind::Overflow => {}
+            }
+            if pop {
+                self.stack.pop_back();
+            }
+            if self.state == State::NoSync {
+                // reset by an error: nothing more to commit
+                return err;
+            }
+        }
+        self.curr_spec_depth -= num_commit_req - self.res.commit;
+        err
+    }
+
+    fn cancel_elements(&mut self, log: &mut dyn ErrorLog) -> ocsd_err_t {
+        let num_cancel_req = self.res.cancel;
+        let mut err = OCSD_OK;
+        let mut stack_done = false;
+        self.cancel_keep.clear();
+        while self.res.cancel > 0 {
+            if !stack_done {
+                match self.stack.front_mut() {
+                    None => stack_done = true,
+                    Some(front) => {
+                        if front.is_p0 {
+                            if front.kind == P0Kind::Atom {
+                                let n = front.atom_cancel_newest(self.res.cancel);
+                                self.res.cancel -= n;
+                                if front.atom_is_empty() {
+                                    self.stack.pop_front();
+                                }
+                            } else {
+                                self.res.cancel -= 1;
+                                self.stack.pop_front();
+                            }
+                        } else {
+                            match front.kind {
+                                P0Kind::Event | P0Kind::Ts | P0Kind::Cc | P0Kind::TsCc | P0Kind::Marker | P0Kind::Ite => {
+                                    if let Some(e) = self.stack.pop_front() {
+                                        self.cancel_keep.push(e);
+                                    }
+                                }
+                                _ => {
+                                    self.stack.pop_front();
+                                }
+                            }
+                        }
+                        if self.stack.is_empty() {
+                            stack_done = true;
+                        }
+                    }
+                }
+            } else {
+                let idx = self.index_curr_pkt;
+                err = self.seq_err(log, OCSD_ERR_COMMIT_PKT_OVERRUN, idx, "Not enough elements to cancel");
+                self.res.cancel = 0;
+                break;
+            }
+        }
+        if self.state == State::NoSync {
+            self.cancel_keep.clear();
+            return err;
+        }
+        // put back what the cancel does not affect, newest at the front
+        while let Some(e) = self.cancel_keep.pop() {
+            self.stack.push_front(e);
+        }
+        self.curr_spec_depth -= num_cancel_req - self.res.cancel;
+        err
+    }
+
+    fn mispredict_atom(&mut self, log: &mut dyn ErrorLog) -> ocsd_err_t {
+        let mut found = false;
+        let mut i = 0;
+        while let Some(e) = self.stack.get_mut(i) {
+            match e.kind {
+                P0Kind::Atom => {
+                    e.atom_mispredict_newest();
+                    found = true;
+                    break;
+                }
+                P0Kind::Addr => {
+                    // addresses between the mispredict and its atom are void
+                    self.stack.remove(i);
+                }
+                P0Kind::UnseenUncommitted => {
+                    // mispredict of an element from before the sync point
+                    found = true;
+                    break;
+                }
+                _ => i += 1,
+            }
+        }
+        let mut err = OCSD_OK;
+        if !found {
+            let idx = self.index_curr_pkt;
+            err = self.seq_err(log, OCSD_ERR_COMMIT_PKT_OVERRUN, idx, "Not found mispredict atom");
+        }
+        self.res.mispredict = false;
+        err
+    }
+
+    fn discard_elements(&mut self) -> ocsd_err_t {
+        // output the timestamps, cycle counts, events and markers still
+        // stacked, oldest first, and drop the rest
+        while let Some(e) = self.stack.pop_back() {
+            match e.kind {
+                P0Kind::Marker => self.process_marker(&e),
+                P0Kind::Ite => self.process_ite(&e),
+                _ => self.process_ts_cc_event(&e),
+            }
+        }
+        self.res = ElemRes::default();
+        self.curr_spec_depth = 0;
+        self.state = State::NoSync;
+        self.unsync_info = if self.prev_overflow { UNSYNC_OVERFLOW } else { UNSYNC_DISCARD };
+        self.need_ctxt = true;
+        self.need_addr = true;
+        self.elem_pending_addr = false;
+        OCSD_OK
+    }
+
+    fn commit_elem_on_eot(&mut self) {
+        if self.out.num_to_send() == 0 {
+            self.out.reset();
+        }
+        while let Some(e) = self.stack.back().copied() {
+            match e.kind {
+                P0Kind::Unknown | P0Kind::Atom | P0Kind::TrcOn | P0Kind::Excep | P0Kind::ExcepRet | P0Kind::Overflow | P0Kind::Q
+                | P0Kind::UnseenUncommitted => self.stack.clear(),
+                P0Kind::TransStart => {
+                    if self.comm_trans_p0 {
+                        self.stack.clear();
+                    }
+                }
+                P0Kind::TransFail | P0Kind::TransCommit => {
+                    if self.max_spec_depth == 0 || self.curr_spec_depth == 0 {
+                        self.process_trans(&e);
+                    }
+                }
+                P0Kind::Event | P0Kind::Ts | P0Kind::Cc | P0Kind::TsCc => self.process_ts_cc_event(&e),
+                P0Kind::Marker => self.process_marker(&e),
+                P0Kind::Ite => self.process_ite(&e),
+                _ => {}
+            }
+            self.stack.pop_back();
+        }
+        let reason = if self.prev_overflow { UNSYNC_OVERFLOW } else { UNSYNC_EOT };
+        let idx = self.index_curr_pkt;
+        let e = self.out.add_type(idx, OCSD_GEN_TRC_ELEM_EO_TRACE);
+        e.set_unsync_eot_info(reason);
+    }
+
+    // ------------------------------------------------------------------
+    // element output
+
+    fn update_context(&mut self, c: &etmv4_context_t, is: u8) {
+        self.is_64bit = c.SF() != 0;
+        self.is_secure = c.NS() == 0;
+        let isa = Self::calc_isa(self.is_64bit, is);
+        let e = self.out.cur();
+        e.elem_type = OCSD_GEN_TRC_ELEM_PE_CONTEXT;
+        e.flag_bits = 0;
+        e.context.set_bits64(c.SF());
+        e.context.security_level = match (c.NSE() != 0, c.NS() != 0) {
+            (true, true) => ocsd_sec_realm,
+            (true, false) => ocsd_sec_root,
+            (false, true) => ocsd_sec_nonsecure,
+            (false, false) => ocsd_sec_secure,
+        };
+        e.context.exception_level = c.EL() as ocsd_ex_level;
+        e.context.set_el_valid(1);
+        if c.updated_c() != 0 {
+            e.context.set_ctxt_id_valid(1);
+            e.context.context_id = c.ctxtID;
+        }
+        if c.updated_v() != 0 {
+            e.context.set_vmid_valid(1);
+            e.context.vmid = c.VMID;
+        }
+        e.isa = isa;
+        self.instr.isa = isa;
+        self.need_ctxt = false;
+    }
+
+    fn process_ts_cc_event(&mut self, e: &P0Elem) {
+        let permit_ts = !self.ete_has_ts_marker || self.ete_first_ts_marker;
+        match e.kind {
+            P0Kind::Event => {
+                let o = self.out.add_type(e.root_index, OCSD_GEN_TRC_ELEM_EVENT);
+                o.set_trace_event(trace_event_t { ev_type: EVENT_NUMBERED, ev_number: e.param(0) as u16 });
+            }
+            P0Kind::Ts | P0Kind::TsCc if permit_ts => {
+                let o = self.out.add_type(e.root_index, OCSD_GEN_TRC_ELEM_TIMESTAMP);
+                o.timestamp = e.param(0) as u64 | ((e.param(1) as u64) << 32);
+                if e.kind == P0Kind::TsCc {
+                    o.cycle_count = e.param(2);
+                    o.set_has_cc(1);
+                }
+            }
+            P0Kind::Cc => {
+                let o = self.out.add_type(e.root_index, OCSD_GEN_TRC_ELEM_CYCLE_COUNT);
+                o.cycle_count = e.param(0);
+                o.set_has_cc(1);
+            }
+            _ => {}
+        }
+    }
+
+    fn process_marker(&mut self, e: &P0Elem) {
+        if let P0Data::Marker(m) = e.data {
+            if self.ete_has_ts_marker && m.type_ == ELEM_MARKER_TS {
+                self.ete_first_ts_marker = true;
+            }
+            let o = self.out.add_type(e.root_index, OCSD_GEN_TRC_ELEM_SYNC_MARKER);
+            o.set_sync_marker(m);
+        }
+    }
+
+    fn process_trans(&mut self, e: &P0Elem) {
+        let t = match e.kind {
+            P0Kind::TransTraceInit => OCSD_MEM_TRANS_TRACE_INIT,
+            P0Kind::TransStart => OCSD_MEM_TRANS_START,
+            P0Kind::TransCommit => OCSD_MEM_TRANS_COMMIT,
+            _ => OCSD_MEM_TRANS_FAIL,
+        };
+        let o = self.out.add_type(e.root_index, OCSD_GEN_TRC_ELEM_MEMTRANS);
+        o.set_mem_trans(t);
+    }
+
+    fn process_ite(&mut self, e: &P0Elem) {
+        if let P0Data::Ite(ite) = e.data {
+            let o = self.out.add_type(e.root_index, OCSD_GEN_TRC_ELEM_INSTRUMENTATION);
+            o.set_sw_ite(ite);
+        }
+    }
+
+    fn set_range(e: &mut ocsd_generic_trace_elem, r: &InstrRange, executed: bool, instr: &mut ocsd_instr_info) {
+        e.elem_type = OCSD_GEN_TRC_ELEM_INSTR_RANGE;
+        e.flag_bits = 0;
+        e.set_last_instr_exec(executed as u32);
+        e.last_i_type = instr.type_;
+        e.last_i_subtype = instr.sub_type;
+        e.set_last_instr_sz(instr.instr_size as u32);
+        e.isa = instr.isa;
+        e.set_last_instr_cond(instr.is_conditional as u32 & 1);
+        e.st_addr = r.st_addr;
+        e.en_addr = r.en_addr;
+        e.set_num_instr_range(r.num_instr);
+        if executed {
+            instr.isa = instr.next_isa;
+        }
+    }
+
+    /// Make the current output element an ADDR_NACC at `addr`.
+    fn set_nacc(&mut self, addr: ocsd_vaddr_t) {
+        let space = self.curr_mem_space();
+        let e = self.out.cur();
+        e.elem_type = OCSD_GEN_TRC_ELEM_ADDR_NACC;
+        e.flag_bits = 0;
+        e.st_addr = addr;
+        e.set_exception_number(space as u32);
+    }
+
+    fn return_stack_pop(&mut self, log: &mut dyn ErrorLog) -> ocsd_err_t {
+        if self.ret_stack.pop_pending() {
+            let mut isa = self.instr.isa;
+            let addr = self.ret_stack.pop(&mut isa);
+            if self.ret_stack.overflow() {
+                return self.seq_err(log, OCSD_ERR_RET_STACK_OVERFLOW, OCSD_BAD_TRC_INDEX, "Trace Return Stack Overflow.");
+            }
+            self.instr.instr_addr = addr;
+            self.instr.isa = isa;
+            self.need_addr = false;
+        }
+        OCSD_OK
+    }
+
+    // ------------------------------------------------------------------
+    // instruction following
+
+    /// Decode the instruction at `instr.instr_addr`: Ok(true) when decoded
+    /// (address advanced), Ok(false) when memory is not accessible.
+    #[inline]
+    fn decode_next(&mut self, mem: &mut dyn MemAccess, space: ocsd_mem_space_acc_t, aa64_chk: bool) -> Result<bool, ocsd_err_t> {
+        let f = self.mem.fetch(mem, self.instr.instr_addr, space, self.trace_id)?;
+        if f.avail < 4 {
+            // a 16-bit T32 instruction at the very end of a mapped region
+            if !(f.avail >= 2 && self.instr.isa == ocsd_isa_thumb2 && (f.opcode & 0xF800) < 0xE800) {
+                return Ok(false);
+            }
+        }
+        self.instr.opcode = f.opcode;
+        let err = decode_instruction_ex(&mut self.instr, aa64_chk);
+        if err != OCSD_OK {
+            return Err(err);
+        }
+        self.instr.instr_addr = self.instr.instr_addr.wrapping_add(self.instr.instr_size as u64);
+        Ok(true)
+    }
+
+    /// Walk instructions from the current address to the next waypoint
+    /// (any branch-like instruction), or, with `to_addr`, until the next
+    /// instruction address is `to_addr` (`traceInstrToWP`).
+    fn trace_to_wp(&mut self, ctx: &mut DecodeCtx, to_addr: Option<ocsd_vaddr_t>) -> (InstrRange, WpRes, ocsd_err_t) {
+        let mut r = InstrRange { st_addr: self.instr.instr_addr, en_addr: self.instr.instr_addr, num_instr: 0 };
+        let space = self.curr_mem_space();
+        let aa64_chk = self.aa64_opcode_chk();
+        let mut res = WpRes::NotFound;
+        let mut err = OCSD_OK;
+        while res == WpRes::NotFound {
+            match self.decode_next(ctx.mem, space, aa64_chk) {
+                Err(e) => {
+                    err = e;
+                    break;
+                }
+                Ok(false) => res = WpRes::Nacc,
+                Ok(true) => {
+                    r.num_instr += 1;
+                    if self.range_limit != 0 && r.num_instr > self.range_limit {
+                        err = OCSD_ERR_I_RANGE_LIMIT_OVERRUN;
+                        ctx.log.log_error(
+                            &self.name,
+                            &OcsdError::with_msg(OCSD_ERR_SEV_ERROR, err, "Decode Instruction Range Limit Overrun"),
+                        );
+                        break;
+                    }
+                    match to_addr {
+                        Some(a) => {
+                            if self.instr.instr_addr == a {
+                                res = WpRes::Found;
+                            }
+                        }
+                        None => {
+                            if self.instr.type_ != OCSD_INSTR_OTHER {
+                                res = WpRes::Found;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        r.en_addr = self.instr.instr_addr;
+        (r, res, err)
+    }
+
+    fn n_atom_check(&self, atom: ocsd_atm_val) -> bool {
+        if atom != ATOM_N || self.instr.is_conditional != 0 {
+            return false;
+        }
+        let f = self.op_flags;
+        if f & (OCSD_OPFLG_N_UNCOND_DIR_BR_CHK | OCSD_OPFLG_STRICT_N_UNCOND_BR_CHK) == 0 {
+            return false;
+        }
+        if f & OCSD_OPFLG_N_UNCOND_CHK_NO_THUMB != 0 && self.instr.isa == ocsd_isa_thumb2 {
+            return false;
+        }
+        match self.instr.type_ {
+            OCSD_INSTR_BR => true,
+            OCSD_INSTR_BR_INDIRECT => f & OCSD_OPFLG_STRICT_N_UNCOND_BR_CHK != 0,
+            _ => false,
+        }
+    }
+
+    fn process_atom(&mut self, atom: ocsd_atm_val, root_index: ocsd_trc_index_t, ctx: &mut DecodeCtx) -> ocsd_err_t {
+        self.out.add(root_index);
+        let (range, res, err) = self.trace_to_wp(ctx, None);
+        if err != OCSD_OK {
+            if err == OCSD_ERR_UNSUPPORTED_ISA {
+                self.out.pending.pop();
+                self.need_addr = true;
+                self.need_ctxt = true;
+                self.log(
+                    ctx.log,
+                    OCSD_ERR_SEV_WARN,
+                    err,
+                    root_index,
+                    "Warning: unsupported instruction set processing atom packet.",
+                );
+                return OCSD_OK;
+            }
+            return self.seq_err(ctx.log, err, root_index, "Error processing atom packet.");
+        }
+
+        if res == WpRes::Found {
+            let next_addr = self.instr.instr_addr;
+            let mut ete_eret = false;
+            if self.n_atom_check(atom) {
+                return self.bad_image(ctx.log, root_index, "Bad program image - N Atom on unconditional branch.\n");
+            }
+            match self.instr.type_ {
+                OCSD_INSTR_BR => {
+                    if atom == ATOM_E {
+                        self.instr.instr_addr = self.instr.branch_addr;
+                        if self.instr.is_link != 0 {
+                            self.push_ret(next_addr, self.instr.isa);
+                        }
+                    }
+                }
+                OCSD_INSTR_BR_INDIRECT => {
+                    if atom == ATOM_E {
+                        self.need_addr = true;
+                        if self.instr.is_link != 0 {
+                            self.push_ret(next_addr, self.instr.isa);
+                        }
+                        self.ret_stack.set_pop_pending();
+                        // ETE has no exception return packets: an ERET
+                        // taken gives the element
+                        if self.is_ete && self.instr.sub_type == OCSD_S_INSTR_V8_ERET {
+                            ete_eret = true;
+                        }
+                    }
+                }
+                _ => {}
+            }
+            let e = self.out.cur();
+            Self::set_range(e, &range, atom == ATOM_E, &mut self.instr);
+
+            if self.op_flags & OCSD_OPFLG_CHK_RANGE_CONTINUE != 0 {
+                if let Some(exp) = self.next_range_check {
+                    if exp != range.st_addr {
+                        return self.bad_image(ctx.log, root_index, "Discontinuous ranges - Inconsistent program image for decode\n");
+                    }
+                }
+            }
+            self.next_range_check = if atom == ATOM_N { Some(next_addr) } else { None };
+
+            if ete_eret {
+                self.out.add_type(root_index, OCSD_GEN_TRC_ELEM_EXCEPTION_RET);
+            }
+        } else {
+            // no waypoint: memory not accessible
+            self.need_addr = true;
+            self.next_range_check = None;
+            if range.st_addr != range.en_addr {
+                let e = self.out.cur();
+                Self::set_range(e, &range, true, &mut self.instr);
+                if res == WpRes::Nacc {
+                    self.out.add(root_index);
+                }
+            }
+            if res == WpRes::Nacc {
+                let a = self.instr.instr_addr;
+                self.set_nacc(a);
+            }
+        }
+        OCSD_OK
+    }
+
+    fn process_exception(&mut self, ctx: &mut DecodeCtx) -> ocsd_err_t {
+        let Some(exc) = self.stack.back().copied() else {
+            return OCSD_OK;
+        };
+        let excep_idx = exc.root_index;
+        let P0Data::Excep { prev_same: branch_target, num: excep_num } = exc.data else {
+            return OCSD_OK;
+        };
+        let reset_pkt = exc.root_pkt == ETE_PKT_I_PE_RESET;
+        let mut excep_ret_addr: ocsd_vaddr_t = 0;
+        let mut ctxt_elem: Option<P0Elem> = None;
+        let mut used = 0usize; // following elements used (context, address)
+
+        if !reset_pkt {
+            // stack indices from the back: exception is len-1
+            let mut pos = 1usize;
+            let peek = |s: &P0Stack, k: usize| -> Option<P0Elem> { s.back_at(k) };
+            if let Some(e) = peek(&self.stack, pos) {
+                if e.kind == P0Kind::Ctxt {
+                    ctxt_elem = Some(e);
+                    pos += 1;
+                }
+            }
+            match peek(&self.stack, pos) {
+                Some(P0Elem { kind: P0Kind::Addr, data: P0Data::Addr(a), .. }) => {
+                    excep_ret_addr = a.val;
+                    used = pos;
+                    if branch_target {
+                        // the address was also the target of the previous
+                        // branch: no range before the exception
+                        let b64 = match ctxt_elem {
+                            Some(P0Elem { data: P0Data::Ctxt(c, _), .. }) => c.SF() != 0,
+                            _ => self.instr.isa == ocsd_isa_aarch64,
+                        };
+                        self.instr.instr_addr = excep_ret_addr;
+                        self.instr.isa = if a.isa == 0 {
+                            if b64 {
+                                ocsd_isa_aarch64
+                            } else {
+                                ocsd_isa_arm
+                            }
+                        } else {
+                            ocsd_isa_thumb2
+                        };
+                        self.need_addr = false;
+                    }
+                }
+                _ => {
+                    return self.seq_err(ctx.log, OCSD_ERR_BAD_PACKET_SEQ, excep_idx, "Address missing in exception packet.");
+                }
+            }
+        }
+
+        // remove the context and address elements used (the exception
+        // itself is popped by the caller)
+        for _ in 0..used {
+            self.stack.remove_from_back(1);
+        }
+
+        self.out.add(excep_idx);
+        if let Some(P0Elem { data: P0Data::Ctxt(c, is), .. }) = ctxt_elem {
+            self.update_context(&c, is);
+            self.out.add(excep_idx);
+        }
+
+        let mut m_tail_chain = false;
+        if !reset_pkt {
+            if self.m_profile && excep_ret_addr == 0xFFFF_FFFE {
+                m_tail_chain = true;
+            }
+            let mut res = WpRes::NotFound;
+            if self.instr.instr_addr != excep_ret_addr && !m_tail_chain {
+                let (range, r, err) = self.trace_to_wp(ctx, Some(excep_ret_addr));
+                res = r;
+                if err != OCSD_OK {
+                    if err == OCSD_ERR_UNSUPPORTED_ISA {
+                        self.need_addr = true;
+                        self.need_ctxt = true;
+                        self.log(
+                            ctx.log,
+                            OCSD_ERR_SEV_WARN,
+                            err,
+                            excep_idx,
+                            "Warning: unsupported instruction set processing exception packet.",
+                        );
+                        return OCSD_OK;
+                    }
+                    return self.seq_err(ctx.log, err, excep_idx, "Error processing exception packet.");
+                }
+                let mut range_out = false;
+                if res == WpRes::Found {
+                    let e = self.out.cur();
+                    Self::set_range(e, &range, true, &mut self.instr);
+                    range_out = true;
+                } else {
+                    self.need_addr = true;
+                    if range.st_addr != range.en_addr {
+                        let e = self.out.cur();
+                        Self::set_range(e, &range, true, &mut self.instr);
+                        range_out = true;
+                    }
+                }
+                if range_out {
+                    self.out.add(excep_idx);
+                }
+            }
+            if res == WpRes::Nacc {
+                let a = self.instr.instr_addr;
+                self.set_nacc(a);
+                self.out.add(excep_idx);
+            }
+        }
+
+        let e = self.out.cur();
+        e.elem_type = OCSD_GEN_TRC_ELEM_EXCEPTION;
+        e.flag_bits = 0;
+        e.en_addr = excep_ret_addr;
+        if m_tail_chain {
+            e.set_excep_M_tail_chain(1);
+        } else {
+            e.set_excep_ret_addr(1);
+        }
+        e.set_excep_ret_addr_br_tgt(branch_target as u32);
+        e.set_exception_number(excep_num as u32);
+        OCSD_OK
+    }
+
+    fn process_source_address(&mut self, elem: &P0Elem, ctx: &mut DecodeCtx) -> ocsd_err_t {
+        let P0Data::Addr(src) = elem.data else {
+            return OCSD_OK;
+        };
+        let idx = elem.root_index;
+        let src_addr = src.val;
+        let curr_addr = self.instr.instr_addr;
+        let split_on_n = self.op_flags & ETE_OPFLG_PKTDEC_SRCADDR_N_ATOMS != 0;
+        let space = self.curr_mem_space();
+        let aa64_chk = self.aa64_opcode_chk();
+
+        // decode the instruction at the source address
+        let f = match self.mem.fetch(ctx.mem, src_addr, space, self.trace_id) {
+            Ok(f) => f,
+            Err(e) => {
+                self.log(ctx.log, OCSD_ERR_SEV_ERROR, e, idx, "Mem access error processing source address packet.");
+                return e;
+            }
+        };
+        if f.avail != 4 {
+            let o = self.out.add_type(idx, OCSD_GEN_TRC_ELEM_ADDR_NACC);
+            o.st_addr = src_addr;
+            o.set_exception_number(space as u32);
+            return OCSD_OK;
+        }
+        self.instr.opcode = f.opcode;
+        self.instr.instr_addr = src_addr;
+        let err = decode_instruction_ex(&mut self.instr, aa64_chk);
+        if err != OCSD_OK {
+            self.log(ctx.log, OCSD_ERR_SEV_ERROR, err, idx, "Instruction decode error processing source address packet.");
+            return err;
+        }
+        self.instr.instr_addr = self.instr.instr_addr.wrapping_add(self.instr.instr_size as u64);
+
+        let mut out_range = InstrRange { st_addr: 0, en_addr: self.instr.instr_addr, num_instr: 1 };
+        if self.need_addr || curr_addr > src_addr {
+            self.need_addr = false;
+            out_range.st_addr = src_addr;
+        } else {
+            out_range.st_addr = curr_addr;
+        }
+
+        if out_range.en_addr.wrapping_sub(out_range.st_addr) > self.instr.instr_size as u64 {
+            if self.instr.isa != ocsd_isa_thumb2 && !split_on_n {
+                // fixed-size instructions: count them
+                out_range.num_instr = (out_range.en_addr.wrapping_sub(out_range.st_addr) / 4) as u32;
+            } else {
+                // walk the range to count, splitting at branches when asked
+                let mut walk = self.instr;
+                walk.instr_addr = out_range.st_addr;
+                out_range.num_instr = 0;
+                while walk.instr_addr < out_range.en_addr {
+                    let f = match self.mem.fetch(ctx.mem, walk.instr_addr, space, self.trace_id) {
+                        Ok(f) => f,
+                        Err(e) => return e,
+                    };
+                    if f.avail == 4 {
+                        walk.opcode = f.opcode;
+                        let e = decode_instruction_ex(&mut walk, aa64_chk);
+                        if e != OCSD_OK {
+                            return e;
+                        }
+                        walk.instr_addr = walk.instr_addr.wrapping_add(walk.instr_size as u64);
+                        out_range.num_instr += 1;
+                        if split_on_n && walk.instr_addr < out_range.en_addr && walk.type_ != OCSD_INSTR_OTHER {
+                            // a branch not taken inside the range
+                            let mid = InstrRange { st_addr: out_range.st_addr, en_addr: walk.instr_addr, num_instr: out_range.num_instr };
+                            let o = self.out.add(idx);
+                            Self::set_range(o, &mid, false, &mut walk);
+                            out_range.st_addr = mid.en_addr;
+                            out_range.num_instr = 0;
+                        }
+                    } else {
+                        let o = self.out.add_type(idx, OCSD_GEN_TRC_ELEM_ADDR_NACC);
+                        o.st_addr = src_addr;
+                        o.set_exception_number(space as u32);
+                        out_range.num_instr = 1;
+                        out_range.st_addr = src_addr;
+                        out_range.en_addr = self.instr.instr_addr;
+                        break;
+                    }
+                }
+            }
+        }
+
+        match self.instr.type_ {
+            OCSD_INSTR_BR => {
+                if self.instr.is_link != 0 {
+                    self.push_ret(self.instr.instr_addr, self.instr.isa);
+                }
+                self.instr.instr_addr = self.instr.branch_addr;
+            }
+            OCSD_INSTR_BR_INDIRECT => {
+                self.need_addr = true;
+                if self.instr.is_link != 0 {
+                    self.push_ret(self.instr.instr_addr, self.instr.isa);
+                }
+                self.ret_stack.set_pop_pending();
+            }
+            _ => {}
+        }
+        self.instr.isa = self.instr.next_isa;
+
+        let o = self.out.add(idx);
+        let mut instr = self.instr;
+        Self::set_range(o, &out_range, true, &mut instr);
+        OCSD_OK
+    }
+
+    fn process_q_element(&mut self, elem: &P0Elem, ctx: &mut DecodeCtx) -> ocsd_err_t {
+        let P0Data::Q { count, addr } = elem.data else {
+            return OCSD_OK;
+        };
+        let idx = elem.root_index;
+        let q_addr = match addr {
+            Some(a) => a,
+            None => {
+                // the address must be next on the stack (maybe after a context)
+                let mut pos = 1usize;
+                let mut ctxt: Option<P0Elem> = None;
+                if let Some(e) = self.stack.back_at(pos) {
+                    if e.kind == P0Kind::Ctxt {
+                        ctxt = Some(e);
+                        pos += 1;
+                    }
+                }
+                let a = match self.stack.back_at(pos) {
+                    Some(P0Elem { kind: P0Kind::Addr, data: P0Data::Addr(a), .. }) => a,
+                    _ => {
+                        let ci = self.index_curr_pkt;
+                        self.log(ctx.log, OCSD_ERR_SEV_ERROR, OCSD_ERR_BAD_PACKET_SEQ, ci, "Address missing in Q packet.");
+                        return OCSD_ERR_BAD_PACKET_SEQ;
+                    }
+                };
+                for _ in 0..pos {
+                    self.stack.remove_from_back(1);
+                }
+                // the context is processed next
+                if let Some(c) = ctxt {
+                    self.stack.insert_from_back(1, c);
+                }
+                a
+            }
+        };
+
+        self.out.add(idx);
+        let mut range = InstrRange { st_addr: self.instr.instr_addr, en_addr: self.instr.instr_addr, num_instr: 0 };
+        let space = self.curr_mem_space();
+        let aa64_chk = self.aa64_opcode_chk();
+        let mut is_branch = false;
+        let mut err = OCSD_OK;
+        for _ in 0..count.max(0) {
+            match self.decode_next(ctx.mem, space, aa64_chk) {
+                Err(e) => {
+                    err = e;
+                    break;
+                }
+                Ok(false) => break,
+                Ok(true) => {
+                    range.num_instr += 1;
+                    is_branch = self.instr.type_ == OCSD_INSTR_BR || self.instr.type_ == OCSD_INSTR_BR_INDIRECT;
+                    if is_branch {
+                        break;
+                    }
+                }
+            }
+        }
+        if err != OCSD_OK {
+            let ci = self.index_curr_pkt;
+            self.log(ctx.log, OCSD_ERR_SEV_ERROR, err, ci, "Error processing Q packet");
+            return err;
+        }
+        let mut incomplete = true;
+        if count > 0 && range.num_instr == count as u32 && (self.instr.instr_addr == q_addr.val || is_branch) {
+            incomplete = false;
+            range.en_addr = self.instr.instr_addr;
+            let e = self.out.cur();
+            Self::set_range(e, &range, true, &mut self.instr);
+        }
+        if incomplete {
+            let isa = Self::calc_isa(self.is_64bit, q_addr.isa);
+            let e = self.out.cur();
+            e.elem_type = OCSD_GEN_TRC_ELEM_I_RANGE_NOPATH;
+            e.flag_bits = 0;
+            e.st_addr = range.st_addr;
+            e.en_addr = q_addr.val;
+            e.set_num_instr_range(count as u32);
+            e.isa = isa;
+        }
+        self.set_instr_addr_isa(q_addr.val, q_addr.isa);
+        self.need_addr = false;
+        OCSD_OK
     }
 }
 
 impl PacketDecoder for EtmV4IPktDecoder {
     type Packet = ocsd_etmv4_i_pkt;
 
-    fn packet_in(&mut self, _index_sop: ocsd_trc_index_t, _pkt: &ocsd_etmv4_i_pkt, _ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
+    fn packet_in(&mut self, index_sop: ocsd_trc_index_t, pkt: &ocsd_etmv4_i_pkt, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
+        self.index_curr_pkt = index_sop;
+        // memory may change between calls (clients can map and unmap)
+        self.mem.invalidate();
+        let resp = self.process_packet(pkt, ctx);
+        // anything still staged goes out now (send is never refused here)
+        if self.out.num_to_send() > 0 {
+            self.out.send(ctx.out, self.trace_id);
+        }
+        resp
+    }
+
+    fn eot(&mut self, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
+        self.commit_elem_on_eot();
+        self.out.send(ctx.out, self.trace_id);
         OCSD_RESP_CONT
     }
 
-    fn eot(&mut self, _ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
-        OCSD_RESP_CONT
+    fn reset(&mut self, _index: ocsd_trc_index_t) {
+        self.reset_decoder();
+        self.unsync_info = UNSYNC_RESET_DECODER;
     }
-
-    fn reset(&mut self, _index: ocsd_trc_index_t) {}
 
     fn trace_id(&self) -> u8 {
-        self.cfg.trace_id()
+        self.trace_id
     }
 
     fn set_op_flags(&mut self, flags: u32) {
-        self.op_flags = flags;
+        self.op_flags = flags & SUPPORTED_OP_FLAGS;
     }
 }

@@ -48,7 +48,8 @@ pub enum P0Data {
     None,
     Addr(etmv4_addr_val_t),
     Q { count: i32, addr: Option<etmv4_addr_val_t> },
-    Ctxt(etmv4_context_t),
+    /// Context and the instruction set of the address it came with.
+    Ctxt(etmv4_context_t, u8),
     Excep { prev_same: bool, num: u16 },
     Atom(ocsd_pkt_atom),
     Params([u32; 4]),
@@ -170,6 +171,29 @@ impl P0Stack {
     pub fn get_mut(&mut self, i: usize) -> Option<&mut P0Elem> {
         self.elems.get_mut(i)
     }
+    /// Element `k` counted from the back (oldest = 0).
+    pub fn back_at(&self, k: usize) -> Option<P0Elem> {
+        let n = self.elems.len();
+        if k < n {
+            self.elems.get(n - 1 - k).copied()
+        } else {
+            None
+        }
+    }
+    /// Remove element `k` counted from the back (oldest = 0).
+    pub fn remove_from_back(&mut self, k: usize) -> Option<P0Elem> {
+        let n = self.elems.len();
+        if k < n {
+            self.elems.remove(n - 1 - k)
+        } else {
+            None
+        }
+    }
+    /// Insert `e` so that it is element `k` counted from the back.
+    pub fn insert_from_back(&mut self, k: usize, e: P0Elem) {
+        let n = self.elems.len();
+        self.elems.insert(n - k.min(n), e);
+    }
     /// Remove element `i` counted from the front.
     pub fn remove(&mut self, i: usize) -> Option<P0Elem> {
         self.elems.remove(i)
@@ -198,8 +222,8 @@ impl P0Stack {
     pub fn push_except(&mut self, pkt: ocsd_etmv4_i_pkt_type, idx: ocsd_trc_index_t, prev_same: bool, num: u16) {
         self.push_front(P0Elem::new(P0Kind::Excep, true, pkt, idx, P0Data::Excep { prev_same, num }));
     }
-    pub fn push_context(&mut self, pkt: ocsd_etmv4_i_pkt_type, idx: ocsd_trc_index_t, ctxt: etmv4_context_t, back: bool) {
-        let e = P0Elem::new(P0Kind::Ctxt, false, pkt, idx, P0Data::Ctxt(ctxt));
+    pub fn push_context(&mut self, pkt: ocsd_etmv4_i_pkt_type, idx: ocsd_trc_index_t, ctxt: etmv4_context_t, is: u8, back: bool) {
+        let e = P0Elem::new(P0Kind::Ctxt, false, pkt, idx, P0Data::Ctxt(ctxt, is));
         if back {
             self.push_back(e)
         } else {
@@ -262,7 +286,7 @@ mod tests {
         let mut s = P0Stack::new();
         s.push_no_param(P0Kind::TrcOn, false, ETM4_PKT_I_TRACE_ON, 1, false);
         s.push_addr(ETM4_PKT_I_ADDR_L_64IS0, 2, etmv4_addr_val_t { val: 0x1000, isa: 0 });
-        s.push_context(ETM4_PKT_I_CTXT, 3, etmv4_context_t::default(), true);
+        s.push_context(ETM4_PKT_I_CTXT, 3, etmv4_context_t::default(), 0, true);
         assert_eq!(s.len(), 3);
         assert_eq!(s.back().map(|e| e.kind), Some(P0Kind::Ctxt));
         assert_eq!(s.front().map(|e| e.kind), Some(P0Kind::Addr));
