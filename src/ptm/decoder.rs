@@ -346,7 +346,7 @@ impl PtmDecoder {
         pkt: &ocsd_ptm_pkt,
         ctx: &mut DecodeCtx,
     ) -> ocsd_datapath_resp_t {
-        let mut resp = OCSD_RESP_CONT;
+        let resp = OCSD_RESP_CONT;
         self.instr_info.instr_addr = self.pe_addr;
         self.instr_info.isa = self.pe_isa;
 
