@@ -43,6 +43,8 @@ pub fn create_builtin(name: &str, cfg: &dyn Any, create_flags: u32) -> Result<Bo
     match name {
         // Protocols register here as their modules land:
         // OCSD_BUILTIN_DCD_ETMV4I => crate::etmv4::create(downcast(cfg)?, full),
+        OCSD_BUILTIN_DCD_ETMV3 => crate::etmv3::create(downcast(cfg)?, full),
+        OCSD_BUILTIN_DCD_PTM => crate::ptm::create(downcast(cfg)?, full),
         _ => Err(OCSD_ERR_NO_PROTOCOL),
     }
 }

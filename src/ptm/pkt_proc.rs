@@ -543,20 +543,9 @@ impl PtmPktProc {
                 let cc = self.extract_cycle_count(end_idx)?;
                 self.pkt.set_cycle_count(cc);
             }
-            if !self.cfg.ts_bin_enc() {
-                let size = if self.cfg.ts_pkt_64() { 64 } else { 48 };
-                let mut gray = bin_to_gray(self.pkt.timestamp, size);
-                if bits == 64 {
-                    gray = ts;
-                } else {
-                    let mask = (1u64 << bits) - 1;
-                    gray = (gray & !mask) | (ts & mask);
-                }
-                let v = gray_to_bin(gray, size);
-                self.pkt.update_timestamp(v, bits);
-            } else {
-                self.pkt.update_timestamp(ts, bits);
-            }
+            // OpenCSD 1.8.0 takes the value as natural binary whatever
+            // ETMCCER says about Gray coding.
+            self.pkt.update_timestamp(ts, bits);
             self.state = State::SendPkt;
         }
         Ok(())
@@ -784,28 +773,6 @@ impl PtmPktProc {
     }
 }
 
-fn bin_to_gray(bin: u64, size: u32) -> u64 {
-    let mut gray = (1u64 << (size - 1)) & bin;
-    for i in (0..size - 1).rev() {
-        let a = (bin >> (i + 1)) & 1;
-        let b = (bin >> i) & 1;
-        gray |= (a ^ b) << i;
-    }
-    gray
-}
-
-fn gray_to_bin(gray: u64, size: u32) -> u64 {
-    let mut bin = 0u64;
-    for bit in 0..size {
-        let mut t = (gray >> bit) & 1;
-        for g in bit + 1..size {
-            t ^= (gray >> g) & 1;
-        }
-        bin |= t << bit;
-    }
-    bin
-}
-
 impl PacketProcessor for PtmPktProc {
     type Packet = ocsd_ptm_pkt;
 
@@ -879,14 +846,3 @@ impl PacketProcessor for PtmPktProc {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn gray_code_round_trip() {
-        for v in [0u64, 1, 2, 3, 0x58E9_0BB8_67, 0xFFFF_FFFF_FFFF] {
-            assert_eq!(gray_to_bin(bin_to_gray(v, 48), 48), v);
-        }
-    }
-}
