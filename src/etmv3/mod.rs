@@ -107,3 +107,6 @@ pub fn snapshot_config(
     let cfg = cfg_from_device(dev, ap, log)?;
     Some((crate::abi::OCSD_BUILTIN_DCD_ETMV3.to_string(), Box::new(cfg)))
 }
+
+#[cfg(test)]
+mod proto_tests;
