@@ -10,6 +10,7 @@
 
 use super::code_follower::CodeFollower;
 use super::types::*;
+use super::config::*;
 use crate::abi::gen_elem::*;
 use crate::abi::*;
 use crate::common::{DecodeCtx, OcsdError, PacketDecoder};

@@ -8,12 +8,14 @@
 //! - [`decoder`]: [`EtmV3Decoder`], packets to generic trace elements.
 
 pub mod types;
+pub mod config;
 pub mod packet;
 pub mod pkt_proc;
 pub mod code_follower;
 pub mod decoder;
 
 pub use types::*;
+pub use config::*;
 pub use pkt_proc::EtmV3PktProc;
 pub use decoder::EtmV3Decoder;
 

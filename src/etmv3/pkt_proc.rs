@@ -3,6 +3,7 @@
 //! packets out (OpenCSD's `TrcPktProcEtmV3` / `EtmV3PktProcImpl`).
 
 use super::types::*;
+use super::config::*;
 use crate::abi::*;
 use crate::common::{OcsdError, PacketOut, PacketProcessor};
 

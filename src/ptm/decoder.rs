@@ -11,6 +11,7 @@ use std::fmt::Write;
 
 use super::ret_stack::RetStack;
 use super::types::*;
+use super::config::*;
 use crate::abi::gen_elem::*;
 use crate::abi::*;
 use crate::common::{DecodeCtx, OcsdError, PacketDecoder};

@@ -9,12 +9,14 @@
 //! - [`ret_stack`]: the return address stack.
 
 pub mod types;
+pub mod config;
 pub mod packet;
 pub mod pkt_proc;
 pub mod ret_stack;
 pub mod decoder;
 
 pub use types::*;
+pub use config::*;
 pub use pkt_proc::PtmPktProc;
 pub use decoder::PtmDecoder;
 

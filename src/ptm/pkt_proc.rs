@@ -3,6 +3,7 @@
 #![allow(non_upper_case_globals)]
 
 use super::types::*;
+use super::config::*;
 use crate::abi::*;
 use crate::common::{OcsdError, PacketOut, PacketProcessor};
 
