@@ -136,6 +136,24 @@ impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, 
     fn logger(&mut self) -> &mut dyn ErrorLog {
         self.env.log
     }
+
+    fn packet_to_monitor(&mut self, index_sop: ocsd_trc_index_t, pkt: &P, raw: &[u8]) {
+        if let Some(m) = self.monitor.as_deref_mut() {
+            let ptr = pkt as *const P as *const c_void;
+            m.packet(OCSD_OP_DATA, index_sop, Some(pkt), ptr, raw);
+        }
+    }
+
+    fn packet_to_sink(&mut self, index_sop: ocsd_trc_index_t, pkt: &P) -> ocsd_datapath_resp_t {
+        let saved = self.monitor.take();
+        let r = self.packet(index_sop, pkt, &[]);
+        self.monitor = saved;
+        r
+    }
+
+    fn has_raw_monitor(&self) -> bool {
+        self.monitor.is_some()
+    }
 }
 
 impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'static> TraceIdDecoder for Stack<P, D> {

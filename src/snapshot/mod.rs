@@ -178,7 +178,7 @@ fn parse_device(ini: &Ini) -> Device {
         }
     }
     for sec in &ini.sections {
-        if sec.name.len() > 4 && sec.name[..4].eq_ignore_ascii_case("dump") {
+        if sec.name.len() >= 4 && sec.name[..4].eq_ignore_ascii_case("dump") {
             dev.dumps.push(DumpDef {
                 path: sec.get("file").unwrap_or_default().to_string(),
                 address: sec.get("address").map(parse_c_ulong).unwrap_or(0),
