@@ -223,7 +223,8 @@ impl TraceIdDecoder for CustomDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::common::{ErrorLog, GenElemSink, NullLog};
+    use crate::abi::gen_elem::OCSD_GEN_TRC_ELEM_CUSTOM;
+    use crate::common::{ErrorLog, GenElemSink};
     use crate::mem::MemMapper;
     use std::cell::RefCell;
     use std::rc::Rc;
@@ -322,6 +323,5 @@ mod tests {
         assert_eq!(d.decode_stats().err(), Some(OCSD_ERR_INVALID_PARAM_VAL));
         drop(d);
         assert!(*dropped.borrow());
-        let _ = NullLog;
     }
 }
