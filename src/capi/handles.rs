@@ -7,7 +7,6 @@
 //! the library (as with OpenCSD, one tree must not be used from two threads
 //! at once).
 
-use std::collections::HashMap;
 use std::os::raw::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -43,10 +42,12 @@ pub struct TreePtr(pub *mut TreeHandle);
 // behind it is used by one thread at a time (the API's contract).
 unsafe impl Send for TreePtr {}
 
-static TREES: Mutex<Option<HashMap<usize, TreePtr>>> = Mutex::new(None);
+/// (handle number, tree) of the live trees; a plain vector (few trees, and
+/// no hash table internals for leak checkers to misread at exit).
+static TREES: Mutex<Vec<(usize, TreePtr)>> = Mutex::new(Vec::new());
 static NEXT_ID: AtomicUsize = AtomicUsize::new(1);
 
-fn registry() -> std::sync::MutexGuard<'static, Option<HashMap<usize, TreePtr>>> {
+fn registry() -> std::sync::MutexGuard<'static, Vec<(usize, TreePtr)>> {
     TREES.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -54,21 +55,23 @@ fn registry() -> std::sync::MutexGuard<'static, Option<HashMap<usize, TreePtr>>>
 pub fn insert(make: impl FnOnce(usize) -> Box<TreeHandle>) -> *mut c_void {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
     let ptr = Box::into_raw(make(id));
-    registry().get_or_insert_with(HashMap::new).insert(id, TreePtr(ptr));
+    registry().push((id, TreePtr(ptr)));
     id as *mut c_void
 }
 
 /// The tree of a live handle.
 pub fn lookup(handle: *mut c_void) -> Option<TreePtr> {
-    registry().as_ref().and_then(|m| m.get(&(handle as usize)).copied())
+    registry().iter().find(|(id, _)| *id == handle as usize).map(|(_, p)| *p)
 }
 
 /// Unregister a handle; the caller owns (and drops) the tree.
 pub fn remove(handle: *mut c_void) -> Option<TreePtr> {
-    registry().as_mut().and_then(|m| m.remove(&(handle as usize)))
+    let mut r = registry();
+    let i = r.iter().position(|(id, _)| *id == handle as usize)?;
+    Some(r.swap_remove(i).1)
 }
 
 /// Number of live trees (tests).
 pub fn live_count() -> usize {
-    registry().as_ref().map_or(0, |m| m.len())
+    registry().len()
 }
