@@ -54,7 +54,10 @@ pub unsafe fn builtin_cfg_from_ptr(name: &str, cfg: *const c_void) -> Result<Box
     #[allow(clippy::match_single_binding)]
     match name {
         // One arm per built-in decoder name whose config type exists, e.g.
-        // OCSD_BUILTIN_DCD_ETMV4I => unsafe { cfg_copy::<crate::etmv4::types::ocsd_etmv4_cfg>(cfg) },
+        // OCSD_BUILTIN_DCD_ETMV4I => {
+        //     // SAFETY: non-NULL; the caller's contract gives the ETMv4 config.
+        //     unsafe { cfg_copy::<crate::etmv4::types::ocsd_etmv4_cfg>(cfg) }
+        // }
         _ => Err(OCSD_ERR_NO_PROTOCOL),
     }
 }
@@ -80,7 +83,10 @@ pub unsafe fn builtin_pkt_str(protocol: ocsd_trace_protocol_t, pkt: *const c_voi
     #[allow(clippy::match_single_binding)]
     match protocol {
         // One arm per protocol whose packet type exists, e.g.
-        // OCSD_PROTOCOL_ETMV4I | OCSD_PROTOCOL_ETE => Some(unsafe { pkt_text::<crate::etmv4::types::ocsd_etmv4_i_pkt>(pkt, out) }),
+        // OCSD_PROTOCOL_ETMV4I | OCSD_PROTOCOL_ETE => {
+        //     // SAFETY: the caller's contract gives a non-NULL ETMv4 packet.
+        //     Some(unsafe { pkt_text::<crate::etmv4::types::ocsd_etmv4_i_pkt>(pkt, out) })
+        // }
         OCSD_PROTOCOL_ETMV3 | OCSD_PROTOCOL_ETMV4I | OCSD_PROTOCOL_PTM | OCSD_PROTOCOL_STM | OCSD_PROTOCOL_ETE | OCSD_PROTOCOL_ITM => {
             Some(OCSD_ERR_NO_PROTOCOL)
         }
