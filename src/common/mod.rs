@@ -104,6 +104,19 @@ pub trait PacketProcessor {
 
     /// Set the component operation flags (`OCSD_OPFLG_PKTPROC_*`).
     fn set_op_flags(&mut self, _flags: u32) {}
+
+    /// The statistics block OpenCSD's processor keeps for this protocol
+    /// (`TrcPktProcBase::getStatsBlock`: `version` = `OCSD_VER_NUM`,
+    /// `revision` = `OCSD_STATS_REVISION`, channel byte counts and error
+    /// counts; the `demux` part is the tree's). None when OpenCSD's
+    /// processor never initialises its statistics (the C API then returns
+    /// `OCSD_ERR_NOT_INIT`).
+    fn stats_block(&self) -> Option<ocsd_decode_stats_t> {
+        None
+    }
+
+    /// Zero the statistics (`TrcPktProcBase::resetStats`).
+    fn reset_stats(&mut self) {}
 }
 
 /// Instruction-decode and memory services a packet decoder uses.

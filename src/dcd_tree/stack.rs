@@ -44,6 +44,18 @@ pub trait TraceIdDecoder {
     fn set_dec_op_flags(&mut self, flags: u32);
     /// (channel synced, bad header errors, bad sequence errors)
     fn stats(&self) -> (bool, u32, u32);
+    /// The packet processor's statistics block for `ocsd_dt_get_decode_stats`
+    /// (the `demux` part is filled in by the tree). OpenCSD's errors:
+    /// `OCSD_ERR_NOT_INIT` when the processor keeps no statistics,
+    /// `OCSD_ERR_INVALID_PARAM_VAL` when there is no library packet
+    /// processor (custom decoders).
+    fn decode_stats(&self) -> Result<ocsd_decode_stats_t, ocsd_err_t> {
+        Err(OCSD_ERR_NOT_INIT)
+    }
+    /// Reset the packet processor's statistics (`ocsd_dt_reset_decode_stats`).
+    fn reset_decode_stats(&mut self) -> ocsd_err_t {
+        OCSD_OK
+    }
     fn as_any_mut(&mut self) -> &mut dyn Any;
 }
 
@@ -261,6 +273,15 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
     fn stats(&self) -> (bool, u32, u32) {
         let (h, s) = self.proc_.error_counts();
         (self.proc_.is_synced(), h, s)
+    }
+
+    fn decode_stats(&self) -> Result<ocsd_decode_stats_t, ocsd_err_t> {
+        self.proc_.stats_block().ok_or(OCSD_ERR_NOT_INIT)
+    }
+
+    fn reset_decode_stats(&mut self) -> ocsd_err_t {
+        self.proc_.reset_stats();
+        OCSD_OK
     }
 
     fn as_any_mut(&mut self) -> &mut dyn Any {
