@@ -10,7 +10,7 @@
 # picked up instead) and run under valgrind --error-exitcode=1.
 #
 # Headers: until the generated include/ tree lands (branch `headers`), the
-# tests use the hand-written c-tests/proto/ocsd_c_api_proto.h.
+# tests include the generated headers under include/.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 #include <stdint.h>
-#include "proto/ocsd_c_api_proto.h"
+#include "opencsd/c_api/opencsd_c_api.h"
 #include "check.h"
 
 static ocsd_datapath_resp_t elem_cb(const void *c, const ocsd_trc_index_t i, const uint8_t id, const ocsd_generic_trace_elem *e)

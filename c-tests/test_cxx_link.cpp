@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include "proto/ocsd_c_api_proto.h"
+#include "opencsd/c_api/opencsd_c_api.h"
 
 static int fails = 0;
 #define EXPECT(c) do { if (!(c)) { fails++; std::fprintf(stderr, "%s:%d: EXPECT failed: %s\n", __FILE__, __LINE__, #c); } } while (0)

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
-#include "proto/ocsd_c_api_proto.h"
+#include "opencsd/c_api/opencsd_c_api.h"
 #include "check.h"
 
 /* ------------------------------------------------------------------ */

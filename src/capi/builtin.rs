@@ -53,11 +53,22 @@ pub unsafe fn builtin_cfg_from_ptr(name: &str, cfg: *const c_void) -> Result<Box
     }
     #[allow(clippy::match_single_binding)]
     match name {
-        // One arm per built-in decoder name whose config type exists, e.g.
-        // OCSD_BUILTIN_DCD_ETMV4I => {
-        //     // SAFETY: non-NULL; the caller's contract gives the ETMv4 config.
-        //     unsafe { cfg_copy::<crate::etmv4::types::ocsd_etmv4_cfg>(cfg) }
-        // }
+        OCSD_BUILTIN_DCD_ETMV4I => {
+            // SAFETY: non-NULL (checked above); the caller's contract says it points to this protocol's C struct.
+            unsafe { cfg_copy::<crate::etmv4::types::ocsd_etmv4_cfg>(cfg) }
+        }
+        OCSD_BUILTIN_DCD_ETE => {
+            // SAFETY: non-NULL (checked above); the caller's contract says it points to this protocol's C struct.
+            unsafe { cfg_copy::<crate::ete::types::ocsd_ete_cfg>(cfg) }
+        }
+        OCSD_BUILTIN_DCD_ETMV3 => {
+            // SAFETY: non-NULL (checked above); the caller's contract says it points to this protocol's C struct.
+            unsafe { cfg_copy::<crate::etmv3::types::ocsd_etmv3_cfg>(cfg) }
+        }
+        OCSD_BUILTIN_DCD_PTM => {
+            // SAFETY: non-NULL (checked above); the caller's contract says it points to this protocol's C struct.
+            unsafe { cfg_copy::<crate::ptm::types::ocsd_ptm_cfg>(cfg) }
+        }
         _ => Err(OCSD_ERR_NO_PROTOCOL),
     }
 }
@@ -82,12 +93,19 @@ pub unsafe fn builtin_pkt_str(protocol: ocsd_trace_protocol_t, pkt: *const c_voi
     let _ = (pkt, &out);
     #[allow(clippy::match_single_binding)]
     match protocol {
-        // One arm per protocol whose packet type exists, e.g.
-        // OCSD_PROTOCOL_ETMV4I | OCSD_PROTOCOL_ETE => {
-        //     // SAFETY: the caller's contract gives a non-NULL ETMv4 packet.
-        //     Some(unsafe { pkt_text::<crate::etmv4::types::ocsd_etmv4_i_pkt>(pkt, out) })
-        // }
-        OCSD_PROTOCOL_ETMV3 | OCSD_PROTOCOL_ETMV4I | OCSD_PROTOCOL_PTM | OCSD_PROTOCOL_STM | OCSD_PROTOCOL_ETE | OCSD_PROTOCOL_ITM => {
+        OCSD_PROTOCOL_ETMV4I | OCSD_PROTOCOL_ETE => {
+            // SAFETY: non-NULL (checked above); the caller's contract says it points to this protocol's C struct.
+            Some(unsafe { pkt_text::<crate::etmv4::types::ocsd_etmv4_i_pkt>(pkt, out) })
+        }
+        OCSD_PROTOCOL_ETMV3 => {
+            // SAFETY: non-NULL (checked above); the caller's contract says it points to this protocol's C struct.
+            Some(unsafe { pkt_text::<crate::etmv3::types::ocsd_etmv3_pkt>(pkt, out) })
+        }
+        OCSD_PROTOCOL_PTM => {
+            // SAFETY: non-NULL (checked above); the caller's contract says it points to this protocol's C struct.
+            Some(unsafe { pkt_text::<crate::ptm::types::ocsd_ptm_pkt>(pkt, out) })
+        }
+        OCSD_PROTOCOL_STM | OCSD_PROTOCOL_ITM => {
             Some(OCSD_ERR_NO_PROTOCOL)
         }
         _ => None,

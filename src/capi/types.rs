@@ -66,35 +66,9 @@ pub type FnDefPktDataMon = Option<
 pub type FnDefLoggerPrintStrCB =
     Option<unsafe extern "C" fn(p_context: *const c_void, psz_msg_str: *const c_char, str_len: c_int)>;
 
-/// Memory access callback (OpenCSD declares it in `ocsd_if_types.h`): read
-/// up to `reqBytes` bytes at `address` into `byteBuffer`, return the number
-/// read.
-///
-/// cbindgen:ignore
-pub type Fn_MemAcc_CB = Option<
-    unsafe extern "C" fn(
-        p_context: *const c_void,
-        address: ocsd_vaddr_t,
-        mem_space: ocsd_mem_space_acc_t,
-        reqBytes: u32,
-        byteBuffer: *mut u8,
-    ) -> u32,
->;
-
-/// Memory access callback also given the trace ID (OpenCSD declares it in
-/// `ocsd_if_types.h`).
-///
-/// cbindgen:ignore
-pub type Fn_MemAccID_CB = Option<
-    unsafe extern "C" fn(
-        p_context: *const c_void,
-        address: ocsd_vaddr_t,
-        mem_space: ocsd_mem_space_acc_t,
-        trcID: u8,
-        reqBytes: u32,
-        byteBuffer: *mut u8,
-    ) -> u32,
->;
+// `Fn_MemAcc_CB` and `Fn_MemAccID_CB` are declared in `ocsd_if_types.h`
+// (crate::abi).
+pub use crate::abi::{Fn_MemAccID_CB, Fn_MemAcc_CB};
 
 /// Where `ocsd_dt_attach_packet_callback` attaches its callback.
 pub type ocsd_c_api_cb_types = c_int;

@@ -162,7 +162,7 @@ pub const HEADERS: &[Header] = &[
             "opencsd/itm/trc_pkt_types_itm.h",
         ],
         after_includes: &[],
-        trailer: &[],
+        trailer: &[CBlock { requires: &[], text: ctext::C_API_TYPES_TRAILER }],
     },
     Header {
         path: "opencsd/c_api/ocsd_c_api_custom.h",
