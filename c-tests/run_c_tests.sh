@@ -9,8 +9,7 @@
 # its soname, libopencsd_c_api.so.1, so that a system OpenCSD is never
 # picked up instead) and run under valgrind --error-exitcode=1.
 #
-# Headers: until the generated include/ tree lands (branch `headers`), the
-# tests include the generated headers under include/.
+# Headers: the tests include the generated headers under include/.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
