@@ -58,6 +58,17 @@ if command -v cmake >/dev/null 2>&1; then
     else
         bad "CMake find_package(opencsd) consumer"
     fi
+    # the project's own CMakeLists: build (reusing cargo's target dir) and install
+    p2="$work/prefix2"
+    if cmake -S . -B "$work/top" -DOCSD_CARGO_TARGET_DIR="$root/target" -DCMAKE_INSTALL_PREFIX="$p2" >/dev/null \
+        && cmake --build "$work/top" >/dev/null && cmake --install "$work/top" >/dev/null \
+        && cmake -S c-tests/consumer -B "$work/cm2" -DCMAKE_PREFIX_PATH="$p2" >/dev/null && cmake --build "$work/cm2" >/dev/null \
+        && LD_LIBRARY_PATH="$p2/lib" "$work/cm2/client" >/dev/null \
+        && PKG_CONFIG_PATH="$p2/lib/pkgconfig" pkg-config --exists opencsd; then
+        ok "cmake --install of the project, then a find_package consumer"
+    else
+        bad "cmake --install of the project"
+    fi
 else
     echo "SKIPPED: cmake not installed"
 fi
