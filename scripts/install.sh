@@ -3,7 +3,7 @@
 # prefix:  scripts/install.sh /usr/local
 # Installs lib/libopencsd_c_api.so.1.8.0 (+ .so.1, .so links), the static
 # lib/libopencsd_c_api.a, lib/libopencsd.so.1.8.0 (+ links), include/opencsd/...
-# and lib/pkgconfig/opencsd.pc.
+# lib/pkgconfig/opencsd.pc and lib/cmake/opencsd/opencsdConfig.cmake.
 set -euo pipefail
 prefix=${1:?usage: install.sh PREFIX}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,4 +19,6 @@ done
 install -m 0644 target/release/libopencsd_c_api.a "$prefix/lib/libopencsd_c_api.a"
 cp -r include/opencsd "$prefix/include/"
 sed "s|@PREFIX@|$prefix|" pkgconfig/opencsd.pc.in > "$prefix/lib/pkgconfig/opencsd.pc"
+mkdir -p "$prefix/lib/cmake/opencsd"
+install -m 0644 cmake/opencsdConfig.cmake "$prefix/lib/cmake/opencsd/opencsdConfig.cmake"
 echo "installed under $prefix"

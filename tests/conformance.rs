@@ -67,3 +67,57 @@ fn claimed_conformance_cases_pass() {
     println!("{}", text);
     assert!(out.status.success(), "claimed conformance cases failed:\n{}", text);
 }
+
+/// Everything before the first trace line (snapshot reading, source
+/// selection, printer set-up, mapped memory) must match OpenCSD for every
+/// case, decoded or not.
+#[test]
+fn every_case_matches_up_to_the_first_trace_line() {
+    let Some(shared) = shared_dir() else {
+        eprintln!("\n*** SKIPPED: OpenCSD reference data not found (set OCSD_SHARED or place it at ../shared) ***\n");
+        return;
+    };
+    let conf = shared.join("conformance");
+    let keep = std::env::temp_dir().join(format!("ocsd-headers-{}", std::process::id()));
+    let status = Command::new("python3")
+        .arg(conf.join("run"))
+        .arg("--lister")
+        .arg(env!("CARGO_BIN_EXE_trc_pkt_lister"))
+        .arg("--keep")
+        .arg(&keep)
+        .arg("--diff")
+        .arg("0")
+        .arg("--timeout")
+        .arg("600")
+        .output()
+        .expect("run conformance runner");
+    let _ = status;
+    let body = |text: &str| -> Vec<String> {
+        let lines: Vec<String> = text.split('\n').map(|l| l.trim_end().to_string()).collect();
+        match lines.iter().position(|l| l.starts_with("Test Command Line:-")) {
+            Some(i) => lines[i + 2..].to_vec(),
+            None => lines,
+        }
+    };
+    let is_trace = |l: &str| {
+        l.starts_with("Idx:") || l.starts_with("Frame Data") || l.starts_with("####") || (l.starts_with("ID:") && l.contains('\t'))
+    };
+    let mut failures = Vec::new();
+    let cases = std::fs::read_to_string(conf.join("cases.tsv")).unwrap();
+    for line in cases.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+        let name = line.split('\t').next().unwrap();
+        let exp = Command::new("gzip").arg("-dc").arg(conf.join(format!("expected/{name}.ppl.gz"))).output().unwrap();
+        let exp = body(&String::from_utf8_lossy(&exp.stdout));
+        let got = std::fs::read(keep.join(format!("{name}.ppl"))).unwrap_or_default();
+        let got = body(&String::from_utf8_lossy(&got));
+        let head: Vec<&String> = exp.iter().take_while(|l| !is_trace(l)).collect();
+        for (i, e) in head.iter().enumerate() {
+            if got.get(i) != Some(*e) {
+                failures.push(format!("{name} line {}: expected {:?}, got {:?}", i + 1, e, got.get(i)));
+                break;
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&keep);
+    assert!(failures.is_empty(), "log headers differ from OpenCSD's:\n{}", failures.join("\n"));
+}

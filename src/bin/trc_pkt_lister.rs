@@ -468,9 +468,9 @@ fn list_trace(o: &Opts, snap: &Snapshot, names: &[String], log: &SharedLog) {
         tree.set_elem_sink(Some(Box::new(ElemPrinter { log: log.clone(), ids, text: String::new(), test_waits: o.test_waits })));
         lmsg("Trace Packet Lister : Set trace element decode printer\n");
         let mut m = String::from("Gen_Info : Mapped Memory Accessors\n");
-        for a in tree.mapper.accessors() {
+        for a in tree.mapper.describe_each() {
             m.push_str("Gen_Info : ");
-            a.describe(&mut m);
+            m.push_str(&a);
             m.push('\n');
         }
         m.push_str("Gen_Info : ========================\n");

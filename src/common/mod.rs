@@ -49,6 +49,25 @@ pub trait PacketOut<P> {
 
     /// The error logger for this component's messages.
     fn logger(&mut self) -> &mut dyn ErrorLog;
+
+    /// Raw bytes for the packet monitor only, not forwarded to the decoder
+    /// or packet sink (OpenCSD's `outputRawPacketToMonitor`; PTM uses it
+    /// for unsynchronised data, in blocks of up to 16 bytes).
+    fn packet_to_monitor(&mut self, _index_sop: ocsd_trc_index_t, _pkt: &P, _raw: &[u8]) {}
+
+    /// A packet for the decoder or packet sink only, not shown to the
+    /// packet monitor (OpenCSD's `outputDecodedPacket`; PTM sends its one
+    /// NOTSYNC packet this way). The default forwards it as a normal packet
+    /// with no raw bytes.
+    fn packet_to_sink(&mut self, index_sop: ocsd_trc_index_t, pkt: &P) -> ocsd_datapath_resp_t {
+        self.packet(index_sop, pkt, &[])
+    }
+
+    /// Whether a packet monitor is attached (OpenCSD's `hasRawMon`): PTM's
+    /// index bookkeeping while unsynchronised depends on it.
+    fn has_raw_monitor(&self) -> bool {
+        true
+    }
 }
 
 /// A protocol's packet processor: bytes of one trace ID in, packets out.
@@ -85,6 +104,19 @@ pub trait PacketProcessor {
 
     /// Set the component operation flags (`OCSD_OPFLG_PKTPROC_*`).
     fn set_op_flags(&mut self, _flags: u32) {}
+
+    /// The statistics block OpenCSD's processor keeps for this protocol
+    /// (`TrcPktProcBase::getStatsBlock`: `version` = `OCSD_VER_NUM`,
+    /// `revision` = `OCSD_STATS_REVISION`, channel byte counts and error
+    /// counts; the `demux` part is the tree's). None when OpenCSD's
+    /// processor never initialises its statistics (the C API then returns
+    /// `OCSD_ERR_NOT_INIT`).
+    fn stats_block(&self) -> Option<ocsd_decode_stats_t> {
+        None
+    }
+
+    /// Zero the statistics (`TrcPktProcBase::resetStats`).
+    fn reset_stats(&mut self) {}
 }
 
 /// Instruction-decode and memory services a packet decoder uses.

@@ -2,6 +2,7 @@
 //! through the deformatter to one decode stack per trace ID, generic
 //! elements out to the client.
 
+pub mod custom;
 pub mod registry;
 pub mod stack;
 

@@ -44,6 +44,8 @@ pub fn create_builtin(name: &str, cfg: &dyn Any, create_flags: u32) -> Result<Bo
         // Protocols register here as their modules land:
         OCSD_BUILTIN_DCD_ETMV4I => Ok(crate::etmv4::create_etmv4i(downcast(cfg)?, full)),
         OCSD_BUILTIN_DCD_ETE => Ok(crate::etmv4::create_ete(downcast(cfg)?, full)),
+        OCSD_BUILTIN_DCD_ETMV3 => crate::etmv3::create(downcast(cfg)?, full),
+        OCSD_BUILTIN_DCD_PTM => crate::ptm::create(downcast(cfg)?, full),
         _ => Err(OCSD_ERR_NO_PROTOCOL),
     }
 }

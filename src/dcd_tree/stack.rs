@@ -44,6 +44,18 @@ pub trait TraceIdDecoder {
     fn set_dec_op_flags(&mut self, flags: u32);
     /// (channel synced, bad header errors, bad sequence errors)
     fn stats(&self) -> (bool, u32, u32);
+    /// The packet processor's statistics block for `ocsd_dt_get_decode_stats`
+    /// (the `demux` part is filled in by the tree). OpenCSD's errors:
+    /// `OCSD_ERR_NOT_INIT` when the processor keeps no statistics,
+    /// `OCSD_ERR_INVALID_PARAM_VAL` when there is no library packet
+    /// processor (custom decoders).
+    fn decode_stats(&self) -> Result<ocsd_decode_stats_t, ocsd_err_t> {
+        Err(OCSD_ERR_NOT_INIT)
+    }
+    /// Reset the packet processor's statistics (`ocsd_dt_reset_decode_stats`).
+    fn reset_decode_stats(&mut self) -> ocsd_err_t {
+        OCSD_OK
+    }
     fn as_any_mut(&mut self) -> &mut dyn Any;
 }
 
@@ -135,6 +147,24 @@ impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, 
 
     fn logger(&mut self) -> &mut dyn ErrorLog {
         self.env.log
+    }
+
+    fn packet_to_monitor(&mut self, index_sop: ocsd_trc_index_t, pkt: &P, raw: &[u8]) {
+        if let Some(m) = self.monitor.as_deref_mut() {
+            let ptr = pkt as *const P as *const c_void;
+            m.packet(OCSD_OP_DATA, index_sop, Some(pkt), ptr, raw);
+        }
+    }
+
+    fn packet_to_sink(&mut self, index_sop: ocsd_trc_index_t, pkt: &P) -> ocsd_datapath_resp_t {
+        let saved = self.monitor.take();
+        let r = self.packet(index_sop, pkt, &[]);
+        self.monitor = saved;
+        r
+    }
+
+    fn has_raw_monitor(&self) -> bool {
+        self.monitor.is_some()
     }
 }
 
@@ -243,6 +273,15 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
     fn stats(&self) -> (bool, u32, u32) {
         let (h, s) = self.proc_.error_counts();
         (self.proc_.is_synced(), h, s)
+    }
+
+    fn decode_stats(&self) -> Result<ocsd_decode_stats_t, ocsd_err_t> {
+        self.proc_.stats_block().ok_or(OCSD_ERR_NOT_INIT)
+    }
+
+    fn reset_decode_stats(&mut self) -> ocsd_err_t {
+        self.proc_.reset_stats();
+        OCSD_OK
     }
 
     fn as_any_mut(&mut self) -> &mut dyn Any {

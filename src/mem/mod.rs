@@ -124,16 +124,36 @@ impl MemMapper {
         self.last_hit = 0;
     }
 
-    /// The mapped ranges, one `Gen_Info : ...` block per accessor, as the
-    /// decode tree's `logMappedRanges` prints them.
-    pub fn describe_all(&self) -> String {
-        let mut s = String::from("Mapped Memory Accessors\n");
-        for a in &self.accessors {
-            a.describe(&mut s);
-            s.push('\n');
+    /// One description per accessor as OpenCSD lists them: the regions of
+    /// one file form a single file accessor there, so they are listed
+    /// together (at the place of the file's first region), with the file
+    /// name once after the last of them.
+    pub fn describe_each(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, a) in self.accessors.iter().enumerate() {
+            let path = match &a.source {
+                Source::File { path, .. } => path,
+                _ => {
+                    let mut s = String::new();
+                    a.describe(&mut s);
+                    out.push(s);
+                    continue;
+                }
+            };
+            let same_file = |b: &Accessor| matches!(&b.source, Source::File { path: p, .. } if p == path);
+            if self.accessors[..i].iter().any(same_file) {
+                continue; // listed with the file's first region
+            }
+            let mut s = String::new();
+            for r in self.accessors[i..].iter().filter(|b| same_file(b)) {
+                let _ = write!(s, "FileAcc; Range::0x{:x}:{:x}; Mem Space::", r.start, r.end);
+                crate::printers::gen_elem::write_mem_space_str(r.space, &mut s);
+                s.push('\n');
+            }
+            let _ = write!(s, "Filename={}", path);
+            out.push(s);
         }
-        s.push_str("========================\n");
-        s
+        out
     }
 
     pub fn accessors(&self) -> &[Accessor] {

@@ -54,8 +54,9 @@ pub struct Snapshot {
     pub buffers: Vec<BufferInfo>,
     /// source name -> buffer name
     pub source_buffers: BTreeMap<String, String>,
-    /// core name -> source name
-    pub core_sources: BTreeMap<String, String>,
+    /// (core name, source name), in file order (a core may have several
+    /// sources, e.g. one per trace session)
+    pub core_sources: Vec<(String, String)>,
 }
 
 /// `strtoul(s, 0, 0)`: decimal, 0x-hex or 0-octal prefix, stops at the
@@ -109,14 +110,14 @@ impl Snapshot {
             let p = base.join(meta);
             let tr = Ini::load(&p).map_err(|_| SnapshotError::NotFound(p.display().to_string()))?;
             if let Some(list) = tr.get("trace_buffers", "buffers") {
-                for b in list.split(',').map(str::trim).filter(|b| !b.is_empty()) {
-                    if let Some(sec) = tr.section(b) {
-                        snap.buffers.push(BufferInfo {
-                            name: sec.get("name").unwrap_or_default().to_string(),
-                            file: sec.get("file").unwrap_or_default().to_string(),
-                            format: sec.get("format").unwrap_or_default().to_string(),
-                        });
-                    }
+                // the buffers listed, in the order their sections appear
+                let listed: Vec<&str> = list.split(',').map(str::trim).filter(|b| !b.is_empty()).collect();
+                for sec in tr.sections.iter().filter(|s| listed.iter().any(|b| b.eq_ignore_ascii_case(&s.name))) {
+                    snap.buffers.push(BufferInfo {
+                        name: sec.get("name").unwrap_or_default().to_string(),
+                        file: sec.get("file").unwrap_or_default().to_string(),
+                        format: sec.get("format").unwrap_or_default().to_string(),
+                    });
                 }
             }
             if let Some(sec) = tr.section("source_buffers") {
@@ -125,9 +126,7 @@ impl Snapshot {
                 }
             }
             if let Some(sec) = tr.section("core_trace_sources") {
-                for (k, v) in &sec.entries {
-                    snap.core_sources.insert(k.clone(), v.clone());
-                }
+                snap.core_sources.extend(sec.entries.iter().cloned());
             }
         }
         Ok(snap)
@@ -153,7 +152,7 @@ impl Snapshot {
             .iter()
             .filter(|(_, b)| b.as_str() == buffer)
             .map(|(src, _)| {
-                let core = self.core_sources.iter().find(|(_, s)| *s == src).map(|(c, _)| c.clone()).unwrap_or_default();
+                let core = self.core_sources.iter().find(|(_, s)| s == src).map(|(c, _)| c.clone()).unwrap_or_default();
                 (src.clone(), core)
             })
             .collect()
@@ -178,7 +177,7 @@ fn parse_device(ini: &Ini) -> Device {
         }
     }
     for sec in &ini.sections {
-        if sec.name.len() > 4 && sec.name[..4].eq_ignore_ascii_case("dump") {
+        if sec.name.len() >= 4 && sec.name[..4].eq_ignore_ascii_case("dump") {
             dev.dumps.push(DumpDef {
                 path: sec.get("file").unwrap_or_default().to_string(),
                 address: sec.get("address").map(parse_c_ulong).unwrap_or(0),

@@ -21,6 +21,12 @@ pub type ConfigBuilder = fn(dev: &Device, ap: ocsd_arch_profile_t, log: &mut dyn
 /// `ETE`, `ETM3`, `PTM`/`PFT`, `STM`, `ITM`). Protocol modules add theirs.
 pub fn config_builder(dev_type: &str) -> Option<ConfigBuilder> {
     let base = dev_type.split('.').next().unwrap_or("");
+    if base.starts_with("ETM3") {
+        return Some(crate::etmv3::snapshot_config);
+    }
+    if base.starts_with("PTM") || base.starts_with("PFT") {
+        return Some(crate::ptm::snapshot_config);
+    }
     match base {
         "ETM4" => Some(crate::etmv4::snapshot_cfg::etm4_config),
         "ETE" => Some(crate::etmv4::snapshot_cfg::ete_config),

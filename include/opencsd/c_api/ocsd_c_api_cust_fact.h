@@ -13,6 +13,26 @@
 #include "ocsd_c_api_types.h"
 #include "ocsd_c_api_custom.h"
 
-/* PENDING: declarations here need ocsd_extern_dcd_inst_t (not defined by the Rust sources yet). */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Functions implemented by a custom decoder factory (client code). */
+
+/** Create a decoder instance for `decoder_cfg` and fill in `p_decoder_inst`. */
+ocsd_err_t CreateCustomDecoder(const int create_flags, const void *decoder_cfg, ocsd_extern_dcd_inst_t *p_decoder_inst);
+
+/** Destroy the decoder instance `decoder_handle`. */
+ocsd_err_t DestroyCustomDecoder(const void *decoder_handle);
+
+/** Write the CoreSight trace ID found in `decoder_cfg` to `p_csid`. */
+ocsd_err_t GetCSIDFromConfig(const void *decoder_cfg, unsigned char *p_csid);
+
+/** Optional: write a protocol packet as text into `buffer` (`buflen` bytes). */
+ocsd_err_t PacketToString(const void *trc_pkt, char *buffer, const int buflen);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
 
 #endif  /* ARM_OCSD_C_API_CUST_FACT_H_INCLUDED */

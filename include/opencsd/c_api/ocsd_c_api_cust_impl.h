@@ -13,6 +13,105 @@
 #include "opencsd/c_api/ocsd_c_api_types.h"
 #include "opencsd/c_api/ocsd_c_api_custom.h"
 
-/* PENDING: declarations here need ocsd_extern_dcd_cb_fns (not defined by the Rust sources yet). */
+/** Output a generic trace element through the library callback. */
+static inline ocsd_datapath_resp_t lib_cb_GenElemOp(const ocsd_extern_dcd_cb_fns *callbacks,
+                                                    const ocsd_trc_index_t index_sop,
+                                                    const uint8_t trc_chan_id,
+                                                    const ocsd_generic_trace_elem *elem)
+{
+    if (!callbacks->fn_gen_elem_out)
+        return OCSD_RESP_FATAL_NOT_INIT;
+    return callbacks->fn_gen_elem_out(callbacks->lib_context, index_sop, trc_chan_id, elem);
+}
+
+/** Log an error through the library callback. */
+static inline ocsd_err_t lib_cb_LogError(const ocsd_extern_dcd_cb_fns *callbacks,
+                                         const ocsd_err_severity_t filter_level,
+                                         const ocsd_err_t code,
+                                         const ocsd_trc_index_t idx,
+                                         const uint8_t chan_id,
+                                         const char *pMsg)
+{
+    if (!callbacks->fn_log_error)
+        return OCSD_ERR_NOT_INIT;
+    callbacks->fn_log_error(callbacks->lib_context, filter_level, code, idx, chan_id, pMsg);
+    return OCSD_OK;
+}
+
+/** Log a message through the library callback. */
+static inline ocsd_err_t lib_cb_LogMsg(const ocsd_extern_dcd_cb_fns *callbacks,
+                                       const ocsd_err_severity_t filter_level,
+                                       const char *pMsg)
+{
+    if (!callbacks->fn_log_msg)
+        return OCSD_ERR_NOT_INIT;
+    callbacks->fn_log_msg(callbacks->lib_context, filter_level, pMsg);
+    return OCSD_OK;
+}
+
+/** Decode an Arm instruction with the library's instruction decoder. */
+static inline ocsd_err_t lib_cb_DecodeArmInst(const ocsd_extern_dcd_cb_fns *callbacks,
+                                              ocsd_instr_info *instr_info)
+{
+    if (!callbacks->fn_arm_instruction_decode)
+        return OCSD_ERR_NOT_INIT;
+    return callbacks->fn_arm_instruction_decode(callbacks->lib_context, instr_info);
+}
+
+/** Read traced memory through the library's memory accessors. */
+static inline ocsd_err_t lib_cb_MemAccess(const ocsd_extern_dcd_cb_fns *callbacks,
+                                          const ocsd_vaddr_t address,
+                                          const uint8_t cs_trace_id,
+                                          const ocsd_mem_space_acc_t mem_space,
+                                          uint32_t *num_bytes,
+                                          uint8_t *p_buffer)
+{
+    if (!callbacks->fn_memory_access)
+        return OCSD_ERR_NOT_INIT;
+    return callbacks->fn_memory_access(callbacks->lib_context, address, cs_trace_id, mem_space, num_bytes, p_buffer);
+}
+
+/** Send a packet to the packet monitor callback, if the library uses it. */
+static inline void lib_cb_PktMon(const ocsd_extern_dcd_cb_fns *callbacks,
+                                 const ocsd_datapath_op_t op,
+                                 const ocsd_trc_index_t index_sop,
+                                 const void *pkt,
+                                 const uint32_t size,
+                                 const uint8_t *p_data)
+{
+    if ((callbacks->packetCBFlags & OCSD_CUST_DCD_PKT_CB_USE_MON) && callbacks->fn_packet_mon)
+        callbacks->fn_packet_mon(callbacks->lib_context, op, index_sop, pkt, size, p_data);
+}
+
+/** Non-zero if the library uses the packet monitor callback. */
+static inline int lib_cb_usePktMon(const ocsd_extern_dcd_cb_fns *callbacks)
+{
+    return callbacks->packetCBFlags & OCSD_CUST_DCD_PKT_CB_USE_MON;
+}
+
+/** Send a packet to the packet sink callback (packet processing only mode). */
+static inline ocsd_datapath_resp_t lib_cb_PktDataSink(const ocsd_extern_dcd_cb_fns *callbacks,
+                                                      const ocsd_datapath_op_t op,
+                                                      const ocsd_trc_index_t index_sop,
+                                                      const void *pkt)
+{
+    if (!(callbacks->packetCBFlags & OCSD_CUST_DCD_PKT_CB_USE_SINK))
+        return OCSD_RESP_CONT;
+    if (!callbacks->fn_packet_data_sink)
+        return OCSD_RESP_FATAL_NOT_INIT;
+    return callbacks->fn_packet_data_sink(callbacks->lib_context, op, index_sop, pkt);
+}
+
+/** Non-zero if the library uses the packet sink callback. */
+static inline int lib_cb_usePktSink(const ocsd_extern_dcd_cb_fns *callbacks)
+{
+    return callbacks->packetCBFlags & OCSD_CUST_DCD_PKT_CB_USE_SINK;
+}
+
+/** Set the packet callback usage flags (OCSD_CUST_DCD_PKT_CB_USE_*). */
+static inline void lib_cb_updatePktCBFlags(ocsd_extern_dcd_cb_fns *callbacks, const int newFlags)
+{
+    callbacks->packetCBFlags = newFlags;
+}
 
 #endif  /* ARM_OCSD_C_API_CUST_IMPL_H_INCLUDED */

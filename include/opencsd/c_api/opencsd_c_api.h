@@ -16,4 +16,260 @@
 
 /* PENDING: the items of src/capi/api.rs are not in this tree yet. */
 
+/**
+ * `ocsdMsgLogger` output flags.
+ */
+#define OUT_FILE 1
+
+#define OUT_STDERR 2
+
+#define OUT_STDOUT 4
+
+#define OUT_STR_CB 8
+
+#ifdef __cplusplus
+extern "C" {
+#endif // __cplusplus
+
+/**
+ * Library version: `MMMMnnpp` (major, minor, patch).
+ */
+uint32_t ocsd_get_version(void);
+
+/**
+ * Library version string.
+ */
+const char *ocsd_get_version_str(void);
+
+/**
+ * Create a decode tree; `C_API_INVALID_TREE_HANDLE` on failure.
+ */
+dcd_tree_handle_t ocsd_create_dcd_tree(ocsd_dcd_tree_src_t src_type, uint32_t deformatterCfgFlags);
+
+/**
+ * Destroy a decode tree and its decoders, accessors and callbacks.
+ */
+void ocsd_destroy_dcd_tree(dcd_tree_handle_t handle);
+
+/**
+ * Trace data in (or a DATA / EOT / FLUSH / RESET operation).
+ */
+ocsd_datapath_resp_t ocsd_dt_process_data(dcd_tree_handle_t handle,
+                                          ocsd_datapath_op_t op,
+                                          ocsd_trc_index_t index,
+                                          uint32_t dataBlockSize,
+                                          const uint8_t *pDataBlock,
+                                          uint32_t *numBytesProcessed);
+
+/**
+ * Set the generic trace element output callback.
+ */
+ocsd_err_t ocsd_dt_set_gen_elem_outfn(dcd_tree_handle_t handle,
+                                      FnTraceElemIn pFn,
+                                      const void *p_context);
+
+/**
+ * Create a decoder registered under `decoder_name` (built-in or custom)
+ * from its configuration struct; its trace ID is written to `*pCSID`.
+ */
+ocsd_err_t ocsd_dt_create_decoder(dcd_tree_handle_t handle,
+                                  const char *decoder_name,
+                                  int create_flags,
+                                  const void *decoder_cfg,
+                                  unsigned char *pCSID);
+
+/**
+ * Remove and destroy the decoder of trace ID `CSID`.
+ */
+ocsd_err_t ocsd_dt_remove_decoder(dcd_tree_handle_t handle, unsigned char CSID);
+
+/**
+ * Attach a packet sink (`FnDefPktDataIn`) or packet monitor
+ * (`FnDefPktDataMon`) callback to the decoder of trace ID `CSID`.
+ */
+ocsd_err_t ocsd_dt_attach_packet_callback(dcd_tree_handle_t handle,
+                                          unsigned char CSID,
+                                          ocsd_c_api_cb_types callback_type,
+                                          void *p_fn_callback_data,
+                                          const void *p_context);
+
+/**
+ * The packet processing statistics of trace ID `CSID`: `*p_stats_block`
+ * points to a block owned by the tree, valid until the tree is destroyed
+ * or the statistics are read again.
+ */
+ocsd_err_t ocsd_dt_get_decode_stats(dcd_tree_handle_t handle,
+                                    unsigned char CSID,
+                                    ocsd_decode_stats_t **p_stats_block);
+
+/**
+ * Reset the statistics of trace ID `CSID` and the tree's demux statistics.
+ */
+ocsd_err_t ocsd_dt_reset_decode_stats(dcd_tree_handle_t handle, unsigned char CSID);
+
+/**
+ * Set the library error logger verbosity; create an output logger
+ * (printing to stderr) if `create_output_logger` is non-zero.
+ */
+ocsd_err_t ocsd_def_errlog_init(ocsd_err_severity_t verbosity, int create_output_logger);
+
+/**
+ * Choose the output logger's outputs (`C_API_MSGLOGOUT_FLG_*`) and file.
+ */
+ocsd_err_t ocsd_def_errlog_config_output(int output_flags, const char *log_file_name);
+
+/**
+ * Also send the output logger's strings to the client's callback.
+ */
+ocsd_err_t ocsd_def_errlog_set_strprint_cb(dcd_tree_handle_t handle,
+                                           void *p_context,
+                                           FnDefLoggerPrintStrCB p_str_print_cb);
+
+/**
+ * Print a message through the output logger (if there is one).
+ */
+void ocsd_def_errlog_msgout(const char *msg);
+
+/**
+ * The last error logged: its code (`OCSD_OK` if none), trace index,
+ * channel ID and text.
+ */
+ocsd_err_t ocsd_get_last_err(ocsd_trc_index_t *index,
+                             uint8_t *chan_id,
+                             char *message,
+                             int message_len);
+
+/**
+ * The text of an error code, as OpenCSD prints it.
+ */
+void ocsd_err_str(ocsd_err_t err, char *buffer, int buffer_size);
+
+/**
+ * The text of a protocol packet (built-in or custom protocol).
+ */
+ocsd_err_t ocsd_pkt_str(ocsd_trace_protocol_t pkt_protocol,
+                        const void *p_pkt,
+                        char *buffer,
+                        int buffer_size);
+
+/**
+ * The text of a generic trace element.
+ */
+ocsd_err_t ocsd_gen_elem_str(const ocsd_generic_trace_elem *p_pkt, char *buffer, int buffer_size);
+
+/**
+ * Initialise a generic element: set its type, clear its flags and
+ * extended data pointer (other fields are left as they are).
+ */
+void ocsd_gen_elem_init(ocsd_generic_trace_elem *p_pkt, ocsd_gen_trc_elem_t elem_type);
+
+/**
+ * Map a whole binary file at `address`.
+ */
+ocsd_err_t ocsd_dt_add_binfile_mem_acc(dcd_tree_handle_t handle,
+                                       ocsd_vaddr_t address,
+                                       ocsd_mem_space_acc_t mem_space,
+                                       const char *filepath);
+
+/**
+ * Map regions of a binary file (file offset, address, size each).
+ */
+ocsd_err_t ocsd_dt_add_binfile_region_mem_acc(dcd_tree_handle_t handle,
+                                              const ocsd_file_mem_region_t *region_array,
+                                              int num_regions,
+                                              ocsd_mem_space_acc_t mem_space,
+                                              const char *filepath);
+
+/**
+ * Map a memory buffer (copied) at `address`.
+ */
+ocsd_err_t ocsd_dt_add_buffer_mem_acc(dcd_tree_handle_t handle,
+                                      ocsd_vaddr_t address,
+                                      ocsd_mem_space_acc_t mem_space,
+                                      const uint8_t *p_mem_buffer,
+                                      uint32_t mem_length);
+
+/**
+ * Map a client read callback over `[st_address, en_address]`.
+ */
+ocsd_err_t ocsd_dt_add_callback_mem_acc(dcd_tree_handle_t handle,
+                                        ocsd_vaddr_t st_address,
+                                        ocsd_vaddr_t en_address,
+                                        ocsd_mem_space_acc_t mem_space,
+                                        Fn_MemAcc_CB p_cb_func,
+                                        const void *p_context);
+
+/**
+ * Map a client read callback (also given the trace ID) over
+ * `[st_address, en_address]`.
+ */
+ocsd_err_t ocsd_dt_add_callback_trcid_mem_acc(dcd_tree_handle_t handle,
+                                              ocsd_vaddr_t st_address,
+                                              ocsd_vaddr_t en_address,
+                                              ocsd_mem_space_acc_t mem_space,
+                                              Fn_MemAccID_CB p_cb_func,
+                                              const void *p_context);
+
+/**
+ * Remove the accessor starting at `st_address` in `mem_space`.
+ */
+ocsd_err_t ocsd_dt_remove_mem_acc(dcd_tree_handle_t handle,
+                                  ocsd_vaddr_t st_address,
+                                  ocsd_mem_space_acc_t mem_space);
+
+/**
+ * Log the mapped memory ranges through the library logger (info level).
+ */
+void ocsd_tl_log_mapped_mem_ranges(dcd_tree_handle_t handle);
+
+/**
+ * Memory access cache settings: checked as OpenCSD checks them (errors
+ * are logged); accessors already read from memory, so nothing changes.
+ */
+ocsd_err_t ocsd_dt_set_mem_acc_cacheing(dcd_tree_handle_t handle,
+                                        int enable,
+                                        uint16_t page_size,
+                                        int nr_pages);
+
+/**
+ * Print the deformatter's raw frames (`OCSD_DFRMTR_PACKED_RAW_OUT` /
+ * `OCSD_DFRMTR_UNPACKED_RAW_OUT`) through the library logger.
+ */
+ocsd_err_t ocsd_dt_set_raw_frame_printer(dcd_tree_handle_t handle, int flags);
+
+/**
+ * Print the generic elements through the library logger (replaces the
+ * element callback).
+ */
+ocsd_err_t ocsd_dt_set_gen_elem_printer(dcd_tree_handle_t handle);
+
+/**
+ * Print the packets of trace ID `cs_id` through the library logger: as the
+ * packet monitor (`monitor` != 0) or as the packet sink.
+ */
+ocsd_err_t ocsd_dt_set_pkt_protocol_printer(dcd_tree_handle_t handle, uint8_t cs_id, int monitor);
+
+/**
+ * Register a custom decoder factory under `name`; sets
+ * `p_dcd_fact->protocol_id`.
+ */
+ocsd_err_t ocsd_register_custom_decoder(const char *name, ocsd_extern_dcd_fact_t *p_dcd_fact);
+
+/**
+ * Forget all registered custom decoder factories.
+ */
+ocsd_err_t ocsd_deregister_decoders(void);
+
+/**
+ * The text of a custom protocol's packet (through its factory).
+ */
+ocsd_err_t ocsd_cust_protocol_to_str(ocsd_trace_protocol_t pkt_protocol,
+                                     const void *trc_pkt,
+                                     char *buffer,
+                                     int buflen);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif  // __cplusplus
+
 #endif  /* ARM_OPENCSD_C_API_H_INCLUDED */

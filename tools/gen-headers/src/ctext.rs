@@ -179,3 +179,9 @@ static inline void lib_cb_updatePktCBFlags(ocsd_extern_dcd_cb_fns *callbacks, co
     callbacks->packetCBFlags = newFlags;
 }
 "#;
+
+/// `C_API_INVALID_TREE_HANDLE`: a null handle constant that cbindgen
+/// cannot express from Rust.
+pub const C_API_TYPES_TRAILER: &str = r#"/** The invalid decode tree handle. */
+#define C_API_INVALID_TREE_HANDLE (dcd_tree_handle_t)0
+"#;

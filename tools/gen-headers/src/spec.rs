@@ -109,7 +109,7 @@ pub const HEADERS: &[Header] = &[
         guard: "ARM_TRC_PKT_PTM_TYPES_H_INCLUDED",
         sources: &["src/ptm/types.rs"],
         sys_includes: &[],
-        includes: &["opencsd/trc_pkt_types.h"],
+        includes: &["opencsd/trc_pkt_types.h", "opencsd/etmv3/trc_pkt_types_etmv3.h"],
         after_includes: &[],
         trailer: &[],
     },
@@ -162,7 +162,7 @@ pub const HEADERS: &[Header] = &[
             "opencsd/itm/trc_pkt_types_itm.h",
         ],
         after_includes: &[],
-        trailer: &[],
+        trailer: &[CBlock { requires: &[], text: ctext::C_API_TYPES_TRAILER }],
     },
     Header {
         path: "opencsd/c_api/ocsd_c_api_custom.h",
