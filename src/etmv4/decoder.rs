@@ -1375,7 +1375,7 @@ impl EtmV4IPktDecoder {
                 m_tail_chain = true;
             }
             let mut res = WpRes::NotFound;
-            if self.instr.instr_addr != excep_ret_addr && !m_tail_chain {
+            if self.instr.instr_addr < excep_ret_addr && !m_tail_chain {
                 let (range, r, err) = self.trace_to_wp(ctx, Some(excep_ret_addr));
                 res = r;
                 if err != OCSD_OK {
