@@ -525,7 +525,7 @@ impl EtmV4IPktDecoder {
             ETM4_PKT_I_ATOM_F1 | ETM4_PKT_I_ATOM_F2 | ETM4_PKT_I_ATOM_F3 | ETM4_PKT_I_ATOM_F4 | ETM4_PKT_I_ATOM_F5
             | ETM4_PKT_I_ATOM_F6 => {
                 self.stack.push_atom(t, idx, pkt.atom);
-                self.curr_spec_depth += pkt.atom.num as i32;
+                self.curr_spec_depth = self.curr_spec_depth.saturating_add(pkt.atom.num as i32);
             }
             ETM4_PKT_I_CTXT => {
                 self.stack.push_context(t, idx, pkt.context, self.last_is, false);
@@ -557,7 +557,7 @@ impl EtmV4IPktDecoder {
             | ETE_PKT_I_SRC_ADDR_L_64IS1 => {
                 self.last_is = pkt.v_addr_ISA;
                 self.stack.push_src_addr(t, idx, etmv4_addr_val_t { val: pkt.v_addr.val, isa: pkt.v_addr_ISA });
-                self.curr_spec_depth += 1;
+                self.curr_spec_depth = self.curr_spec_depth.saturating_add(1);
             }
             ETM4_PKT_I_EXCEPT => {
                 let ei = pkt.exception_info;
@@ -572,13 +572,13 @@ impl EtmV4IPktDecoder {
             ETM4_PKT_I_EXCEPT_RTN => {
                 self.stack.push_no_param(P0Kind::ExcepRet, self.v7m_eret_p0, t, idx, false);
                 if self.v7m_eret_p0 {
-                    self.curr_spec_depth += 1;
+                    self.curr_spec_depth = self.curr_spec_depth.saturating_add(1);
                 }
             }
             ETM4_PKT_I_FUNC_RET => {
                 if self.v8m_func_ret {
                     self.stack.push_no_param(P0Kind::FuncRet, true, t, idx, false);
-                    self.curr_spec_depth += 1;
+                    self.curr_spec_depth = self.curr_spec_depth.saturating_add(1);
                 }
             }
             ETM4_PKT_I_EVENT => self.stack.push_params(P0Kind::Event, false, t, idx, &[pkt.event_val as u32]),
@@ -608,7 +608,7 @@ impl EtmV4IPktDecoder {
                 self.res.mispredict = true;
                 if pkt.atom.num > 0 {
                     self.stack.push_atom(t, idx, pkt.atom);
-                    self.curr_spec_depth += pkt.atom.num as i32;
+                    self.curr_spec_depth = self.curr_spec_depth.saturating_add(pkt.atom.num as i32);
                 }
                 self.res.cancel = pkt.cancel_elements.min(i32::MAX as u32) as i32;
             }
@@ -624,7 +624,7 @@ impl EtmV4IPktDecoder {
             ETM4_PKT_I_Q => {
                 let count = pkt.Q_pkt.q_count.min(i32::MAX as u32) as i32;
                 let addr = if pkt.Q_pkt.addr_present() != 0 {
-                    self.curr_spec_depth += 1;
+                    self.curr_spec_depth = self.curr_spec_depth.saturating_add(1);
                     Some(etmv4_addr_val_t { val: pkt.v_addr.val, isa: pkt.v_addr_ISA })
                 } else {
                     self.elem_pending_addr = true;
@@ -635,7 +635,7 @@ impl EtmV4IPktDecoder {
             ETE_PKT_I_TRANS_ST => {
                 self.stack.push_no_param(P0Kind::TransStart, self.comm_trans_p0, t, idx, false);
                 if self.comm_trans_p0 {
-                    self.curr_spec_depth += 1;
+                    self.curr_spec_depth = self.curr_spec_depth.saturating_add(1);
                 }
             }
             ETE_PKT_I_TRANS_COMMIT => self.stack.push_no_param(P0Kind::TransCommit, false, t, idx, false),
@@ -672,13 +672,13 @@ impl EtmV4IPktDecoder {
 
         // an address completes an element that was waiting for it
         if is_addr && self.elem_pending_addr {
-            self.curr_spec_depth += 1;
+            self.curr_spec_depth = self.curr_spec_depth.saturating_add(1);
             self.elem_pending_addr = false;
         }
 
         if self.curr_spec_depth > self.max_spec_depth {
             // auto-commit anything above the maximum speculation depth
-            self.res.commit = self.curr_spec_depth - self.max_spec_depth;
+            self.res.commit = self.curr_spec_depth.saturating_sub(self.max_spec_depth);
         }
 
         if err == OCSD_OK && self.res.any() {
@@ -850,7 +850,16 @@ impl EtmV4IPktDecoder {
                     self.process_trans(&back);
                 }
                 P0Kind::Ite => self.process_ite(&back),
-                P0Kind::UnseenUncommitted => self.res.commit -= 1,
+                P0Kind::UnseenUncommitted => {
+                    let mut elem = back;
+                    self.res.commit -= elem.take_count(self.res.commit);
+                    if !elem.count_is_empty() {
+                        pop = false;
+                        if let Some(b) = self.stack.back_mut() {
+                            *b = elem;
+                        }
+                    }
+                }
                 P0Kind::TInfo => {
                     self.tinfo_wait_addr = true;
                     self.ret_stack.flush();
@@ -865,7 +874,7 @@ impl EtmV4IPktDecoder {
                 return err;
             }
         }
-        self.curr_spec_depth -= num_commit_req - self.res.commit;
+        self.curr_spec_depth = self.curr_spec_depth.saturating_sub(num_commit_req.saturating_sub(self.res.commit));
         err
     }
 
@@ -884,6 +893,12 @@ impl EtmV4IPktDecoder {
                                 let n = front.atom_cancel_newest(self.res.cancel);
                                 self.res.cancel -= n;
                                 if front.atom_is_empty() {
+                                    self.stack.pop_front();
+                                }
+                            } else if front.kind == P0Kind::UnseenUncommitted {
+                                let n = front.take_count(self.res.cancel);
+                                self.res.cancel -= n;
+                                if front.count_is_empty() {
                                     self.stack.pop_front();
                                 }
                             } else {
@@ -922,7 +937,7 @@ impl EtmV4IPktDecoder {
         while let Some(e) = self.cancel_keep.pop() {
             self.stack.push_front(e);
         }
-        self.curr_spec_depth -= num_cancel_req - self.res.cancel;
+        self.curr_spec_depth = self.curr_spec_depth.saturating_sub(num_cancel_req.saturating_sub(self.res.cancel));
         err
     }
 

@@ -55,6 +55,8 @@ pub enum P0Data {
     Params([u32; 4]),
     Marker(trace_marker_payload_t),
     Ite(trace_sw_ite_t),
+    /// A number of like elements held as one (unseen uncommitted elements).
+    Count(u32),
 }
 
 /// One stacked element: its kind, whether it is a real P0 element (counts
@@ -79,6 +81,23 @@ impl P0Elem {
             P0Data::Params(p) => p[n & 0x3],
             _ => 0,
         }
+    }
+
+    /// Counted element: remove up to `n` of its elements; returns how many.
+    pub fn take_count(&mut self, n: i32) -> i32 {
+        match &mut self.data {
+            P0Data::Count(c) => {
+                let t = (n.max(0) as u32).min(*c);
+                *c -= t;
+                t as i32
+            }
+            _ => 0,
+        }
+    }
+
+    /// Counted element: none left.
+    pub fn count_is_empty(&self) -> bool {
+        !matches!(self.data, P0Data::Count(c) if c > 0)
     }
 
     /// Atom element: no atoms left.
@@ -246,10 +265,12 @@ impl P0Stack {
         self.push_front(P0Elem::new(P0Kind::Ite, false, pkt, idx, P0Data::Ite(ite)));
     }
     /// Preload `n` unseen, uncommitted P0 elements (the speculation depth at
-    /// a trace info sync point), for later commits and cancels.
+    /// a trace info sync point), for later commits and cancels. They are
+    /// held as one counted element ([`P0Elem::take_count`]), so a corrupt
+    /// depth value cannot make the stack huge.
     pub fn push_unseen_uncommitted(&mut self, n: i32, pkt: ocsd_etmv4_i_pkt_type, idx: ocsd_trc_index_t) -> i32 {
-        for _ in 0..n.max(0) {
-            self.push_no_param(P0Kind::UnseenUncommitted, true, pkt, idx, false);
+        if n > 0 {
+            self.push_front(P0Elem::new(P0Kind::UnseenUncommitted, true, pkt, idx, P0Data::Count(n as u32)));
         }
         n.max(0)
     }
@@ -292,6 +313,11 @@ mod tests {
         assert_eq!(s.front().map(|e| e.kind), Some(P0Kind::Addr));
         assert_eq!(s.push_unseen_uncommitted(2, ETM4_PKT_I_TRACE_INFO, 4), 2);
         assert_eq!(s.front().map(|e| (e.kind, e.is_p0)), Some((P0Kind::UnseenUncommitted, true)));
+        let mut u = *s.front().unwrap();
+        assert_eq!(u.take_count(1), 1);
+        assert!(!u.count_is_empty());
+        assert_eq!(u.take_count(5), 1);
+        assert!(u.count_is_empty());
         s.push_params(P0Kind::Ts, false, ETM4_PKT_I_TIMESTAMP, 5, &[1, 2]);
         assert_eq!(s.front().unwrap().param(1), 2);
         assert_eq!(s.front().unwrap().param(3), 0);
