@@ -808,7 +808,9 @@ impl EtmV4IPktDecoder {
                     if err == OCSD_OK && self.state != State::NoSync {
                         self.next_range_check = None;
                         err = self.process_exception(ctx);
-                        self.res.commit -= 1;
+                        if self.state != State::NoSync {
+                            self.res.commit -= 1;
+                        }
                     }
                     if self.state == State::NoSync {
                         pop = false;
@@ -829,7 +831,9 @@ impl EtmV4IPktDecoder {
                 P0Kind::SrcAddr => {
                     self.next_range_check = None;
                     err = self.process_source_address(&back, ctx);
-                    self.res.commit -= 1;
+                    if self.state != State::NoSync {
+                        self.res.commit -= 1;
+                    }
                     if self.state == State::NoSync {
                         pop = false;
                     }
@@ -837,7 +841,9 @@ impl EtmV4IPktDecoder {
                 P0Kind::Q => {
                     self.next_range_check = None;
                     err = self.process_q_element(&back, ctx);
-                    self.res.commit -= 1;
+                    if self.state != State::NoSync {
+                        self.res.commit -= 1;
+                    }
                     if self.state == State::NoSync || err != OCSD_OK {
                         pop = false;
                     }
@@ -871,9 +877,11 @@ impl EtmV4IPktDecoder {
             }
             if self.state == State::NoSync {
                 // reset by an error: nothing more to commit
+                self.res = ElemRes::default();
                 return err;
             }
         }
+        self.res.commit = self.res.commit.max(0);
         self.curr_spec_depth = self.curr_spec_depth.saturating_sub(num_commit_req.saturating_sub(self.res.commit));
         err
     }

@@ -45,3 +45,5 @@ pub fn create_ete(cfg: &ocsd_ete_cfg, full: bool) -> Box<dyn TraceIdDecoder> {
 mod conformance_tests;
 #[cfg(test)]
 mod pkt_proc_tests;
+#[cfg(test)]
+mod decoder_tests;

@@ -1,0 +1,482 @@
+//! Decoder unit tests: hand-built packet sequences over a small A64
+//! program held by a test memory accessor; elements are checked through
+//! their OpenCSD text.
+
+use super::decoder::EtmV4IPktDecoder;
+use super::*;
+use crate::abi::gen_elem::ocsd_generic_trace_elem;
+use crate::common::{DecodeCtx, ElemQueue, ErrorLog, GenElemSink, MemAccess, OcsdError, PacketDecoder};
+use crate::printers::gen_elem::write_elem_str;
+
+const NOP: u32 = 0xD503_201F;
+const RET: u32 = 0xD65F_03C0;
+const ERET: u32 = 0xD69F_03E0;
+/// `B.EQ .+8`
+const BEQ_8: u32 = 0x5400_0040;
+/// `B .+imm` (imm a multiple of 4)
+fn b(imm: i32) -> u32 {
+    0x1400_0000 | ((imm >> 2) as u32 & 0x03FF_FFFF)
+}
+/// `BL .+imm`
+fn bl(imm: i32) -> u32 {
+    0x9400_0000 | ((imm >> 2) as u32 & 0x03FF_FFFF)
+}
+
+const BASE: u64 = 0x1000;
+
+/// Program memory: A64 words from `BASE`, in any memory space.
+struct TestMem {
+    bytes: Vec<u8>,
+    reads: usize,
+}
+
+impl TestMem {
+    fn new(words: &[u32]) -> Self {
+        TestMem { bytes: words.iter().flat_map(|w| w.to_le_bytes()).collect(), reads: 0 }
+    }
+}
+
+impl MemAccess for TestMem {
+    fn read(&mut self, addr: ocsd_vaddr_t, _space: ocsd_mem_space_acc_t, _id: u8, buf: &mut [u8]) -> Result<usize, ocsd_err_t> {
+        self.reads += 1;
+        if addr < BASE || addr >= BASE + self.bytes.len() as u64 {
+            return Ok(0);
+        }
+        let off = (addr - BASE) as usize;
+        let n = buf.len().min(self.bytes.len() - off);
+        buf[..n].copy_from_slice(&self.bytes[off..off + n]);
+        Ok(n)
+    }
+}
+
+#[derive(Default)]
+struct Log(Vec<String>);
+impl ErrorLog for Log {
+    fn log_error(&mut self, component: &str, err: &OcsdError) {
+        self.0.push(format!("{} : {}", component, err.details()));
+    }
+    fn log_message(&mut self, component: &str, _: ocsd_err_severity_t, msg: &str) {
+        self.0.push(format!("{} : {}", component, msg));
+    }
+}
+
+#[derive(Default)]
+struct Sink(Vec<String>);
+impl GenElemSink for Sink {
+    fn trace_elem_in(&mut self, idx: ocsd_trc_index_t, id: u8, elem: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
+        let mut s = format!("{}:{:x}:", idx, id);
+        write_elem_str(elem, &mut s);
+        self.0.push(s);
+        OCSD_RESP_CONT
+    }
+}
+
+struct Harness {
+    dec: EtmV4IPktDecoder,
+    mem: TestMem,
+    log: Log,
+    q: ElemQueue,
+    sink: Sink,
+    idx: ocsd_trc_index_t,
+}
+
+fn cfg(max_spec: u32, ret_stack: bool) -> EtmV4Config {
+    EtmV4Config::new(&ocsd_etmv4_cfg {
+        reg_idr0: 0x28000EA1,
+        reg_idr1: 0x4100F403,
+        reg_idr2: 0x00000488,
+        reg_idr8: max_spec,
+        reg_configr: 0xC1 | if ret_stack { 1 << 12 } else { 0 },
+        reg_traceidr: 0x10,
+        arch_ver: ARCH_V8,
+        core_prof: profile_CortexA,
+        ..Default::default()
+    })
+}
+
+impl Harness {
+    fn new(cfg: EtmV4Config, words: &[u32]) -> Self {
+        Self::with_dec(EtmV4IPktDecoder::with_env(16, cfg, 0, false), words)
+    }
+
+    fn with_dec(dec: EtmV4IPktDecoder, words: &[u32]) -> Self {
+        Harness { dec, mem: TestMem::new(words), log: Log::default(), q: ElemQueue::new(), sink: Sink::default(), idx: 0 }
+    }
+
+    fn pkt(&mut self, p: ocsd_etmv4_i_pkt) -> ocsd_datapath_resp_t {
+        let mut ctx = DecodeCtx { out: &mut self.q, mem: &mut self.mem, log: &mut self.log };
+        let r = self.dec.packet_in(self.idx, &p, &mut ctx);
+        self.q.deliver(&mut self.sink);
+        self.idx += 1;
+        r
+    }
+
+    fn eot(&mut self) {
+        let mut ctx = DecodeCtx { out: &mut self.q, mem: &mut self.mem, log: &mut self.log };
+        self.dec.eot(&mut ctx);
+        self.q.deliver(&mut self.sink);
+    }
+
+    /// Elements output since the last call.
+    fn take(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.sink.0)
+    }
+
+    /// ASYNC, TRACE_INFO (speculation depth `spec`), TRACE_ON and an
+    /// address + context packet: A64, EL1 non-secure at `addr`.
+    fn sync_at(&mut self, addr: u64, spec: u32) {
+        self.pkt(typed(ETM4_PKT_I_ASYNC));
+        let mut ti = typed(ETM4_PKT_I_TRACE_INFO);
+        ti.curr_spec_depth = spec;
+        self.pkt(ti);
+        self.pkt(typed(ETM4_PKT_I_TRACE_ON));
+        self.pkt(addr_ctxt(addr));
+    }
+}
+
+fn typed(t: ocsd_etmv4_i_pkt_type) -> ocsd_etmv4_i_pkt {
+    ocsd_etmv4_i_pkt { type_: t, ..Default::default() }
+}
+
+fn addr_ctxt(addr: u64) -> ocsd_etmv4_i_pkt {
+    let mut p = typed(ETM4_PKT_I_ADDR_CTXT_L_64IS0);
+    p.v_addr.val = addr;
+    p.context.set_updated(1);
+    p.context.set_EL(1);
+    p.context.set_NS(1);
+    p.context.set_SF(1);
+    p
+}
+
+fn addr(a: u64) -> ocsd_etmv4_i_pkt {
+    let mut p = typed(ETM4_PKT_I_ADDR_L_64IS0);
+    p.v_addr.val = a;
+    p
+}
+
+/// Atom packet; `pattern` oldest first, 'E' or 'N'.
+fn atoms(pattern: &str) -> ocsd_etmv4_i_pkt {
+    let mut p = typed(ETM4_PKT_I_ATOM_F6);
+    let mut bits = 0u32;
+    for (i, c) in pattern.chars().enumerate() {
+        if c == 'E' {
+            bits |= 1 << i;
+        }
+    }
+    p.atom = ocsd_pkt_atom { En_bits: bits, num: pattern.len() as u8 };
+    p
+}
+
+fn except(num: u32) -> ocsd_etmv4_i_pkt {
+    let mut p = typed(ETM4_PKT_I_EXCEPT);
+    p.exception_info.set_exceptionType(num);
+    p
+}
+
+/// The program: 0x1000 NOP, 0x1004 NOP, 0x1008 B.EQ 0x1010, 0x100c NOP,
+/// 0x1010 BL 0x1020, 0x1014 RET, 0x1018 NOP, 0x101c ERET, 0x1020 NOP,
+/// 0x1024 RET, 0x1028 B 0x1000
+fn program() -> Vec<u32> {
+    vec![NOP, NOP, BEQ_8, NOP, bl(0x10), RET, NOP, ERET, NOP, RET, b(-0x28)]
+}
+
+const SYNC_ELEMS: [&str; 3] = [
+    "0:10:OCSD_GEN_TRC_ELEM_NO_SYNC( [init-decoder])",
+    "2:10:OCSD_GEN_TRC_ELEM_TRACE_ON( [begin or filter])",
+    "3:10:OCSD_GEN_TRC_ELEM_PE_CONTEXT((ISA=A64) EL1N; 64-bit; )",
+];
+
+#[test]
+fn atoms_follow_program() {
+    let mut h = Harness::new(cfg(0, false), &program());
+    h.sync_at(0x1000, 0);
+    assert_eq!(h.take(), vec!["0:10:OCSD_GEN_TRC_ELEM_NO_SYNC( [init-decoder])"]);
+    h.pkt(atoms("NEE"));
+    let mut want: Vec<String> = SYNC_ELEMS[1..].iter().map(|s| s.to_string()).collect();
+    want.extend(
+        [
+            "4:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x1000:[0x100c] num_i(3) last_sz(4) (ISA=A64) N BR   <cond>)",
+            "4:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x100c:[0x1014] num_i(2) last_sz(4) (ISA=A64) E BR  b+link )",
+            "4:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x1020:[0x1028] num_i(2) last_sz(4) (ISA=A64) E iBR A64:ret )",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
+    assert_eq!(h.take(), want);
+    // the indirect branch needs an address
+    h.pkt(addr(0x1018));
+    h.pkt(atoms("E"));
+    assert_eq!(
+        h.take(),
+        vec!["6:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x1018:[0x1020] num_i(2) last_sz(4) (ISA=A64) E iBR A64:eret )"]
+    );
+    h.eot();
+    assert_eq!(h.take(), vec!["6:10:OCSD_GEN_TRC_ELEM_EO_TRACE( [end-of-trace])"]);
+    assert!(h.log.0.is_empty(), "{:?}", h.log.0);
+    // instruction fetches are served from a window, not one read each
+    assert!(h.mem.reads < 10, "{} reads", h.mem.reads);
+}
+
+#[test]
+fn return_stack_gives_ret_target() {
+    let mut h = Harness::new(cfg(0, true), &program());
+    h.sync_at(0x100c, 0);
+    // BL taken, then the RET at 0x1024 taken: no address packet, so the
+    // return stack supplies 0x1014
+    h.pkt(atoms("EE"));
+    h.pkt(atoms("E"));
+    let got = h.take();
+    assert_eq!(
+        got.last().map(String::as_str),
+        Some("5:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x1014:[0x1018] num_i(1) last_sz(4) (ISA=A64) E iBR A64:ret )")
+    );
+}
+
+#[test]
+fn exception_outputs_range_to_return_address() {
+    let mut h = Harness::new(cfg(0, false), &program());
+    h.sync_at(0x1000, 0);
+    h.take();
+    h.pkt(except(3));
+    assert!(h.take().is_empty(), "exception waits for its address");
+    h.pkt(addr(0x1008));
+    let mut want: Vec<String> = SYNC_ELEMS[1..].iter().map(|s| s.to_string()).collect();
+    want.push("4:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x1000:[0x1008] num_i(2) last_sz(4) (ISA=A64) E --- )".into());
+    want.push("4:10:OCSD_GEN_TRC_ELEM_EXCEPTION(pref ret addr:0x1008; excep num (0x03) )".into());
+    assert_eq!(h.take(), want);
+    // exception return (not a P0 element on A-profile): output when the
+    // next P0 element commits
+    h.pkt(typed(ETM4_PKT_I_EXCEPT_RTN));
+    h.pkt(addr(0x1020));
+    h.pkt(atoms("E"));
+    assert_eq!(
+        h.take(),
+        vec![
+            "6:10:OCSD_GEN_TRC_ELEM_EXCEPTION_RET()",
+            "8:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x1020:[0x1028] num_i(2) last_sz(4) (ISA=A64) E iBR A64:ret )",
+        ]
+    );
+}
+
+#[test]
+fn speculation_commit_cancel_mispredict() {
+    let mut h = Harness::new(cfg(8, false), &program());
+    h.sync_at(0x1000, 0);
+    h.take();
+    h.pkt(atoms("NEE"));
+    assert!(h.take().is_empty(), "atoms are speculative");
+    // cancel the newest atom, flip the (new) newest one
+    let mut c = typed(ETM4_PKT_I_CANCEL_F1);
+    c.cancel_elements = 1;
+    h.pkt(c);
+    h.pkt(typed(ETM4_PKT_I_MISPREDICT));
+    assert!(h.take().is_empty());
+    // N then (mispredicted E ->) N
+    let mut cm = typed(ETM4_PKT_I_COMMIT);
+    cm.commit_elements = 2;
+    h.pkt(cm);
+    let mut want: Vec<String> = SYNC_ELEMS[1..].iter().map(|s| s.to_string()).collect();
+    // elements carry the index of the packet they came from
+    want.push("4:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x1000:[0x100c] num_i(3) last_sz(4) (ISA=A64) N BR   <cond>)".into());
+    want.push("4:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x100c:[0x1014] num_i(2) last_sz(4) (ISA=A64) N BR  b+link )".into());
+    assert_eq!(h.take(), want);
+    // too many commits: error and unsync
+    h.pkt(cm);
+    assert_eq!(h.take(), vec!["8:10:OCSD_GEN_TRC_ELEM_NO_SYNC( [bad-packet])"]);
+    assert!(h.log.0[0].contains("Not enough elements to commit"), "{:?}", h.log.0);
+}
+
+#[test]
+fn trace_info_speculation_depth_is_committed_first() {
+    let mut h = Harness::new(cfg(8, false), &program());
+    h.sync_at(0x1000, 2);
+    h.take();
+    h.pkt(atoms("N"));
+    let mut cm = typed(ETM4_PKT_I_COMMIT);
+    cm.commit_elements = 2;
+    h.pkt(cm);
+    // the two unseen elements take the commit: nothing output
+    assert!(h.take().is_empty());
+    cm.commit_elements = 1;
+    h.pkt(cm);
+    let mut want: Vec<String> = SYNC_ELEMS[1..].iter().map(|s| s.to_string()).collect();
+    want.push("4:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x1000:[0x100c] num_i(3) last_sz(4) (ISA=A64) N BR   <cond>)".into());
+    assert_eq!(h.take(), want);
+}
+
+#[test]
+fn timestamps_and_cycle_counts_survive_cancel_and_discard() {
+    let mut h = Harness::new(cfg(8, false), &program());
+    h.sync_at(0x1000, 0);
+    h.take();
+    h.pkt(atoms("E"));
+    let mut ts = typed(ETM4_PKT_I_TIMESTAMP);
+    ts.ts.timestamp = 0x1234;
+    h.pkt(ts);
+    let mut c = typed(ETM4_PKT_I_CANCEL_F1);
+    c.cancel_elements = 1;
+    h.pkt(c);
+    let mut cc = typed(ETM4_PKT_I_CCNT_F1);
+    cc.cycle_count = 42;
+    h.pkt(cc);
+    h.pkt(typed(ETM4_PKT_I_DISCARD));
+    // the trace on and context elements were never committed: dropped
+    assert_eq!(
+        h.take(),
+        [
+            "5:10:OCSD_GEN_TRC_ELEM_TIMESTAMP( [ TS=0x000000001234]; )",
+            "7:10:OCSD_GEN_TRC_ELEM_CYCLE_COUNT( [CC=42]; )",
+            "8:10:OCSD_GEN_TRC_ELEM_NO_SYNC( [discard])",
+        ]
+    );
+    // waits for a new sync point
+    h.pkt(atoms("E"));
+    h.eot();
+    assert_eq!(h.take(), vec!["9:10:OCSD_GEN_TRC_ELEM_EO_TRACE( [end-of-trace])"]);
+}
+
+#[test]
+fn overflow_then_trace_on_reason() {
+    let mut h = Harness::new(cfg(0, false), &program());
+    h.sync_at(0x1000, 0);
+    h.pkt(atoms("E"));
+    h.take();
+    h.pkt(typed(ETM4_PKT_I_OVERFLOW));
+    assert_eq!(h.take(), vec!["5:10:OCSD_GEN_TRC_ELEM_NO_SYNC( [overflow])"]);
+    h.eot();
+    assert_eq!(h.take(), vec!["5:10:OCSD_GEN_TRC_ELEM_EO_TRACE( [overflow])"]);
+}
+
+#[test]
+fn memory_not_accessible_gives_addr_nacc() {
+    let mut h = Harness::new(cfg(0, false), &program());
+    h.sync_at(0x1020, 0);
+    h.take();
+    h.pkt(atoms("E"));
+    h.pkt(addr(0x8000));
+    h.pkt(atoms("E"));
+    let got = h.take();
+    assert_eq!(got.last().map(String::as_str), Some("6:10:OCSD_GEN_TRC_ELEM_ADDR_NACC( 0x8000; Memspace [0x2:EL1N] )"));
+    // walking off the end of memory: range, then NACC
+    let mut h = Harness::new(cfg(0, false), &[NOP, NOP]);
+    h.sync_at(0x1000, 0);
+    h.pkt(atoms("E"));
+    let got = h.take();
+    assert_eq!(
+        &got[got.len() - 2..],
+        [
+            "4:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x1000:[0x1008] num_i(2) last_sz(4) (ISA=A64) E --- )",
+            "4:10:OCSD_GEN_TRC_ELEM_ADDR_NACC( 0x1008; Memspace [0x2:EL1N] )",
+        ]
+    );
+}
+
+#[test]
+fn bad_packet_and_reset_unsync() {
+    let mut h = Harness::new(cfg(0, false), &program());
+    h.sync_at(0x1000, 0);
+    h.take();
+    h.pkt(typed(ETM4_PKT_I_RESERVED));
+    assert_eq!(
+        h.log.0,
+        vec!["DCD_ETMV4_0016 : 0x0019 (OCSD_ERR_BAD_DECODE_PKT) [Reserved or unknown packet in decoder.]; TrcIdx=4; CS ID=10; Reserved packet header"]
+    );
+    assert!(h.take().is_empty());
+    h.pkt(atoms("E"));
+    assert_eq!(h.take(), vec!["5:10:OCSD_GEN_TRC_ELEM_NO_SYNC( [bad-packet])"]);
+    // resync, then an explicit reset
+    h.sync_at(0x1000, 0);
+    h.pkt(atoms("E"));
+    assert_eq!(h.take().len(), 3);
+    h.dec.reset(0);
+    h.pkt(atoms("E"));
+    assert_eq!(h.take(), vec!["11:10:OCSD_GEN_TRC_ELEM_NO_SYNC( [reset-decoder])"]);
+}
+
+#[test]
+fn range_limit_and_bad_opcode_errors() {
+    let dec = EtmV4IPktDecoder::with_env(16, cfg(0, false), 2, false);
+    let mut h = Harness::with_dec(dec, &program());
+    h.sync_at(0x1000, 0);
+    h.take();
+    h.pkt(atoms("E"));
+    // trace on and context went out before the atom was processed
+    let mut want: Vec<String> = SYNC_ELEMS[1..].iter().map(|s| s.to_string()).collect();
+    want.push("4:10:OCSD_GEN_TRC_ELEM_NO_SYNC( [bad-packet])".into());
+    assert_eq!(h.take(), want);
+    assert_eq!(h.log.0.len(), 2);
+    assert!(h.log.0[0].ends_with("; Decode Instruction Range Limit Overrun"));
+    assert!(h.log.0[1].ends_with("TrcIdx=4; CS ID=10; Error processing atom packet."));
+
+    // an A64 word with a zero top half-word is invalid when checking
+    let mut h = Harness::new(cfg(0, false), &[NOP, 0x0000_1234, RET]);
+    h.dec.set_op_flags(crate::ete::types::ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK);
+    h.sync_at(0x1000, 0);
+    h.take();
+    h.pkt(atoms("E"));
+    assert_eq!(h.take().last().map(String::as_str), Some("4:10:OCSD_GEN_TRC_ELEM_NO_SYNC( [bad-packet])"));
+    assert!(h.log.0[0].contains("0x002c (OCSD_ERR_INVALID_OPCODE)"), "{:?}", h.log.0);
+    // without the check the word is just another instruction
+    let mut h = Harness::new(cfg(0, false), &[NOP, 0x0000_1234, RET]);
+    h.sync_at(0x1000, 0);
+    h.pkt(atoms("E"));
+    assert!(h.take().last().unwrap().contains("num_i(3)"));
+}
+
+#[test]
+fn corrupt_input_does_not_panic() {
+    // every packet type with odd field values, in a few orders
+    let types = [
+        ETM4_PKT_I_ASYNC,
+        ETM4_PKT_I_TRACE_INFO,
+        ETM4_PKT_I_TRACE_ON,
+        ETM4_PKT_I_ATOM_F6,
+        ETM4_PKT_I_EXCEPT,
+        ETE_PKT_I_PE_RESET,
+        ETM4_PKT_I_ADDR_CTXT_L_64IS0,
+        ETM4_PKT_I_ADDR_S_IS1,
+        ETM4_PKT_I_CTXT,
+        ETM4_PKT_I_Q,
+        ETE_PKT_I_SRC_ADDR_L_64IS0,
+        ETM4_PKT_I_COMMIT,
+        ETM4_PKT_I_CANCEL_F3,
+        ETM4_PKT_I_MISPREDICT,
+        ETM4_PKT_I_DISCARD,
+        ETM4_PKT_I_TIMESTAMP,
+        ETE_PKT_I_TS_MARKER,
+        ETE_PKT_I_TRANS_ST,
+        ETE_PKT_I_TRANS_FAIL,
+        ETE_PKT_I_ITE,
+        ETM4_PKT_I_EXCEPT_RTN,
+        ETM4_PKT_I_COND_I_F1,
+        ETM4_PKT_I_INCOMPLETE_EOT,
+        0x7fff_ffff,
+    ];
+    let mut seed = 0x1234_5678u32;
+    let mut rnd = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        seed
+    };
+    for max_spec in [0, 3, u32::MAX] {
+        let mut h = Harness::new(cfg(max_spec, true), &program());
+        for _ in 0..5000 {
+            let mut p = typed(types[rnd() as usize % types.len()]);
+            p.v_addr.val = BASE + (rnd() % 64) as u64;
+            p.v_addr_ISA = (rnd() & 1) as u8;
+            p.atom = ocsd_pkt_atom { En_bits: rnd(), num: (rnd() % 40) as u8 };
+            p.commit_elements = rnd() % 8;
+            p.cancel_elements = rnd() % 8;
+            p.curr_spec_depth = if rnd() % 50 == 0 { u32::MAX } else { rnd() % 4 };
+            p.context.set_updated(1);
+            p.context.set_SF(rnd() & 1);
+            p.context.set_EL(rnd() & 3);
+            p.exception_info.set_addr_interp(rnd() & 3);
+            p.Q_pkt.q_count = rnd() % 10;
+            p.Q_pkt.set_addr_present(rnd() & 1);
+            h.pkt(p);
+        }
+        h.eot();
+    }
+}
