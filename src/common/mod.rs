@@ -43,6 +43,20 @@ pub trait PacketOut<P> {
 
     /// The error logger for this component's messages.
     fn logger(&mut self) -> &mut dyn ErrorLog;
+
+    /// Raw bytes to the packet monitor only, not to the decoder or packet
+    /// sink (OpenCSD's `outputRawPacketToMonitor`: the ITM processor dumps
+    /// unsynchronised bytes this way). Never called with empty `raw`.
+    /// Stacks with a packet monitor must implement this.
+    fn raw_to_monitor(&mut self, _index_sop: ocsd_trc_index_t, _pkt: &P, _raw: &[u8]) {}
+
+    /// A packet to the decoder or packet sink only, not to the monitor
+    /// (OpenCSD's `outputDecodedPacket`). The default forwards through
+    /// [`PacketOut::packet`] with no raw bytes (OpenCSD never shows a
+    /// zero-sized packet on the monitor, so stacks skip empty `raw`).
+    fn decoded_packet(&mut self, index_sop: ocsd_trc_index_t, pkt: &P) -> ocsd_datapath_resp_t {
+        self.packet(index_sop, pkt, &[])
+    }
 }
 
 /// A protocol's packet processor: bytes of one trace ID in, packets out.
@@ -59,6 +73,23 @@ pub trait PacketProcessor {
         data: &[u8],
         out: &mut dyn PacketOut<Self::Packet>,
     ) -> (ocsd_datapath_resp_t, usize);
+
+    /// As [`PacketProcessor::process_data`], also given `tail`: the bytes
+    /// that follow `data` in the caller's buffer as OpenCSD lays it out
+    /// (for a frame deformatter: the rest of its `out_chan_data` array;
+    /// for a single source: the rest of the read buffer). OpenCSD's STM
+    /// processor over-reads its input when it dumps unsynchronised bytes to
+    /// the packet monitor; `tail` lets it show the same bytes. Processors
+    /// that never over-read ignore it.
+    fn process_data_with_tail(
+        &mut self,
+        index: ocsd_trc_index_t,
+        data: &[u8],
+        _tail: &[u8],
+        out: &mut dyn PacketOut<Self::Packet>,
+    ) -> (ocsd_datapath_resp_t, usize) {
+        self.process_data(index, data, out)
+    }
 
     /// End of trace: output any partial packet (as OpenCSD does, usually as
     /// an incomplete-EOT packet).
