@@ -45,6 +45,7 @@ pub const UNSYNC_EOT: unsync_info_t = 7;
 pub type trace_sync_marker_t = c_int;
 pub const ELEM_MARKER_TS: trace_sync_marker_t = 0;
 
+/// cbindgen:c-tag=_memtrans_t
 pub type trace_memtrans_t = c_int;
 pub const OCSD_MEM_TRANS_TRACE_INIT: trace_memtrans_t = 0;
 pub const OCSD_MEM_TRANS_START: trace_memtrans_t = 1;
@@ -60,6 +61,10 @@ pub const TS_PKT_DELAY: swt_itm_type = 4;
 pub const TS_PKT_TS_DELAY: swt_itm_type = 5;
 pub const TS_GLOBAL: swt_itm_type = 6;
 
+/// Event type (`trace_event_t::ev_type` holds one of `EVENT_*`).
+///
+/// cbindgen:c-tag=_event_t
+pub type event_t = c_int;
 pub const EVENT_UNKNOWN: u16 = 0;
 pub const EVENT_TRIGGER: u16 = 1;
 pub const EVENT_NUMBERED: u16 = 2;
@@ -78,6 +83,7 @@ pub struct trace_marker_payload_t {
     pub value: u32,
 }
 
+/// cbindgen:c-tag=_sw_ite_t
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct trace_sw_ite_t {
@@ -96,6 +102,8 @@ pub struct swt_itm_info {
 }
 
 /// The element-type-specific payload (an anonymous union in C).
+///
+/// cbindgen:ignore
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub union ocsd_gen_elem_payload {

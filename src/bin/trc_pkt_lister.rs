@@ -1,1 +1,591 @@
-fn main() {}
+//! `trc_pkt_lister`: list and decode the trace in a CoreSight snapshot,
+//! writing the same log as OpenCSD's test program of that name.
+
+use std::cell::RefCell;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::raw::c_void;
+use std::rc::Rc;
+use std::time::Instant;
+
+use opencsd_c_api::abi::gen_elem::ocsd_generic_trace_elem;
+use opencsd_c_api::abi::*;
+use opencsd_c_api::common::{ErrorLog, GenElemSink, OcsdError, TracePacket};
+use opencsd_c_api::dcd_tree::{DecodeTree, PacketObserver, RawFrameMonitor};
+use opencsd_c_api::printers::{gen_elem::write_elem_str, raw_frame::write_raw_frame};
+use opencsd_c_api::snapshot::{self, to_tree, Snapshot};
+
+const ETE_OPFLG_PKTDEC_SRCADDR_N_ATOMS: u32 = 0x0001_0000;
+const ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK: u32 = 0x0002_0000;
+
+/// Where the log goes: any of stdout, stderr and a file.
+struct Log {
+    stdout: bool,
+    stderr: bool,
+    file: Option<std::io::BufWriter<File>>,
+}
+
+impl Log {
+    fn msg(&mut self, s: &str) {
+        if self.stdout {
+            let _ = std::io::stdout().write_all(s.as_bytes());
+        }
+        if self.stderr {
+            let _ = std::io::stderr().write_all(s.as_bytes());
+        }
+        if let Some(f) = self.file.as_mut() {
+            let _ = f.write_all(s.as_bytes());
+        }
+    }
+    fn flush(&mut self) {
+        if let Some(f) = self.file.as_mut() {
+            let _ = f.flush();
+        }
+        let _ = std::io::stdout().flush();
+    }
+}
+
+type SharedLog = Rc<RefCell<Log>>;
+
+/// OpenCSD's default error logger writing into the log.
+struct ErrLogger {
+    log: SharedLog,
+    last: Option<OcsdError>,
+}
+
+impl ErrorLog for ErrLogger {
+    fn log_error(&mut self, component: &str, err: &OcsdError) {
+        if err.sev <= OCSD_ERR_SEV_INFO {
+            self.log.borrow_mut().msg(&format!("{} : {}", component, err.details()));
+        }
+        self.last = Some(err.clone());
+    }
+    fn log_message(&mut self, component: &str, sev: ocsd_err_severity_t, msg: &str) {
+        if sev <= OCSD_ERR_SEV_INFO {
+            self.log.borrow_mut().msg(&format!("{} : {}", component, msg));
+        }
+    }
+}
+
+/// Prints packets: as a monitor (with raw bytes) or as the sink.
+struct PacketPrinter {
+    log: SharedLog,
+    id: u8,
+    monitor: bool,
+    text: String,
+}
+
+impl PacketObserver for PacketPrinter {
+    fn packet(
+        &mut self,
+        op: ocsd_datapath_op_t,
+        index_sop: ocsd_trc_index_t,
+        pkt: Option<&dyn TracePacket>,
+        _pkt_ptr: *const c_void,
+        raw: &[u8],
+    ) -> ocsd_datapath_resp_t {
+        use std::fmt::Write as _;
+        self.text.clear();
+        match op {
+            OCSD_OP_DATA => {
+                let Some(p) = pkt else { return OCSD_RESP_CONT };
+                let _ = write!(self.text, "Idx:{}; ID:{:x};", index_sop, self.id);
+                if self.monitor {
+                    self.text.push_str(" [");
+                    for b in raw {
+                        let _ = write!(self.text, "0x{:02x} ", b);
+                    }
+                    self.text.push_str("];");
+                }
+                self.text.push('\t');
+                p.write_str(&mut self.text);
+                self.text.push('\n');
+            }
+            OCSD_OP_EOT => {
+                let _ = writeln!(self.text, "ID:{:x}\tEND OF TRACE DATA", self.id);
+            }
+            OCSD_OP_FLUSH => {
+                let _ = writeln!(self.text, "ID:{:x}\tFLUSH operation on trace decode path", self.id);
+            }
+            OCSD_OP_RESET => {
+                let _ = writeln!(self.text, "ID:{:x}\tRESET operation on trace decode path", self.id);
+            }
+            _ => {}
+        }
+        self.log.borrow_mut().msg(&self.text);
+        OCSD_RESP_CONT
+    }
+}
+
+struct ElemPrinter {
+    log: SharedLog,
+    ids: Option<Vec<u8>>,
+    text: String,
+    /// `-test_waits N`: answer WAIT to the first N elements (each printed
+    /// once), to exercise the WAIT / FLUSH path of the decoders.
+    test_waits: u32,
+}
+
+impl GenElemSink for ElemPrinter {
+    fn trace_elem_in(&mut self, index_sop: ocsd_trc_index_t, chan: u8, elem: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
+        if let Some(ids) = &self.ids {
+            if !ids.contains(&chan) {
+                return OCSD_RESP_CONT;
+            }
+        }
+        self.text.clear();
+        self.text.push_str(&format!("Idx:{}; ID:{:x}; ", index_sop, chan));
+        write_elem_str(elem, &mut self.text);
+        self.text.push('\n');
+        self.log.borrow_mut().msg(&self.text);
+        if self.test_waits > 0 {
+            self.test_waits -= 1;
+            return OCSD_RESP_WAIT;
+        }
+        OCSD_RESP_CONT
+    }
+}
+
+struct FramePrinter {
+    log: SharedLog,
+    text: String,
+}
+
+impl RawFrameMonitor for FramePrinter {
+    fn raw_frame(&mut self, op: ocsd_datapath_op_t, index: ocsd_trc_index_t, elem: ocsd_rawframe_elem_t, data: &[u8], id: u8) {
+        if op != OCSD_OP_DATA {
+            return;
+        }
+        self.text.clear();
+        write_raw_frame(&mut self.text, elem, index, data, id);
+        self.log.borrow_mut().msg(&self.text);
+    }
+}
+
+#[derive(Default)]
+struct Opts {
+    ss_dir: String,
+    src_name: String,
+    ids: Vec<u8>,
+    decode: bool,
+    decode_only: bool,
+    pkt_mon: bool,
+    raw_packed: bool,
+    raw_unpacked: bool,
+    dstream: bool,
+    tpiu: bool,
+    hsync: bool,
+    multi_session: bool,
+    no_time_print: bool,
+    stats: bool,
+    test_waits: u32,
+    add_flags: u32,
+}
+
+fn print_help(log: &mut Log) {
+    log.msg(concat!(
+        "Trace Packet Lister - commands\n\n",
+        "Snapshot:\n\n",
+        "-ss_dir <dir>       Set the directory path to a trace snapshot\n",
+        "-ss_verbose         Verbose output when reading the snapshot\n",
+        "\nDecode:\n\n",
+        "-id <n>             Set an ID to list (may be used multiple times) - default if no id set is for all IDs to be printed\n",
+        "-src_name <name>    List packets from a given snapshot source name (defaults to first source found)\n",
+        "-multi_session      List packets from all sources - assumes the sources are consecutive sessions of the same trace\n",
+        "-dstream_format     Input is DSTREAM framed.\n",
+        "-tpiu               Input from TPIU - sync by FSYNC.\n",
+        "-tpiu_hsync         Input from TPIU - sync by FSYNC and HSYNC.\n",
+        "-decode             Full decode of the packets from the trace snapshot (default is to list undecoded packets only\n",
+        "-decode_only        Does not list the undecoded packets, just the trace decode.\n",
+        "-o_raw_packed       Output raw packed trace frames\n",
+        "-o_raw_unpacked     Output raw unpacked trace data per ID\n",
+        "-test_waits <N>     Force wait from packet printer for N packets - test the wait/flush mechanisms for the decoder\n",
+        "-src_addr_n         ETE protocol: Split source address ranges on N atoms\n",
+        "-aa64_opcode_chk    Check for correct AA64 opcodes (MSW != 0x0000)\n",
+        "-direct_br_cond     Check for N atom on direct unconditional branch\n",
+        "-strict_br_cond     Strict conditional checks: N atom on unconditional branch\n",
+        "-range_cont         Check for range continuity\n",
+        "-halt_err           Halt on bad packet error\n",
+        "-stats              Output packet processing statistics (if available).\n",
+        "-no_time_print      Do not output elapsed time at end of decode.\n",
+        "\nOutput:\n",
+        "   Setting any of these options cancels the default output to file & stdout,\n   using _only_ the options supplied.\n\n",
+        "-logstdout          Output to stdout -> console.\n",
+        "-logstderr          Output to stderr.\n",
+        "-logfile            Output to default file - trc_pkt_lister.ppl\n",
+        "-logfilename <name> Output to file <name> \n",
+    ));
+}
+
+/// `strtoul(s, 0, 0)`
+fn c_num(s: &str) -> u64 {
+    snapshot::parse_c_ulong(s)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    std::process::exit(run(&args));
+}
+
+fn run(args: &[String]) -> i32 {
+    // logger options first
+    let (mut out_stdout, mut out_stderr, mut out_file) = (true, false, true);
+    let mut logfile = "trc_pkt_lister.ppl".to_string();
+    {
+        let (mut so, mut se, mut sf, mut changed) = (false, false, false, false);
+        let mut i = 1;
+        while i < args.len() {
+            match args[i].as_str() {
+                "-logstdout" => (so, changed) = (true, true),
+                "-logstderr" => (se, changed) = (true, true),
+                "-logfile" => (sf, changed) = (true, true),
+                "-logfilename" => {
+                    i += 1;
+                    match args.get(i) {
+                        Some(n) => {
+                            logfile = n.clone();
+                            sf = true;
+                            changed = true;
+                        }
+                        None => {
+                            println!("Bad logger command line options\nProgram Exiting");
+                            return -2;
+                        }
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        if changed {
+            (out_stdout, out_stderr, out_file) = (so, se, sf);
+        }
+    }
+    let file = if out_file { File::create(&logfile).ok().map(std::io::BufWriter::new) } else { None };
+    let log: SharedLog = Rc::new(RefCell::new(Log { stdout: out_stdout, stderr: out_stderr, file }));
+    let res = run_logged(args, &log);
+    log.borrow_mut().flush();
+    res
+}
+
+fn run_logged(args: &[String], log: &SharedLog) -> i32 {
+    let lmsg = |s: &str| log.borrow_mut().msg(s);
+    lmsg(&format!(
+        "Trace Packet Lister: CS Decode library testing\n-----------------------------------------------\n\n** Library Version : {}\n\n",
+        OCSD_VER_STRING
+    ));
+    let mut cl = format!("Test Command Line:-\n{}   ", args[0]);
+    for a in &args[1..] {
+        cl.push_str(a);
+        cl.push_str("  ");
+    }
+    cl.push_str("\n\n");
+    lmsg(&cl);
+
+    let mut o = Opts { ss_dir: "./".into(), ..Default::default() };
+    let mut i = 1;
+    while i < args.len() {
+        let a = args[i].as_str();
+        let mut next = || {
+            i += 1;
+            args.get(i).cloned()
+        };
+        match a {
+            "-ss_dir" => match next() {
+                Some(v) => o.ss_dir = v,
+                None => {
+                    lmsg("Trace Packet Lister : Error: Missing directory string on -ss_dir option\n");
+                    return -1;
+                }
+            },
+            "-id" => match next() {
+                Some(v) => {
+                    let id = c_num(&v) as u8;
+                    if id == 0 || id >= 0x70 {
+                        lmsg(&format!("Trace Packet Lister : Error: invalid ID number 0x{:x} on -id option\n", id));
+                        return -1;
+                    }
+                    o.ids.push(id);
+                }
+                None => {
+                    lmsg("Trace Packet Lister : Error: No ID number on -id option\n");
+                    return -1;
+                }
+            },
+            "-src_name" => match next() {
+                Some(v) => o.src_name = v,
+                None => {
+                    lmsg("Trace Packet Lister : Error: Missing source name string on -src_name option\n");
+                    return -1;
+                }
+            },
+            "-test_waits" => match next() {
+                Some(v) => o.test_waits = (c_num(&v) as i64).clamp(0, u32::MAX as i64) as u32,
+                None => {
+                    lmsg("Trace Packet Lister : Error: wait count value on -test_waits option\n");
+                    return -1;
+                }
+            },
+            "-macc_cache_p_size" | "-macc_cache_p_num" => {
+                let _ = next();
+            }
+            "-o_raw_packed" => o.raw_packed = true,
+            "-o_raw_unpacked" => o.raw_unpacked = true,
+            "-ss_verbose" | "-profile" | "-macc_cache_disable" => {}
+            "-decode" => o.decode = true,
+            "-pkt_mon" => o.pkt_mon = true,
+            "-decode_only" => {
+                o.decode_only = true;
+                o.decode = true;
+            }
+            "-src_addr_n" => o.add_flags |= ETE_OPFLG_PKTDEC_SRCADDR_N_ATOMS,
+            "-aa64_opcode_chk" => o.add_flags |= ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK,
+            "-direct_br_cond" => o.add_flags |= OCSD_OPFLG_N_UNCOND_DIR_BR_CHK,
+            "-strict_br_cond" => o.add_flags |= OCSD_OPFLG_STRICT_N_UNCOND_BR_CHK,
+            "-range_cont" => o.add_flags |= OCSD_OPFLG_CHK_RANGE_CONTINUE,
+            "-halt_err" => o.add_flags |= OCSD_OPFLG_PKTDEC_HALT_BAD_PKTS,
+            "-multi_session" => o.multi_session = true,
+            "-stats" => o.stats = true,
+            "-no_time_print" => o.no_time_print = true,
+            "-dstream_format" => o.dstream = true,
+            "-tpiu" => o.tpiu = true,
+            "-tpiu_hsync" => {
+                o.tpiu = true;
+                o.hsync = true;
+            }
+            "-help" | "--help" | "-h" => {
+                print_help(&mut log.borrow_mut());
+                return -1;
+            }
+            "-logstdout" | "-logstderr" | "-logfile" => {}
+            "-logfilename" => {
+                let _ = next();
+            }
+            other => lmsg(&format!("Trace Packet Lister : Warning: Ignored unknown option {}.\n", other)),
+        }
+        i += 1;
+    }
+
+    lmsg(&format!("Trace Packet Lister : reading snapshot from path {}\n", o.ss_dir));
+    if !snapshot::snapshot_found(&o.ss_dir) {
+        lmsg(&format!("Trace Packet Lister : Snapshot path{} not found\n", o.ss_dir));
+        return 0;
+    }
+    let snap = match Snapshot::read(&o.ss_dir) {
+        Ok(s) => s,
+        Err(_) => {
+            lmsg("Trace Packet Lister : Failed to read snapshot\n");
+            return 0;
+        }
+    };
+    let names = snap.buffer_names();
+    if names.is_empty() {
+        lmsg("Trace Packet Lister : No trace source buffer names found\n");
+        return 0;
+    }
+    if o.src_name.is_empty() {
+        o.src_name = names[0].clone();
+    } else if !names.contains(&o.src_name) {
+        let mut m = format!("Trace Packet Lister : Trace source name {} not found\n", o.src_name);
+        m.push_str("Valid source names are:-\n");
+        for n in &names {
+            m.push_str(n);
+            m.push('\n');
+        }
+        lmsg(&m);
+        return 0;
+    }
+    lmsg(&format!("Using {} as trace source\n", o.src_name));
+    list_trace(&o, &snap, &names, log);
+    0
+}
+
+fn list_trace(o: &Opts, snap: &Snapshot, names: &[String], log: &SharedLog) {
+    let lmsg = |s: &str| log.borrow_mut().msg(s);
+    let err_logger = Box::new(ErrLogger { log: log.clone(), last: None });
+    let Some(built) = to_tree::create_tree(snap, &o.src_name, !o.decode, o.add_flags, err_logger) else {
+        return;
+    };
+    let mut tree = built.tree;
+
+    // packet printers
+    let mut printers = 0;
+    if !o.decode_only {
+        for id in tree.element_ids() {
+            if !o.ids.is_empty() && !o.ids.contains(&id) {
+                continue;
+            }
+            let name = tree.decoder_mut(id).map(|d| d.decoder_name().to_string()).unwrap_or_default();
+            let monitor = o.decode || o.pkt_mon;
+            let printer = Box::new(PacketPrinter { log: log.clone(), id, monitor, text: String::new() });
+            let ok = match tree.decoder_mut(id) {
+                Some(d) => {
+                    if monitor {
+                        d.set_monitor(Some(printer));
+                        true
+                    } else {
+                        d.set_sink(Some(printer)) == OCSD_OK
+                    }
+                }
+                None => false,
+            };
+            if ok {
+                printers += 1;
+                lmsg(&format!("Trace Packet Lister : Protocol printer {} on Trace ID 0x{:x}\n", name, id));
+            } else {
+                lmsg(&format!("Trace Packet Lister : Failed to Protocol printer {} on Trace ID 0x{:x}\n", name, id));
+            }
+        }
+    }
+
+    // frame demux
+    if let Some(d) = tree.deformatter_mut() {
+        let mut flags = d.config_flags();
+        if o.tpiu {
+            flags |= OCSD_DFRMTR_HAS_FSYNCS;
+            flags &= !OCSD_DFRMTR_FRAME_MEM_ALIGN;
+        }
+        if o.hsync {
+            flags |= OCSD_DFRMTR_HAS_HSYNCS;
+        }
+        if flags == 0 {
+            flags = OCSD_DFRMTR_FRAME_MEM_ALIGN;
+        }
+        if o.raw_packed {
+            flags |= OCSD_DFRMTR_PACKED_RAW_OUT;
+        }
+        if o.raw_unpacked {
+            flags |= OCSD_DFRMTR_UNPACKED_RAW_OUT;
+        }
+        tree.configure_deformatter(flags);
+        if o.raw_packed || o.raw_unpacked {
+            tree.set_raw_monitor(Some(Box::new(FramePrinter { log: log.clone(), text: String::new() })));
+        }
+    }
+
+    if o.decode {
+        let ids = if o.ids.is_empty() { None } else { Some(o.ids.clone()) };
+        tree.set_elem_sink(Some(Box::new(ElemPrinter { log: log.clone(), ids, text: String::new(), test_waits: o.test_waits })));
+        lmsg("Trace Packet Lister : Set trace element decode printer\n");
+        let mut m = String::from("Gen_Info : Mapped Memory Accessors\n");
+        for a in tree.mapper.describe_each() {
+            m.push_str("Gen_Info : ");
+            m.push_str(&a);
+            m.push('\n');
+        }
+        m.push_str("Gen_Info : ========================\n");
+        lmsg(&m);
+    }
+
+    if !(o.decode || printers > 0) {
+        lmsg("Trace Packet Lister : No supported protocols found.\n");
+        return;
+    }
+    if !o.ids.is_empty() {
+        tree.set_id_filter(Some(&o.ids));
+    }
+
+    if o.multi_session {
+        let total = names.len();
+        for (n, name) in names.iter().enumerate() {
+            lmsg(&format!("####### Multi Session decode: Buffer {} of {}; Source name = {}.\n\n", n + 1, total, name));
+            let Some(b) = snap.buffer(name) else {
+                lmsg(&format!(
+                    "Trace Packet Lister : ERROR : Multi-session decode for buffer {} - buffer not found. Aborting.\n\n",
+                    name
+                ));
+                break;
+            };
+            if !process_file(o, &mut tree, &snap.path_of(&b.file), log) {
+                lmsg(&format!("Trace Packet Lister : ERROR : Multi-session decode for buffer {} failed. Aborting.\n\n", name));
+                break;
+            }
+            lmsg(&format!("####### Buffer {} : {} Complete\n\n", n + 1, name));
+        }
+    } else {
+        process_file(o, &mut tree, &built.buffer_file, log);
+    }
+}
+
+/// Feed one trace file through the tree. Returns false on a fatal error.
+fn process_file(o: &Opts, tree: &mut DecodeTree, path: &str, log: &SharedLog) -> bool {
+    let lmsg = |s: &str| log.borrow_mut().msg(s);
+    let Ok(mut f) = File::open(path) else {
+        lmsg("Trace Packet Lister : Error : Unable to open trace buffer.\n");
+        return false;
+    };
+    let start = Instant::now();
+    let mut buf = [0u8; 1024];
+    let mut index: u32 = 0;
+    let mut resp = OCSD_RESP_CONT;
+    let mut eof = false;
+    // C++ istream semantics: a short read sets EOF; the buffer keeps old
+    // bytes beyond what was read.
+    let read_into = |f: &mut File, dst: &mut [u8], eof: &mut bool| -> usize {
+        let mut got = 0;
+        while got < dst.len() {
+            match f.read(&mut dst[got..]) {
+                Ok(0) => {
+                    *eof = true;
+                    break;
+                }
+                Ok(n) => got += n,
+                Err(_) => {
+                    *eof = true;
+                    break;
+                }
+            }
+        }
+        got
+    };
+    while !eof && !resp_is_fatal(resp) {
+        let want = if o.dstream { 512 - 8 } else { 1024 };
+        let n = read_into(&mut f, &mut buf[..want], &mut eof);
+        let mut done = 0usize;
+        while done < n && !resp_is_fatal(resp) {
+            if resp_is_cont(resp) {
+                let (r, used) = tree.data_in(OCSD_OP_DATA, index, &buf[done..n]);
+                resp = r;
+                done += used;
+                index = index.wrapping_add(used as u32);
+            } else {
+                let (r, _) = tree.data_in(OCSD_OP_FLUSH, 0, &[]);
+                resp = r;
+            }
+        }
+        if o.dstream {
+            let mut footer = [0u8; 8];
+            footer.copy_from_slice(&buf[..8]);
+            let got = read_into(&mut f, &mut footer, &mut eof);
+            let _ = got;
+            if o.raw_packed {
+                let mut m = String::from("DSTREAM footer [");
+                for b in footer {
+                    m.push_str(&format!("0x{:x} ", b));
+                }
+                m.push_str("]\n");
+                lmsg(&m);
+            }
+            buf[..8].copy_from_slice(&footer);
+        }
+    }
+    if resp_is_fatal(resp) {
+        lmsg("Trace Packet Lister : Data Path fatal error\n");
+        return false;
+    }
+    tree.data_in(OCSD_OP_EOT, 0, &[]);
+    let mut m = format!("Trace Packet Lister : Trace buffer done, processed {} bytes", index);
+    if o.no_time_print {
+        m.push_str(".\n");
+    } else {
+        m.push_str(&format!(" in {:.8} seconds.\n", start.elapsed().as_secs_f64()));
+    }
+    lmsg(&m);
+    if o.multi_session {
+        tree.data_in(OCSD_OP_RESET, 0, &[]);
+    }
+    if o.stats {
+        lmsg("\nReading packet decoder statistics....\n\n");
+    }
+    true
+}

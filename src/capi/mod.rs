@@ -1,1 +1,878 @@
-//! (in progress)
+//! The C API: OpenCSD 1.8.0's `libopencsd_c_api` functions
+//! (`opencsd/c_api/opencsd_c_api.h`), with its signatures and behaviour.
+//!
+//! Each function checks its pointers and lengths, converts them, and calls
+//! the safe Rust core; no panic crosses the C boundary (every body runs
+//! under `catch_unwind` and answers OpenCSD's error on a panic).
+//!
+//! Where OpenCSD would dereference a NULL pointer or an unknown handle (and
+//! crash), these functions return an error instead: `OCSD_ERR_INVALID_PARAM_VAL`
+//! (or the function's own "no tree" code where OpenCSD checks the handle:
+//! `OCSD_RESP_FATAL_NOT_INIT` for `ocsd_dt_process_data`, `OCSD_ERR_NOT_INIT`
+//! for the printers and the string-print callback), or do nothing for
+//! `void` functions. Decode tree handles are never reused, so a destroyed
+//! handle is refused the same way.
+//!
+//! Other documented differences from OpenCSD:
+//! - memory buffers given to `ocsd_dt_add_buffer_mem_acc` are copied (OpenCSD
+//!   keeps the client's pointer);
+//! - memory access caching (`ocsd_dt_set_mem_acc_cacheing`) validates its
+//!   arguments as OpenCSD does but changes nothing: accessors already read
+//!   from memory (files are loaded once), so there is no cache to size;
+//! - a formatted tree refuses decoders for reserved trace IDs (0, 0x70 to
+//!   0x7F) with `OCSD_ERR_INVALID_ID`.
+#![allow(non_camel_case_types, non_snake_case)]
+
+pub mod adapters;
+pub mod builtin;
+pub mod custom;
+pub mod custom_dcd;
+pub mod handles;
+pub mod logger;
+pub mod types;
+
+#[cfg(test)]
+mod tests;
+
+use std::ffi::CStr;
+use std::os::raw::{c_char, c_int, c_uchar, c_void};
+use std::sync::Arc;
+
+use crate::abi::gen_elem::*;
+use crate::abi::*;
+use crate::common::OcsdError;
+use crate::dcd_tree::DecodeTree;
+use crate::mem::{Accessor, MemMapper, Source};
+use adapters::*;
+use custom::ocsd_extern_dcd_fact_t;
+use handles::TreeHandle;
+pub use types::*;
+
+/// Run a C API function body; a panic answers `$fail`.
+macro_rules! ffi_guard {
+    ($fail:expr, $body:block) => {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| $body)) {
+            Ok(v) => v,
+            Err(_) => $fail,
+        }
+    };
+}
+
+/// Run `f` on the tree of a live handle; `missing` for any other handle.
+fn with_tree<R>(handle: dcd_tree_handle_t, missing: R, f: impl FnOnce(&mut TreeHandle) -> R) -> R {
+    match handles::lookup(handle) {
+        // SAFETY: the registry holds only pointers from Box::into_raw of
+        // live trees; a tree is used by one thread at a time (API contract).
+        Some(p) => f(unsafe { &mut *p.0 }),
+        None => missing,
+    }
+}
+
+/// A C string argument (`None` for NULL).
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string.
+unsafe fn c_string(p: *const c_char) -> Option<String> {
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: non-NULL and NUL-terminated per the contract.
+    Some(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}
+
+/// Copy `s` into the C buffer as `strncpy(buffer, s, size - 1);
+/// buffer[size - 1] = 0;` does: truncated to `size - 1` bytes, always
+/// terminated.
+///
+/// # Safety
+/// `buffer` must be writable for `size` (>= 1) bytes.
+pub(crate) unsafe fn copy_str_to_c(s: &str, buffer: *mut c_char, size: c_int) {
+    if buffer.is_null() || size < 1 {
+        return;
+    }
+    let size = size as usize;
+    let bytes = s.as_bytes();
+    let bytes = &bytes[..bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len())];
+    let n = bytes.len().min(size - 1);
+    // SAFETY: `buffer` holds `size` bytes per the contract; `n < size`.
+    unsafe {
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), buffer as *mut u8, n);
+        std::ptr::write_bytes((buffer as *mut u8).add(n), 0, size - n);
+    }
+}
+
+fn is_custom_protocol(p: ocsd_trace_protocol_t) -> bool {
+    (OCSD_PROTOCOL_CUSTOM_0..OCSD_PROTOCOL_END).contains(&p)
+}
+
+static VERSION_STR: &[u8] = b"1.8.0\0";
+
+// ---------------------------------------------------------------------------
+// Library version
+
+/// Library version: `MMMMnnpp` (major, minor, patch).
+#[no_mangle]
+pub extern "C" fn ocsd_get_version() -> u32 {
+    OCSD_VER_NUM
+}
+
+/// Library version string.
+#[no_mangle]
+pub extern "C" fn ocsd_get_version_str() -> *const c_char {
+    VERSION_STR.as_ptr() as *const c_char
+}
+
+// ---------------------------------------------------------------------------
+// Decode tree
+
+/// Create a decode tree; `C_API_INVALID_TREE_HANDLE` on failure.
+#[no_mangle]
+pub extern "C" fn ocsd_create_dcd_tree(src_type: ocsd_dcd_tree_src_t, deformatterCfgFlags: u32) -> dcd_tree_handle_t {
+    ffi_guard!(C_API_INVALID_TREE_HANDLE, {
+        match DecodeTree::new(src_type, deformatterCfgFlags, Box::new(logger::DefaultLog)) {
+            Ok(tree) => handles::insert(|id| Box::new(TreeHandle::new(id, tree))),
+            Err(_) => C_API_INVALID_TREE_HANDLE,
+        }
+    })
+}
+
+/// Destroy a decode tree and its decoders, accessors and callbacks.
+#[no_mangle]
+pub extern "C" fn ocsd_destroy_dcd_tree(handle: dcd_tree_handle_t) {
+    ffi_guard!((), {
+        if let Some(p) = handles::remove(handle) {
+            // SAFETY: the pointer came from Box::into_raw and was just taken
+            // out of the registry, so it is dropped exactly once.
+            let tree = unsafe { Box::from_raw(p.0) };
+            logger::drop_tree_callback(tree.id);
+            drop(tree);
+        }
+    })
+}
+
+/// Trace data in (or a DATA / EOT / FLUSH / RESET operation).
+#[no_mangle]
+pub extern "C" fn ocsd_dt_process_data(
+    handle: dcd_tree_handle_t,
+    op: ocsd_datapath_op_t,
+    index: ocsd_trc_index_t,
+    dataBlockSize: u32,
+    pDataBlock: *const u8,
+    numBytesProcessed: *mut u32,
+) -> ocsd_datapath_resp_t {
+    ffi_guard!(OCSD_RESP_FATAL_SYS_ERR, {
+        let set_used = |n: u32| {
+            if !numBytesProcessed.is_null() {
+                // SAFETY: checked non-NULL; the client's count location.
+                unsafe { *numBytesProcessed = n };
+            }
+        };
+        with_tree(handle, OCSD_RESP_FATAL_NOT_INIT, |t| {
+            if t.tree.src_type() == OCSD_TRC_SRC_SINGLE && t.tree.decoder_for_cs_id(0).is_none() {
+                set_used(0);
+                return OCSD_RESP_FATAL_NOT_INIT;
+            }
+            let data: &[u8] = if op == OCSD_OP_DATA {
+                if numBytesProcessed.is_null() {
+                    return OCSD_RESP_FATAL_INVALID_PARAM;
+                }
+                if pDataBlock.is_null() || dataBlockSize == 0 {
+                    &[]
+                } else {
+                    // SAFETY: the client's block of `dataBlockSize` bytes,
+                    // checked non-NULL.
+                    unsafe { std::slice::from_raw_parts(pDataBlock, dataBlockSize as usize) }
+                }
+            } else {
+                &[]
+            };
+            let (resp, used) = t.tree.data_in(op, index, data);
+            if op == OCSD_OP_DATA {
+                set_used(used as u32);
+            }
+            resp
+        })
+    })
+}
+
+/// Set the generic trace element output callback.
+#[no_mangle]
+pub extern "C" fn ocsd_dt_set_gen_elem_outfn(handle: dcd_tree_handle_t, pFn: FnTraceElemIn, p_context: *const c_void) -> ocsd_err_t {
+    ffi_guard!(OCSD_ERR_FAIL, {
+        with_tree(handle, OCSD_ERR_INVALID_PARAM_VAL, |t| match pFn {
+            Some(f) => {
+                t.tree.set_elem_sink(Some(Box::new(CElemSink { f, ctx: Ctx(p_context) })));
+                OCSD_OK
+            }
+            None => OCSD_ERR_INVALID_PARAM_VAL,
+        })
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Decoders
+
+/// Create a decoder registered under `decoder_name` (built-in or custom)
+/// from its configuration struct; its trace ID is written to `*pCSID`.
+#[no_mangle]
+pub extern "C" fn ocsd_dt_create_decoder(
+    handle: dcd_tree_handle_t,
+    decoder_name: *const c_char,
+    create_flags: c_int,
+    decoder_cfg: *const c_void,
+    pCSID: *mut c_uchar,
+) -> ocsd_err_t {
+    ffi_guard!(OCSD_ERR_FAIL, {
+        // SAFETY: the client's decoder name, NULL or NUL-terminated.
+        let Some(name) = (unsafe { c_string(decoder_name) }) else { return OCSD_ERR_INVALID_PARAM_VAL };
+        if pCSID.is_null() {
+            return OCSD_ERR_INVALID_PARAM_VAL;
+        }
+        with_tree(handle, OCSD_ERR_INVALID_PARAM_VAL, |t| {
+            let formatted = t.tree.src_type() == OCSD_TRC_SRC_FRAME_FORMATTED;
+            let res = if let Some(fact) = custom_dcd::find_by_name(&name) {
+                create_custom(t, &name, &fact, create_flags, decoder_cfg, formatted)
+            } else {
+                // SAFETY: the client's config struct for the named decoder.
+                match unsafe { builtin::builtin_cfg_from_ptr(&name, decoder_cfg) } {
+                    Ok(cfg) => crate::dcd_tree::registry::create_builtin(&name, &*cfg, create_flags as u32)
+                        .and_then(|dec| t.tree.add_decoder(dec)),
+                    Err(e) => Err(e),
+                }
+            };
+            match res {
+                Ok(csid) => {
+                    // SAFETY: checked non-NULL; the client's result location.
+                    unsafe { *pCSID = csid };
+                    OCSD_OK
+                }
+                Err(e) => e,
+            }
+        })
+    })
+}
+
+fn create_custom(
+    t: &mut TreeHandle,
+    name: &str,
+    fact: &ocsd_extern_dcd_fact_t,
+    create_flags: c_int,
+    cfg: *const c_void,
+    formatted: bool,
+) -> Result<u8, ocsd_err_t> {
+    let Some(csid_fn) = fact.csidFromConfig else { return Err(OCSD_ERR_NOT_INIT) };
+    let mut csid: c_uchar = 0;
+    // SAFETY: the factory's function, given the client's config pointer as
+    // is and a valid result location.
+    let err = unsafe { csid_fn(cfg, &mut csid) };
+    if err != OCSD_OK {
+        return Err(err);
+    }
+    if formatted && !is_valid_cs_src_id(csid) {
+        return Err(OCSD_ERR_INVALID_ID);
+    }
+    if t.tree.decoder_for_cs_id(csid).is_some() {
+        return Err(OCSD_ERR_ATTACH_TOO_MANY);
+    }
+    let flags = if formatted { create_flags | OCSD_CREATE_FLG_INST_ID as c_int } else { create_flags };
+    // SAFETY: the client's config pointer, passed to its own factory.
+    let dec = unsafe { custom_dcd::create(name, fact, flags, cfg, csid) }?;
+    t.tree.add_decoder(Box::new(dec))?;
+    Ok(csid)
+}
+
+/// Remove and destroy the decoder of trace ID `CSID`.
+#[no_mangle]
+pub extern "C" fn ocsd_dt_remove_decoder(handle: dcd_tree_handle_t, CSID: c_uchar) -> ocsd_err_t {
+    ffi_guard!(OCSD_ERR_FAIL, {
+        with_tree(handle, OCSD_ERR_INVALID_PARAM_VAL, |t| {
+            if t.tree.src_type() == OCSD_TRC_SRC_FRAME_FORMATTED {
+                if !is_valid_cs_src_id(CSID) {
+                    return OCSD_ERR_INVALID_ID;
+                }
+                // removing an ID with no decoder is not an error in OpenCSD
+                let _ = t.tree.remove_decoder(CSID);
+            } else {
+                let _ = t.tree.remove_decoder(0);
+            }
+            OCSD_OK
+        })
+    })
+}
+
+/// Attach a packet sink (`FnDefPktDataIn`) or packet monitor
+/// (`FnDefPktDataMon`) callback to the decoder of trace ID `CSID`.
+#[no_mangle]
+pub extern "C" fn ocsd_dt_attach_packet_callback(
+    handle: dcd_tree_handle_t,
+    CSID: c_uchar,
+    callback_type: ocsd_c_api_cb_types,
+    p_fn_callback_data: *mut c_void,
+    p_context: *const c_void,
+) -> ocsd_err_t {
+    ffi_guard!(OCSD_ERR_FAIL, {
+        with_tree(handle, OCSD_ERR_INVALID_PARAM_VAL, |t| {
+            let Some(dec) = t.tree.decoder_for_cs_id(CSID) else { return OCSD_ERR_INVALID_ID };
+            let protocol = dec.protocol();
+            let known = builtin::has_packet_callbacks(protocol) || is_custom_protocol(protocol);
+            match callback_type {
+                OCSD_C_API_CB_PKT_SINK => {
+                    if !known {
+                        return OCSD_ERR_NO_PROTOCOL;
+                    }
+                    if p_fn_callback_data.is_null() {
+                        return OCSD_ERR_INVALID_PARAM_VAL;
+                    }
+                    // SAFETY: for OCSD_C_API_CB_PKT_SINK the client passes a
+                    // non-NULL FnDefPktDataIn (checked).
+                    let f = unsafe {
+                        std::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const c_void, ocsd_datapath_op_t, ocsd_trc_index_t, *const c_void) -> ocsd_datapath_resp_t>(p_fn_callback_data)
+                    };
+                    dec.set_sink(Some(Box::new(CPktSink { f, ctx: Ctx(p_context) })))
+                }
+                OCSD_C_API_CB_PKT_MON => {
+                    if !known {
+                        return OCSD_ERR_NO_PROTOCOL;
+                    }
+                    if p_fn_callback_data.is_null() {
+                        return OCSD_ERR_INVALID_PARAM_VAL;
+                    }
+                    // SAFETY: for OCSD_C_API_CB_PKT_MON the client passes a
+                    // non-NULL FnDefPktDataMon (checked).
+                    let f = unsafe {
+                        std::mem::transmute::<*mut c_void, unsafe extern "C" fn(*const c_void, ocsd_datapath_op_t, ocsd_trc_index_t, *const c_void, u32, *const u8)>(p_fn_callback_data)
+                    };
+                    dec.set_monitor(Some(Box::new(CPktMon { f, ctx: Ctx(p_context) })));
+                    OCSD_OK
+                }
+                _ => OCSD_ERR_INVALID_PARAM_VAL,
+            }
+        })
+    })
+}
+
+/// The packet processing statistics of trace ID `CSID`: `*p_stats_block`
+/// points to a block owned by the tree, valid until the tree is destroyed
+/// or the statistics are read again.
+#[no_mangle]
+pub extern "C" fn ocsd_dt_get_decode_stats(handle: dcd_tree_handle_t, CSID: c_uchar, p_stats_block: *mut *mut ocsd_decode_stats_t) -> ocsd_err_t {
+    ffi_guard!(OCSD_ERR_FAIL, {
+        if p_stats_block.is_null() {
+            return OCSD_ERR_INVALID_PARAM_VAL;
+        }
+        with_tree(handle, OCSD_ERR_INVALID_PARAM_VAL, |t| {
+            let slot = if t.tree.src_type() == OCSD_TRC_SRC_SINGLE { 0 } else { CSID as usize };
+            let demux = t.tree.demux_stats().unwrap_or_default();
+            let Some(dec) = t.tree.decoder_for_cs_id(CSID) else { return OCSD_ERR_INVALID_PARAM_VAL };
+            match dec.decode_stats() {
+                Ok(mut s) => {
+                    s.demux = demux;
+                    let block = &mut t.stats[slot];
+                    *block = s;
+                    // SAFETY: checked non-NULL; the client's result location.
+                    unsafe { *p_stats_block = block as *mut ocsd_decode_stats_t };
+                    OCSD_OK
+                }
+                Err(e) => e,
+            }
+        })
+    })
+}
+
+/// Reset the statistics of trace ID `CSID` and the tree's demux statistics.
+#[no_mangle]
+pub extern "C" fn ocsd_dt_reset_decode_stats(handle: dcd_tree_handle_t, CSID: c_uchar) -> ocsd_err_t {
+    ffi_guard!(OCSD_ERR_FAIL, {
+        with_tree(handle, OCSD_ERR_INVALID_PARAM_VAL, |t| {
+            let Some(dec) = t.tree.decoder_for_cs_id(CSID) else { return OCSD_ERR_INVALID_PARAM_VAL };
+            let err = dec.reset_decode_stats();
+            if err != OCSD_OK {
+                return err;
+            }
+            t.tree.reset_demux_stats();
+            OCSD_OK
+        })
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Default error logger
+
+/// Set the library error logger verbosity; create an output logger
+/// (printing to stderr) if `create_output_logger` is non-zero.
+#[no_mangle]
+pub extern "C" fn ocsd_def_errlog_init(verbosity: ocsd_err_severity_t, create_output_logger: c_int) -> ocsd_err_t {
+    ffi_guard!(OCSD_ERR_NOT_INIT, {
+        logger::init(verbosity, create_output_logger != 0);
+        OCSD_OK
+    })
+}
+
+/// Choose the output logger's outputs (`C_API_MSGLOGOUT_FLG_*`) and file.
+#[no_mangle]
+pub extern "C" fn ocsd_def_errlog_config_output(output_flags: c_int, log_file_name: *const c_char) -> ocsd_err_t {
+    ffi_guard!(OCSD_ERR_NOT_INIT, {
+        // SAFETY: the client's file name, NULL or NUL-terminated.
+        let name = unsafe { c_string(log_file_name) };
+        logger::config_output(output_flags & C_API_MSGLOGOUT_MASK, name)
+    })
+}
+
+/// Also send the output logger's strings to the client's callback.
+#[no_mangle]
+pub extern "C" fn ocsd_def_errlog_set_strprint_cb(handle: dcd_tree_handle_t, p_context: *mut c_void, p_str_print_cb: FnDefLoggerPrintStrCB) -> ocsd_err_t {
+    ffi_guard!(OCSD_ERR_NOT_INIT, {
+        with_tree(handle, OCSD_ERR_NOT_INIT, |t| {
+            let print: Arc<dyn Fn(&str) + Send + Sync> = match p_str_print_cb {
+                Some(f) => str_print_cb(f, Ctx(p_context)),
+                None => Arc::new(|_: &str| {}),
+            };
+            logger::set_str_callback(logger::StrCallback { tree_id: t.id, print })
+        })
+    })
+}
+
+/// Print a message through the output logger (if there is one).
+#[no_mangle]
+pub extern "C" fn ocsd_def_errlog_msgout(msg: *const c_char) {
+    ffi_guard!((), {
+        // SAFETY: the client's message, NULL or NUL-terminated.
+        if let Some(m) = unsafe { c_string(msg) } {
+            logger::msg_out(&m);
+        }
+    })
+}
+
+/// The last error logged: its code (`OCSD_OK` if none), trace index,
+/// channel ID and text.
+#[no_mangle]
+pub extern "C" fn ocsd_get_last_err(index: *mut ocsd_trc_index_t, chan_id: *mut u8, message: *mut c_char, message_len: c_int) -> ocsd_err_t {
+    ffi_guard!(OCSD_ERR_FAIL, {
+        let (code, idx, chan, text) = match logger::last_error() {
+            Some(e) => (e.code, e.idx, e.chan_id, e.error_string()),
+            None => (OCSD_OK, OCSD_BAD_TRC_INDEX, OCSD_BAD_CS_SRC_ID, String::new()),
+        };
+        if !index.is_null() {
+            // SAFETY: checked non-NULL; the client's result location.
+            unsafe { *index = idx };
+        }
+        if !chan_id.is_null() {
+            // SAFETY: checked non-NULL; the client's result location.
+            unsafe { *chan_id = chan };
+        }
+        // SAFETY: the client's buffer of `message_len` bytes (NULL / short
+        // buffers are skipped by copy_str_to_c).
+        unsafe { copy_str_to_c(&text, message, message_len) };
+        code
+    })
+}
+
+/// The text of an error code, as OpenCSD prints it.
+#[no_mangle]
+pub extern "C" fn ocsd_err_str(err: ocsd_err_t, buffer: *mut c_char, buffer_size: c_int) {
+    ffi_guard!((), {
+        let text = OcsdError::new(OCSD_ERR_SEV_ERROR, err).error_string();
+        // SAFETY: the client's buffer of `buffer_size` bytes (NULL / short
+        // buffers are skipped by copy_str_to_c).
+        unsafe { copy_str_to_c(&text, buffer, buffer_size) };
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Text of packets and elements
+
+/// The text of a protocol packet (built-in or custom protocol).
+#[no_mangle]
+pub extern "C" fn ocsd_pkt_str(pkt_protocol: ocsd_trace_protocol_t, p_pkt: *const c_void, buffer: *mut c_char, buffer_size: c_int) -> ocsd_err_t {
+    ffi_guard!(OCSD_ERR_FAIL, {
+        if buffer.is_null() || buffer_size < 2 {
+            return OCSD_ERR_INVALID_PARAM_VAL;
+        }
+        // SAFETY: checked non-NULL, at least 2 bytes.
+        unsafe { *buffer = 0 };
+        if is_custom_protocol(pkt_protocol) {
+            // SAFETY: the buffer holds `buffer_size` bytes; the packet goes
+            // to the factory as is.
+            return unsafe { custom_dcd::protocol_to_str(pkt_protocol, p_pkt, buffer, buffer_size) };
+        }
+        if !builtin::has_packet_callbacks(pkt_protocol) {
+            return OCSD_ERR_NO_PROTOCOL;
+        }
+        if p_pkt.is_null() {
+            return OCSD_ERR_INVALID_PARAM_VAL;
+        }
+        let mut s = String::new();
+        // SAFETY: the client's packet struct of `pkt_protocol`, non-NULL.
+        let err = unsafe { builtin::builtin_pkt_str(pkt_protocol, p_pkt, &mut s) }.unwrap_or(OCSD_ERR_NO_PROTOCOL);
+        if !s.is_empty() {
+            // SAFETY: the buffer holds `buffer_size` bytes.
+            unsafe { copy_str_to_c(&s, buffer, buffer_size) };
+        }
+        err
+    })
+}
+
+/// The text of a generic trace element.
+#[no_mangle]
+pub extern "C" fn ocsd_gen_elem_str(p_pkt: *const ocsd_generic_trace_elem, buffer: *mut c_char, buffer_size: c_int) -> ocsd_err_t {
+    ffi_guard!(OCSD_ERR_FAIL, {
+        if buffer.is_null() || buffer_size < 2 || p_pkt.is_null() {
+            return OCSD_ERR_INVALID_PARAM_VAL;
+        }
+        let mut s = String::new();
+        // SAFETY: checked non-NULL; the client's element.
+        crate::printers::gen_elem::write_elem_str(unsafe { &*p_pkt }, &mut s);
+        if !s.is_empty() {
+            // SAFETY: the buffer holds `buffer_size` bytes.
+            unsafe { copy_str_to_c(&s, buffer, buffer_size) };
+        }
+        OCSD_OK
+    })
+}
+
+/// Initialise a generic element: set its type, clear its flags and
+/// extended data pointer (other fields are left as they are).
+#[no_mangle]
+pub extern "C" fn ocsd_gen_elem_init(p_pkt: *mut ocsd_generic_trace_elem, elem_type: ocsd_gen_trc_elem_t) {
+    ffi_guard!((), {
+        if p_pkt.is_null() {
+            return;
+        }
+        // SAFETY: checked non-NULL; the client's element.
+        let e = unsafe { &mut *p_pkt };
+        e.elem_type = elem_type;
+        e.flag_bits = 0;
+        e.ptr_extended_data = std::ptr::null();
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Memory accessors
+
+/// Run `f` on a live tree's mapper (creating it, as OpenCSD does on the
+/// first accessor).
+fn with_mapper(handle: dcd_tree_handle_t, f: impl FnOnce(&mut MemMapper) -> ocsd_err_t) -> ocsd_err_t {
+    with_tree(handle, OCSD_ERR_INVALID_PARAM_VAL, |t| {
+        t.has_mapper = true;
+        f(&mut t.tree.mapper)
+    })
+}
+
+fn add_acc(m: &mut MemMapper, acc: Accessor) -> ocsd_err_t {
+    match m.add(acc) {
+        Ok(()) => OCSD_OK,
+        Err(e) => e,
+    }
+}
+
+/// Map a whole binary file at `address`.
+#[no_mangle]
+pub extern "C" fn ocsd_dt_add_binfile_mem_acc(handle: dcd_tree_handle_t, address: ocsd_vaddr_t, mem_space: ocsd_mem_space_acc_t, filepath: *const c_char) -> ocsd_err_t {
+    ffi_guard!(OCSD_ERR_FAIL, {
+        // SAFETY: the client's path, NULL or NUL-terminated.
+        let path = unsafe { c_string(filepath) };
+        with_mapper(handle, |m| {
+            let Some(path) = path.filter(|p| !p.is_empty()) else { return OCSD_ERR_INVALID_PARAM_VAL };
+            match MemMapper::file_accessor(&path, address, 0, None, mem_space) {
+                Ok(acc) => add_acc(m, acc),
+                Err(e) => e,
+            }
+        })
+    })
+}
+
+/// Map regions of a binary file (file offset, address, size each).
+#[no_mangle]
+pub extern "C" fn ocsd_dt_add_binfile_region_mem_acc(
+    handle: dcd_tree_handle_t,
+    region_array: *const ocsd_file_mem_region_t,
+    num_regions: c_int,
+    mem_space: ocsd_mem_space_acc_t,
+    filepath: *const c_char,
+) -> ocsd_err_t {
+    ffi_guard!(OCSD_ERR_FAIL, {
+        // SAFETY: the client's path, NULL or NUL-terminated.
+        let path = unsafe { c_string(filepath) };
+        with_mapper(handle, |m| {
+            if region_array.is_null() || num_regions <= 0 {
+                return OCSD_ERR_INVALID_PARAM_VAL;
+            }
+            let Some(path) = path.filter(|p| !p.is_empty()) else { return OCSD_ERR_INVALID_PARAM_VAL };
+            // SAFETY: the client's array of `num_regions` regions, non-NULL.
+            let regions = unsafe { std::slice::from_raw_parts(region_array, num_regions as usize) };
+            let Ok(data) = std::fs::read(&path) else { return OCSD_ERR_MEM_ACC_FILE_NOT_FOUND };
+            let data = Arc::new(data);
+            let mut accs = Vec::with_capacity(regions.len());
+            for r in regions {
+                if r.file_offset >= data.len() || r.region_size == 0 {
+                    return OCSD_ERR_MEM_ACC_RANGE_INVALID;
+                }
+                let len = r.region_size.min(data.len() - r.file_offset) as u64;
+                accs.push(Accessor {
+                    start: r.start_address,
+                    end: r.start_address.wrapping_add(len - 1),
+                    space: mem_space,
+                    source: Source::File { path: path.clone(), data: data.clone(), offset: r.file_offset },
+                });
+            }
+            let mut added: Vec<(ocsd_vaddr_t, ocsd_mem_space_acc_t)> = Vec::new();
+            for acc in accs {
+                let key = (acc.start, acc.space);
+                let err = add_acc(m, acc);
+                if err != OCSD_OK {
+                    for (s, sp) in added {
+                        let _ = m.remove(s, sp);
+                    }
+                    return err;
+                }
+                added.push(key);
+            }
+            OCSD_OK
+        })
+    })
+}
+
+/// Map a memory buffer (copied) at `address`.
+#[no_mangle]
+pub extern "C" fn ocsd_dt_add_buffer_mem_acc(
+    handle: dcd_tree_handle_t,
+    address: ocsd_vaddr_t,
+    mem_space: ocsd_mem_space_acc_t,
+    p_mem_buffer: *const u8,
+    mem_length: u32,
+) -> ocsd_err_t {
+    ffi_guard!(OCSD_ERR_FAIL, {
+        with_mapper(handle, |m| {
+            // a buffer needs at least one opcode's worth of bytes
+            if p_mem_buffer.is_null() || mem_length < 4 {
+                return OCSD_ERR_INVALID_PARAM_VAL;
+            }
+            // SAFETY: the client's buffer of `mem_length` bytes, non-NULL.
+            let data = unsafe { std::slice::from_raw_parts(p_mem_buffer, mem_length as usize) }.to_vec();
+            add_acc(
+                m,
+                Accessor {
+                    start: address,
+                    end: address.wrapping_add(mem_length as u64 - 1),
+                    space: mem_space,
+                    source: Source::Buffer { data },
+                },
+            )
+        })
+    })
+}
+
+/// Map a client read callback over `[st_address, en_address]`.
+#[no_mangle]
+pub extern "C" fn ocsd_dt_add_callback_mem_acc(
+    handle: dcd_tree_handle_t,
+    st_address: ocsd_vaddr_t,
+    en_address: ocsd_vaddr_t,
+    mem_space: ocsd_mem_space_acc_t,
+    p_cb_func: Fn_MemAcc_CB,
+    p_context: *const c_void,
+) -> ocsd_err_t {
+    ffi_guard!(OCSD_ERR_FAIL, {
+        with_mapper(handle, |m| {
+            let Some(f) = p_cb_func else { return OCSD_ERR_INVALID_PARAM_VAL };
+            let read = mem_acc_cb(f, Ctx(p_context));
+            add_acc(m, Accessor { start: st_address, end: en_address, space: mem_space, source: Source::Callback { read } })
+        })
+    })
+}
+
+/// Map a client read callback (also given the trace ID) over
+/// `[st_address, en_address]`.
+#[no_mangle]
+pub extern "C" fn ocsd_dt_add_callback_trcid_mem_acc(
+    handle: dcd_tree_handle_t,
+    st_address: ocsd_vaddr_t,
+    en_address: ocsd_vaddr_t,
+    mem_space: ocsd_mem_space_acc_t,
+    p_cb_func: Fn_MemAccID_CB,
+    p_context: *const c_void,
+) -> ocsd_err_t {
+    ffi_guard!(OCSD_ERR_FAIL, {
+        with_mapper(handle, |m| {
+            let Some(f) = p_cb_func else { return OCSD_ERR_INVALID_PARAM_VAL };
+            let read = mem_acc_id_cb(f, Ctx(p_context));
+            add_acc(m, Accessor { start: st_address, end: en_address, space: mem_space, source: Source::Callback { read } })
+        })
+    })
+}
+
+/// Remove the accessor starting at `st_address` in `mem_space`.
+#[no_mangle]
+pub extern "C" fn ocsd_dt_remove_mem_acc(handle: dcd_tree_handle_t, st_address: ocsd_vaddr_t, mem_space: ocsd_mem_space_acc_t) -> ocsd_err_t {
+    ffi_guard!(OCSD_ERR_FAIL, {
+        with_tree(handle, OCSD_ERR_INVALID_PARAM_VAL, |t| {
+            if !t.has_mapper {
+                return OCSD_ERR_NOT_INIT;
+            }
+            match t.tree.mapper.remove(st_address, mem_space) {
+                Ok(()) => OCSD_OK,
+                Err(e) => e,
+            }
+        })
+    })
+}
+
+/// Log the mapped memory ranges through the library logger (info level).
+#[no_mangle]
+pub extern "C" fn ocsd_tl_log_mapped_mem_ranges(handle: dcd_tree_handle_t) {
+    ffi_guard!((), {
+        with_tree(handle, (), |t| {
+            if !t.has_mapper {
+                return;
+            }
+            logger::log_message(logger::GEN_INFO, OCSD_ERR_SEV_INFO, "Mapped Memory Accessors\n");
+            for a in t.tree.mapper.accessors() {
+                let mut s = String::new();
+                a.describe(&mut s);
+                s.push('\n');
+                logger::log_message(logger::GEN_INFO, OCSD_ERR_SEV_INFO, &s);
+            }
+            logger::log_message(logger::GEN_INFO, OCSD_ERR_SEV_INFO, "========================\n");
+        })
+    })
+}
+
+/// OpenCSD's memory access cache limits.
+const CACHE_PAGE_SIZE_MIN: u16 = 64;
+const CACHE_PAGE_SIZE_MAX: u16 = 16384;
+const CACHE_PAGES_MIN: c_int = 4;
+const CACHE_PAGES_MAX: c_int = 256;
+
+/// Memory access cache settings: checked as OpenCSD checks them (errors
+/// are logged); accessors already read from memory, so nothing changes.
+#[no_mangle]
+pub extern "C" fn ocsd_dt_set_mem_acc_cacheing(handle: dcd_tree_handle_t, enable: c_int, page_size: u16, nr_pages: c_int) -> ocsd_err_t {
+    ffi_guard!(OCSD_ERR_FAIL, {
+        with_tree(handle, OCSD_ERR_INVALID_PARAM_VAL, |t| {
+            if !t.has_mapper {
+                return OCSD_ERR_NOT_INIT;
+            }
+            if enable == 0 {
+                return OCSD_OK;
+            }
+            let problem = if page_size > CACHE_PAGE_SIZE_MAX {
+                Some("MemAcc Caching: page size too large")
+            } else if page_size < CACHE_PAGE_SIZE_MIN {
+                Some("MemAcc Caching: page size too small")
+            } else if nr_pages > CACHE_PAGES_MAX {
+                Some("MemAcc Caching: number of pages too large")
+            } else if nr_pages < CACHE_PAGES_MIN {
+                Some("MemAcc Caching: number of pages too small")
+            } else {
+                None
+            };
+            match problem {
+                Some(msg) => {
+                    logger::log_error(logger::GEN_INFO, &OcsdError::with_msg(OCSD_ERR_SEV_ERROR, OCSD_ERR_INVALID_PARAM_VAL, msg));
+                    OCSD_ERR_INVALID_PARAM_VAL
+                }
+                None => OCSD_OK,
+            }
+        })
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Library printers
+
+/// Print the deformatter's raw frames (`OCSD_DFRMTR_PACKED_RAW_OUT` /
+/// `OCSD_DFRMTR_UNPACKED_RAW_OUT`) through the library logger.
+#[no_mangle]
+pub extern "C" fn ocsd_dt_set_raw_frame_printer(handle: dcd_tree_handle_t, flags: c_int) -> ocsd_err_t {
+    ffi_guard!(OCSD_ERR_FAIL, {
+        with_tree(handle, OCSD_ERR_NOT_INIT, |t| {
+            let Some(d) = t.tree.deformatter_mut() else { return OCSD_ERR_DCDT_NO_FORMATTER };
+            let cfg = d.config_flags() | (flags as u32 & (OCSD_DFRMTR_PACKED_RAW_OUT | OCSD_DFRMTR_UNPACKED_RAW_OUT));
+            let _ = t.tree.configure_deformatter(cfg);
+            if t.has_raw_printer {
+                // the deformatter's raw frame output takes one printer
+                return OCSD_ERR_ATTACH_TOO_MANY;
+            }
+            t.tree.set_raw_monitor(Some(Box::new(FramePrinter { enabled: logger::has_output() })));
+            t.has_raw_printer = true;
+            OCSD_OK
+        })
+    })
+}
+
+/// Print the generic elements through the library logger (replaces the
+/// element callback).
+#[no_mangle]
+pub extern "C" fn ocsd_dt_set_gen_elem_printer(handle: dcd_tree_handle_t) -> ocsd_err_t {
+    ffi_guard!(OCSD_ERR_FAIL, {
+        with_tree(handle, OCSD_ERR_NOT_INIT, |t| {
+            t.tree.set_elem_sink(Some(Box::new(ElemPrinter { enabled: logger::has_output() })));
+            OCSD_OK
+        })
+    })
+}
+
+/// Print the packets of trace ID `cs_id` through the library logger: as the
+/// packet monitor (`monitor` != 0) or as the packet sink.
+#[no_mangle]
+pub extern "C" fn ocsd_dt_set_pkt_protocol_printer(handle: dcd_tree_handle_t, cs_id: u8, monitor: c_int) -> ocsd_err_t {
+    ffi_guard!(OCSD_ERR_FAIL, {
+        with_tree(handle, OCSD_ERR_NOT_INIT, |t| {
+            let Some(dec) = t.tree.decoder_for_cs_id(cs_id) else { return OCSD_ERR_INVALID_PARAM_VAL };
+            if !builtin::has_packet_callbacks(dec.protocol()) {
+                // no library printer for this protocol
+                return OCSD_ERR_INVALID_PARAM_VAL;
+            }
+            let printer = Box::new(PacketPrinter { id: cs_id, enabled: logger::has_output(), last_resp: OCSD_RESP_CONT });
+            if monitor != 0 {
+                dec.set_monitor(Some(printer));
+                OCSD_OK
+            } else {
+                dec.set_sink(Some(printer))
+            }
+        })
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Custom decoders
+
+/// Register a custom decoder factory under `name`; sets
+/// `p_dcd_fact->protocol_id`.
+#[no_mangle]
+pub extern "C" fn ocsd_register_custom_decoder(name: *const c_char, p_dcd_fact: *mut ocsd_extern_dcd_fact_t) -> ocsd_err_t {
+    ffi_guard!(OCSD_ERR_FAIL, {
+        // SAFETY: the client's name, NULL or NUL-terminated.
+        let Some(name) = (unsafe { c_string(name) }) else { return OCSD_ERR_INVALID_PARAM_VAL };
+        if p_dcd_fact.is_null() {
+            return OCSD_ERR_INVALID_PARAM_VAL;
+        }
+        // SAFETY: checked non-NULL; the client's factory struct.
+        custom_dcd::register(&name, unsafe { &mut *p_dcd_fact })
+    })
+}
+
+/// Forget all registered custom decoder factories.
+#[no_mangle]
+pub extern "C" fn ocsd_deregister_decoders() -> ocsd_err_t {
+    ffi_guard!(OCSD_ERR_FAIL, {
+        custom_dcd::deregister_all();
+        OCSD_OK
+    })
+}
+
+/// The text of a custom protocol's packet (through its factory).
+#[no_mangle]
+pub extern "C" fn ocsd_cust_protocol_to_str(pkt_protocol: ocsd_trace_protocol_t, trc_pkt: *const c_void, buffer: *mut c_char, buflen: c_int) -> ocsd_err_t {
+    ffi_guard!(OCSD_ERR_FAIL, {
+        if !is_custom_protocol(pkt_protocol) || custom_dcd::find_by_protocol(pkt_protocol).is_none() {
+            return OCSD_ERR_NO_PROTOCOL;
+        }
+        if buffer.is_null() || buflen < 1 {
+            return OCSD_ERR_INVALID_PARAM_VAL;
+        }
+        // SAFETY: the client's buffer of `buflen` bytes, non-NULL; the
+        // packet goes to the factory as is.
+        unsafe { custom_dcd::protocol_to_str(pkt_protocol, trc_pkt, buffer, buflen) }
+    })
+}

@@ -125,6 +125,7 @@ pub trait ErrorLog {
 }
 
 /// A logger that drops everything.
+#[derive(Default)]
 pub struct NullLog;
 impl ErrorLog for NullLog {
     fn log_error(&mut self, _: &str, _: &OcsdError) {}

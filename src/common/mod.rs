@@ -41,21 +41,32 @@ pub trait PacketOut<P> {
     /// the bytes `raw`. A WAIT response means: stop after this packet.
     fn packet(&mut self, index_sop: ocsd_trc_index_t, pkt: &P, raw: &[u8]) -> ocsd_datapath_resp_t;
 
+    /// Raw bytes for the packet monitor only, not for the decoder or sink
+    /// (OpenCSD's `outputRawPacketToMonitor` alone): processors use it when
+    /// dumping unsynchronised data, where only the first dump also goes down
+    /// the data path (through [`PacketOut::packet`]).
+    fn raw_only(&mut self, _index_sop: ocsd_trc_index_t, _pkt: &P, _raw: &[u8]) {}
+
     /// The error logger for this component's messages.
     fn logger(&mut self) -> &mut dyn ErrorLog;
 
-    /// Raw bytes to the packet monitor only, not to the decoder or packet
-    /// sink (OpenCSD's `outputRawPacketToMonitor`: the ITM processor dumps
-    /// unsynchronised bytes this way). Never called with empty `raw`.
-    /// Stacks with a packet monitor must implement this.
-    fn raw_to_monitor(&mut self, _index_sop: ocsd_trc_index_t, _pkt: &P, _raw: &[u8]) {}
+    /// Raw bytes for the packet monitor only, not forwarded to the decoder
+    /// or packet sink (OpenCSD's `outputRawPacketToMonitor`; PTM uses it
+    /// for unsynchronised data, in blocks of up to 16 bytes).
+    fn packet_to_monitor(&mut self, _index_sop: ocsd_trc_index_t, _pkt: &P, _raw: &[u8]) {}
 
-    /// A packet to the decoder or packet sink only, not to the monitor
-    /// (OpenCSD's `outputDecodedPacket`). The default forwards through
-    /// [`PacketOut::packet`] with no raw bytes (OpenCSD never shows a
-    /// zero-sized packet on the monitor, so stacks skip empty `raw`).
-    fn decoded_packet(&mut self, index_sop: ocsd_trc_index_t, pkt: &P) -> ocsd_datapath_resp_t {
+    /// A packet for the decoder or packet sink only, not shown to the
+    /// packet monitor (OpenCSD's `outputDecodedPacket`; PTM sends its one
+    /// NOTSYNC packet this way). The default forwards it as a normal packet
+    /// with no raw bytes.
+    fn packet_to_sink(&mut self, index_sop: ocsd_trc_index_t, pkt: &P) -> ocsd_datapath_resp_t {
         self.packet(index_sop, pkt, &[])
+    }
+
+    /// Whether a packet monitor is attached (OpenCSD's `hasRawMon`): PTM's
+    /// index bookkeeping while unsynchronised depends on it.
+    fn has_raw_monitor(&self) -> bool {
+        true
     }
 }
 
@@ -110,6 +121,19 @@ pub trait PacketProcessor {
 
     /// Set the component operation flags (`OCSD_OPFLG_PKTPROC_*`).
     fn set_op_flags(&mut self, _flags: u32) {}
+
+    /// The statistics block OpenCSD's processor keeps for this protocol
+    /// (`TrcPktProcBase::getStatsBlock`: `version` = `OCSD_VER_NUM`,
+    /// `revision` = `OCSD_STATS_REVISION`, channel byte counts and error
+    /// counts; the `demux` part is the tree's). None when OpenCSD's
+    /// processor never initialises its statistics (the C API then returns
+    /// `OCSD_ERR_NOT_INIT`).
+    fn stats_block(&self) -> Option<ocsd_decode_stats_t> {
+        None
+    }
+
+    /// Zero the statistics (`TrcPktProcBase::resetStats`).
+    fn reset_stats(&mut self) {}
 }
 
 /// Instruction-decode and memory services a packet decoder uses.

@@ -1,1 +1,300 @@
-//! (in progress)
+//! The decode tree: trace data in (formatted frames or a single source),
+//! through the deformatter to one decode stack per trace ID, generic
+//! elements out to the client.
+
+pub mod custom;
+pub mod registry;
+pub mod stack;
+
+use std::any::Any;
+
+use crate::abi::gen_elem::ocsd_generic_trace_elem;
+use crate::abi::*;
+use crate::common::{ErrorLog, GenElemSink, OcsdError};
+use crate::deformatter::{DeformatterOut, FrameDeformatter};
+use crate::mem::MemMapper;
+pub use stack::{PacketObserver, Stack, StackEnv, TraceIdDecoder};
+
+/// Receives the deformatter's raw frame output.
+pub trait RawFrameMonitor {
+    fn raw_frame(&mut self, op: ocsd_datapath_op_t, index: ocsd_trc_index_t, elem: ocsd_rawframe_elem_t, data: &[u8], id: u8);
+}
+
+/// An element sink that accepts everything (when the client set none).
+struct Discard;
+impl GenElemSink for Discard {
+    fn trace_elem_in(&mut self, _: ocsd_trc_index_t, _: u8, _: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
+        OCSD_RESP_CONT
+    }
+}
+
+pub struct DecodeTree {
+    src_type: ocsd_dcd_tree_src_t,
+    deformatter: Option<FrameDeformatter>,
+    stacks: Vec<Option<Box<dyn TraceIdDecoder>>>,
+    id_filter: Option<[bool; 128]>,
+    pub mapper: MemMapper,
+    elem_sink: Option<Box<dyn GenElemSink>>,
+    logger: Box<dyn ErrorLog>,
+    raw_monitor: Option<Box<dyn RawFrameMonitor>>,
+    pub stats_demux_enabled: bool,
+}
+
+impl DecodeTree {
+    /// A tree for `src_type` input; `deformatter_flags` configure the frame
+    /// deformatter of a formatted source.
+    pub fn new(src_type: ocsd_dcd_tree_src_t, deformatter_flags: u32, logger: Box<dyn ErrorLog>) -> Result<Self, ocsd_err_t> {
+        let mut tree = DecodeTree {
+            src_type,
+            deformatter: None,
+            stacks: (0..128).map(|_| None).collect(),
+            id_filter: None,
+            mapper: MemMapper::new(),
+            elem_sink: None,
+            logger,
+            raw_monitor: None,
+            stats_demux_enabled: true,
+        };
+        match src_type {
+            OCSD_TRC_SRC_FRAME_FORMATTED => {
+                let mut d = FrameDeformatter::new();
+                let err = d.configure(deformatter_flags, tree.logger.as_mut());
+                if err != OCSD_OK {
+                    return Err(err);
+                }
+                tree.deformatter = Some(d);
+            }
+            OCSD_TRC_SRC_SINGLE => {}
+            _ => return Err(OCSD_ERR_INVALID_PARAM_VAL),
+        }
+        Ok(tree)
+    }
+
+    pub fn src_type(&self) -> ocsd_dcd_tree_src_t {
+        self.src_type
+    }
+
+    pub fn deformatter_mut(&mut self) -> Option<&mut FrameDeformatter> {
+        self.deformatter.as_mut()
+    }
+
+    /// Reconfigure the deformatter (`OCSD_ERR_DCDT_NO_FORMATTER` on a
+    /// single-source tree).
+    pub fn configure_deformatter(&mut self, flags: u32) -> ocsd_err_t {
+        match self.deformatter.as_mut() {
+            Some(d) => d.configure(flags, self.logger.as_mut()),
+            None => OCSD_ERR_DCDT_NO_FORMATTER,
+        }
+    }
+
+    pub fn logger_mut(&mut self) -> &mut dyn ErrorLog {
+        self.logger.as_mut()
+    }
+
+    pub fn set_logger(&mut self, logger: Box<dyn ErrorLog>) {
+        self.logger = logger;
+    }
+
+    pub fn set_elem_sink(&mut self, sink: Option<Box<dyn GenElemSink>>) {
+        self.elem_sink = sink;
+    }
+
+    pub fn set_raw_monitor(&mut self, mon: Option<Box<dyn RawFrameMonitor>>) {
+        self.raw_monitor = mon;
+    }
+
+    /// Only decode these trace IDs (None: all).
+    pub fn set_id_filter(&mut self, ids: Option<&[u8]>) {
+        self.id_filter = ids.map(|ids| {
+            let mut f = [false; 128];
+            for &i in ids {
+                if let Some(e) = f.get_mut(i as usize) {
+                    *e = true;
+                }
+            }
+            f
+        });
+    }
+
+    /// The key a decoder for trace ID `cs_id` is stored under: the ID for a
+    /// formatted source; 0 for the one decoder of a single-source tree.
+    fn slot_for(&self, cs_id: u8) -> usize {
+        if self.src_type == OCSD_TRC_SRC_SINGLE {
+            0
+        } else {
+            cs_id as usize
+        }
+    }
+
+    /// Attach a decode stack, as `ocsd_dt_create_decoder` does.
+    pub fn add_decoder(&mut self, dec: Box<dyn TraceIdDecoder>) -> Result<u8, ocsd_err_t> {
+        let cs_id = dec.cs_id();
+        if self.src_type == OCSD_TRC_SRC_FRAME_FORMATTED && !is_valid_cs_src_id(cs_id) {
+            return Err(OCSD_ERR_INVALID_ID);
+        }
+        let slot = self.slot_for(cs_id);
+        if self.stacks[slot].is_some() {
+            return Err(OCSD_ERR_ATTACH_TOO_MANY);
+        }
+        self.stacks[slot] = Some(dec);
+        Ok(cs_id)
+    }
+
+    /// Remove the decoder of trace ID `cs_id`.
+    pub fn remove_decoder(&mut self, cs_id: u8) -> ocsd_err_t {
+        if cs_id as usize >= 128 {
+            return OCSD_ERR_INVALID_ID;
+        }
+        let slot = self.slot_for(cs_id);
+        match self.stacks[slot].take() {
+            Some(_) => OCSD_OK,
+            None => OCSD_ERR_INVALID_PARAM_VAL,
+        }
+    }
+
+    /// The decoder stored under `id` (element ID as the lister names it).
+    pub fn decoder_mut(&mut self, id: u8) -> Option<&mut (dyn TraceIdDecoder + 'static)> {
+        self.stacks.get_mut(id as usize).and_then(|s| s.as_deref_mut())
+    }
+
+    /// The decoder for trace ID `cs_id` (single source: the one decoder).
+    pub fn decoder_for_cs_id(&mut self, cs_id: u8) -> Option<&mut (dyn TraceIdDecoder + 'static)> {
+        if cs_id as usize >= 128 {
+            return None;
+        }
+        let slot = self.slot_for(cs_id);
+        self.decoder_mut(slot as u8)
+    }
+
+    /// (element id, decoder) for every attached decoder, in ID order.
+    pub fn element_ids(&self) -> Vec<u8> {
+        (0..128u8).filter(|&i| self.stacks[i as usize].is_some()).collect()
+    }
+
+    pub fn decoder_names(&self) -> Vec<(u8, String)> {
+        self.stacks
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_ref().map(|d| (i as u8, d.decoder_name().to_string())))
+            .collect()
+    }
+
+    /// `ocsd_dt_process_data`: returns the response and bytes consumed.
+    pub fn data_in(&mut self, op: ocsd_datapath_op_t, index: ocsd_trc_index_t, data: &[u8]) -> (ocsd_datapath_resp_t, usize) {
+        let DecodeTree { deformatter, stacks, id_filter, mapper, elem_sink, logger, raw_monitor, src_type, .. } = self;
+        let mut discard = Discard;
+        let sink: &mut dyn GenElemSink = match elem_sink.as_deref_mut() {
+            Some(s) => s,
+            None => &mut discard,
+        };
+        match deformatter {
+            Some(d) => {
+                let mut out = TreeOut {
+                    stacks,
+                    id_filter: id_filter.as_ref(),
+                    mapper,
+                    sink,
+                    logger: logger.as_mut(),
+                    raw_monitor: raw_monitor.as_deref_mut(),
+                };
+                d.data_in(op, index, data, &mut out)
+            }
+            None => {
+                debug_assert_eq!(*src_type, OCSD_TRC_SRC_SINGLE);
+                match stacks[0].as_deref_mut() {
+                    Some(stack) => {
+                        if op == OCSD_OP_DATA && data.is_empty() {
+                            return (OCSD_RESP_FATAL_INVALID_PARAM, 0);
+                        }
+                        let mut env = StackEnv { elem_sink: Some(sink), mem: mapper, log: logger.as_mut() };
+                        stack.data_in(op, index, data, &mut env)
+                    }
+                    None => {
+                        logger.log_error(
+                            "DCD_TREE",
+                            &OcsdError::with_msg(OCSD_ERR_SEV_ERROR, OCSD_ERR_NOT_INIT, "No decoder attached to single source tree"),
+                        );
+                        (OCSD_RESP_FATAL_NOT_INIT, 0)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Demultiplexer statistics of the deformatter.
+    pub fn demux_stats(&self) -> Option<ocsd_demux_stats_t> {
+        self.deformatter.as_ref().map(|d| d.stats)
+    }
+
+    pub fn reset_demux_stats(&mut self) {
+        if let Some(d) = self.deformatter.as_mut() {
+            d.stats = ocsd_demux_stats_t::default();
+        }
+    }
+
+    pub fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+struct TreeOut<'a> {
+    stacks: &'a mut Vec<Option<Box<dyn TraceIdDecoder>>>,
+    id_filter: Option<&'a [bool; 128]>,
+    mapper: &'a mut MemMapper,
+    sink: &'a mut dyn GenElemSink,
+    logger: &'a mut dyn ErrorLog,
+    raw_monitor: Option<&'a mut (dyn RawFrameMonitor + 'static)>,
+}
+
+impl TreeOut<'_> {
+    fn passes_filter(&self, id: u8) -> bool {
+        self.id_filter.map_or(true, |f| f.get(id as usize).copied().unwrap_or(false))
+    }
+}
+
+impl DeformatterOut for TreeOut<'_> {
+    fn id_attached(&self, id: u8) -> bool {
+        self.passes_filter(id) && self.stacks.get(id as usize).map_or(false, |s| s.is_some())
+    }
+
+    fn id_data(&mut self, id: u8, index: ocsd_trc_index_t, data: &[u8]) -> (ocsd_datapath_resp_t, usize) {
+        let TreeOut { stacks, mapper, sink, logger, .. } = self;
+        match stacks.get_mut(id as usize).and_then(|s| s.as_deref_mut()) {
+            Some(stack) => {
+                let mut env = StackEnv { elem_sink: Some(&mut **sink), mem: *mapper, log: *logger };
+                stack.data_in(OCSD_OP_DATA, index, data, &mut env)
+            }
+            None => (OCSD_RESP_CONT, data.len()),
+        }
+    }
+
+    fn id_op_all(&mut self, op: ocsd_datapath_op_t, index: ocsd_trc_index_t) -> ocsd_datapath_resp_t {
+        let mut resp = OCSD_RESP_CONT;
+        for id in 0..128u8 {
+            if !self.passes_filter(id) {
+                continue;
+            }
+            let TreeOut { stacks, mapper, sink, logger, .. } = self;
+            if let Some(stack) = stacks[id as usize].as_deref_mut() {
+                let mut env = StackEnv { elem_sink: Some(&mut **sink), mem: *mapper, log: *logger };
+                let (r, _) = stack.data_in(op, index, &[], &mut env);
+                resp = resp.max(r);
+            }
+        }
+        resp
+    }
+
+    fn raw_frame(&mut self, op: ocsd_datapath_op_t, index: ocsd_trc_index_t, elem: ocsd_rawframe_elem_t, data: &[u8], id: u8) {
+        if let Some(m) = self.raw_monitor.as_deref_mut() {
+            m.raw_frame(op, index, elem, data, id);
+        }
+    }
+
+    fn has_raw_monitor(&self) -> bool {
+        self.raw_monitor.is_some()
+    }
+
+    fn logger(&mut self) -> &mut dyn ErrorLog {
+        self.logger
+    }
+}

@@ -1,1 +1,652 @@
-//! (in progress)
+//! CoreSight trace frame deformatter.
+//!
+//! A CoreSight formatter interleaves the trace of up to 127 sources in
+//! 16-byte frames. In each frame, bytes 0..14 at even offsets are either a
+//! trace ID (bit 0 set: ID in bits 7:1) or a data byte whose bit 0 lives in
+//! byte 15 (bit n for byte 2n); odd-offset bytes are always data. When an ID
+//! byte changes the ID, the matching bit of byte 15 says whether the data
+//! byte after it still belongs to the previous ID.
+//!
+//! Input comes memory-aligned (ETB/ETR buffers: whole frames), or from a
+//! TPIU with frame syncs (`0xFFFFFF7F`) and optionally half-frame syncs
+//! (`0xFF7F`). With `OCSD_DFRMTR_RESET_ON_4X_FSYNC`, runs of FSYNC words in
+//! aligned data (perf inserts them between blocks) reset the decoders.
+
+use crate::abi::*;
+use crate::common::{ErrorLog, OcsdError};
+
+const FSYNC: [u8; 4] = [0xFF, 0xFF, 0xFF, 0x7F];
+const HSYNC: [u8; 2] = [0xFF, 0x7F];
+const FRAME: usize = OCSD_DFRMTR_FRAME_SIZE as usize;
+const COMPONENT: &str = "DFMT_CSFRAMES";
+
+/// Where the deformatter sends what it extracts.
+pub trait DeformatterOut {
+    /// Whether a decoder is attached to trace ID `id`.
+    fn id_attached(&self, id: u8) -> bool;
+    /// Data bytes of trace ID `id`, first byte at trace index `index`.
+    /// Returns the response and the number of bytes used.
+    fn id_data(&mut self, id: u8, index: ocsd_trc_index_t, data: &[u8]) -> (ocsd_datapath_resp_t, usize);
+    /// Data-less operation (EOT, FLUSH, RESET) for every attached ID; returns
+    /// the most severe response.
+    fn id_op_all(&mut self, op: ocsd_datapath_op_t, index: ocsd_trc_index_t) -> ocsd_datapath_resp_t;
+    /// Raw frame monitor output (only called when raw output is enabled).
+    fn raw_frame(&mut self, op: ocsd_datapath_op_t, index: ocsd_trc_index_t, elem: ocsd_rawframe_elem_t, data: &[u8], id: u8);
+    /// Whether a raw frame monitor is attached.
+    fn has_raw_monitor(&self) -> bool;
+    /// The error logger.
+    fn logger(&mut self) -> &mut dyn ErrorLog;
+}
+
+/// The data of one trace ID within a frame.
+#[derive(Clone, Copy)]
+struct IdChunk {
+    id: u8,
+    index: ocsd_trc_index_t,
+    data: [u8; FRAME],
+    valid: usize,
+    used: usize,
+}
+
+impl Default for IdChunk {
+    fn default() -> Self {
+        IdChunk { id: OCSD_BAD_CS_SRC_ID, index: 0, data: [0; FRAME], valid: 0, used: 0 }
+    }
+}
+
+pub struct FrameDeformatter {
+    cfg_flags: u32,
+    alignment: usize,
+    // stream state
+    curr_idx: ocsd_trc_index_t,
+    first_data: bool,
+    synced: bool,
+    curr_src_id: u8,
+    force_sync_idx: Option<ocsd_trc_index_t>,
+    // frame being extracted
+    frame: [u8; FRAME],
+    frame_n: usize,
+    idx_sof: ocsd_trc_index_t,
+    // unpacked frame awaiting output
+    chunks: [IdChunk; 8],
+    n_chunks: usize,
+    chunks_done: usize,
+    highest_resp: ocsd_datapath_resp_t,
+    raw_chan_enabled: [bool; 128],
+    pub stats: ocsd_demux_stats_t,
+}
+
+impl Default for FrameDeformatter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FrameDeformatter {
+    pub fn new() -> Self {
+        let mut d = FrameDeformatter {
+            cfg_flags: 0,
+            alignment: FRAME,
+            curr_idx: OCSD_BAD_TRC_INDEX,
+            first_data: false,
+            synced: false,
+            curr_src_id: OCSD_BAD_CS_SRC_ID,
+            force_sync_idx: None,
+            frame: [0; FRAME],
+            frame_n: 0,
+            idx_sof: OCSD_BAD_TRC_INDEX,
+            chunks: [IdChunk::default(); 8],
+            n_chunks: 0,
+            chunks_done: 0,
+            highest_resp: OCSD_RESP_CONT,
+            raw_chan_enabled: [true; 128],
+            stats: ocsd_demux_stats_t::default(),
+        };
+        d.reset_state();
+        d
+    }
+
+    pub fn config_flags(&self) -> u32 {
+        self.cfg_flags
+    }
+
+    /// Set the input format (`OCSD_DFRMTR_*` flags).
+    pub fn configure(&mut self, flags: u32, log: &mut dyn ErrorLog) -> ocsd_err_t {
+        let msg = if flags & !OCSD_DFRMTR_VALID_MASK != 0 {
+            Some("Unknown Config Flags")
+        } else if flags & OCSD_DFRMTR_VALID_MASK == 0 {
+            Some("No Config Flags Set")
+        } else if flags & (OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS) != 0 && flags & OCSD_DFRMTR_FRAME_MEM_ALIGN != 0 {
+            Some("Invalid Config Flag Combination Set")
+        } else {
+            None
+        };
+        if let Some(m) = msg {
+            log.log_error(COMPONENT, &OcsdError::with_msg(OCSD_ERR_SEV_ERROR, OCSD_ERR_INVALID_PARAM_VAL, m));
+            return OCSD_ERR_INVALID_PARAM_VAL;
+        }
+        self.cfg_flags = flags;
+        self.alignment = if flags & OCSD_DFRMTR_HAS_HSYNCS != 0 {
+            2
+        } else if flags & OCSD_DFRMTR_HAS_FSYNCS != 0 {
+            4
+        } else {
+            FRAME
+        };
+        OCSD_OK
+    }
+
+    /// Start decoding at a known frame boundary (for unaligned sources).
+    pub fn force_sync(&mut self, index: ocsd_trc_index_t) {
+        self.force_sync_idx = Some(index);
+        self.synced = false;
+    }
+
+    /// Enable or disable raw unpacked output for a trace ID.
+    pub fn set_raw_chan_enabled(&mut self, id: u8, enabled: bool) {
+        if let Some(e) = self.raw_chan_enabled.get_mut(id as usize) {
+            *e = enabled;
+        }
+    }
+
+    fn reset_state(&mut self) {
+        self.curr_idx = OCSD_BAD_TRC_INDEX;
+        self.synced = false;
+        self.first_data = false;
+        self.curr_src_id = OCSD_BAD_CS_SRC_ID;
+        self.frame_n = 0;
+        self.idx_sof = OCSD_BAD_TRC_INDEX;
+        self.n_chunks = 0;
+        self.chunks_done = 0;
+    }
+
+    fn collate(&mut self, r: ocsd_datapath_resp_t) {
+        if r > self.highest_resp {
+            self.highest_resp = r;
+        }
+    }
+
+    fn raw_enabled(&self, out: &dyn DeformatterOut) -> (bool, bool) {
+        let mon = out.has_raw_monitor();
+        (
+            mon && self.cfg_flags & OCSD_DFRMTR_PACKED_RAW_OUT != 0,
+            mon && self.cfg_flags & OCSD_DFRMTR_UNPACKED_RAW_OUT != 0,
+        )
+    }
+
+    /// Process a data-path operation.
+    pub fn data_in(
+        &mut self,
+        op: ocsd_datapath_op_t,
+        index: ocsd_trc_index_t,
+        data: &[u8],
+        out: &mut dyn DeformatterOut,
+    ) -> (ocsd_datapath_resp_t, usize) {
+        self.highest_resp = OCSD_RESP_CONT;
+        match op {
+            OCSD_OP_RESET => {
+                self.reset_state();
+                let r = self.none_data_op(OCSD_OP_RESET, 0, out);
+                (r, 0)
+            }
+            OCSD_OP_FLUSH => {
+                let r = out.id_op_all(OCSD_OP_FLUSH, 0);
+                self.collate(r);
+                if resp_is_cont(self.highest_resp) {
+                    self.output_frame(out);
+                }
+                (self.highest_resp, 0)
+            }
+            OCSD_OP_EOT => (self.none_data_op(OCSD_OP_EOT, 0, out), 0),
+            OCSD_OP_DATA => {
+                if data.is_empty() {
+                    return (OCSD_RESP_FATAL_INVALID_PARAM, 0);
+                }
+                self.process(index, data, out)
+            }
+            _ => (OCSD_RESP_FATAL_INVALID_OP, 0),
+        }
+    }
+
+    fn none_data_op(&mut self, op: ocsd_datapath_op_t, index: ocsd_trc_index_t, out: &mut dyn DeformatterOut) -> ocsd_datapath_resp_t {
+        let r = out.id_op_all(op, index);
+        self.collate(r);
+        if out.has_raw_monitor() {
+            out.raw_frame(op, 0, OCSD_FRM_NONE, &[], 0);
+        }
+        self.highest_resp
+    }
+
+    fn process(&mut self, index: ocsd_trc_index_t, data: &[u8], out: &mut dyn DeformatterOut) -> (ocsd_datapath_resp_t, usize) {
+        let mut processed = 0usize;
+        let result = (|| -> Result<(), OcsdError> {
+            if !self.first_data {
+                self.curr_idx = index;
+            } else if self.curr_idx != index {
+                return Err(OcsdError::at(OCSD_ERR_SEV_ERROR, OCSD_ERR_DFMTR_NOTCONTTRACE, index, OCSD_BAD_CS_SRC_ID, ""));
+            }
+            if data.len() % self.alignment != 0 {
+                return Err(OcsdError::with_msg(
+                    OCSD_ERR_SEV_ERROR,
+                    OCSD_ERR_INVALID_PARAM_VAL,
+                    format!("Input block incorrect size, must be {} byte multiple", self.alignment),
+                ));
+            }
+            if self.check_for_sync(data, &mut processed) {
+                loop {
+                    if !self.extract_frame(data, &mut processed, out)? {
+                        break;
+                    }
+                    self.unpack_frame();
+                    if !self.output_frame(out) {
+                        break;
+                    }
+                }
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            out.logger().log_error(COMPONENT, &e);
+            self.collate(OCSD_RESP_FATAL_INVALID_DATA);
+        }
+        self.first_data = true;
+        (self.highest_resp, processed)
+    }
+
+    fn check_for_sync(&mut self, data: &[u8], processed: &mut usize) -> bool {
+        if self.synced {
+            return true;
+        }
+        let mut unsynced = 0usize;
+        if let Some(fidx) = self.force_sync_idx {
+            let start = self.curr_idx as u64;
+            let end = start + data.len() as u64;
+            if (fidx as u64) >= start && (fidx as u64) < end {
+                unsynced = (fidx as u64 - start) as usize;
+                self.synced = true;
+            } else {
+                unsynced = data.len();
+            }
+        } else if self.cfg_flags & OCSD_DFRMTR_HAS_FSYNCS != 0 {
+            // find the first FSYNC
+            let limit = data.len().saturating_sub(3);
+            while unsynced < limit {
+                if data[unsynced..unsynced + 4] == FSYNC {
+                    self.synced = true;
+                    break;
+                }
+                unsynced += 1;
+            }
+        } else {
+            self.synced = true;
+        }
+        if unsynced > 0 {
+            *processed = unsynced;
+            self.curr_idx = self.curr_idx.wrapping_add(unsynced as u32);
+        }
+        self.synced
+    }
+
+    /// Gather the next frame. Returns whether there is a frame to unpack.
+    fn extract_frame(&mut self, data: &[u8], processed: &mut usize, out: &mut dyn DeformatterOut) -> Result<bool, OcsdError> {
+        let (raw_packed, raw_unpacked) = self.raw_enabled(out);
+        let mut fsync_bytes = 0usize;
+        let mut hsync_bytes = 0usize;
+        let mut ex_bytes = 0usize;
+        let mut cont;
+
+        if self.cfg_flags & OCSD_DFRMTR_FRAME_MEM_ALIGN != 0 {
+            if self.cfg_flags & OCSD_DFRMTR_RESET_ON_4X_FSYNC != 0 {
+                let mut p = *processed;
+                let mut n_fsyncs = 0;
+                while p + 4 <= data.len() && data[p..p + 4] == FSYNC {
+                    p += 4;
+                    n_fsyncs += 1;
+                }
+                fsync_bytes = n_fsyncs * 4;
+                if fsync_bytes > 0 && (raw_packed || raw_unpacked) {
+                    out.raw_frame(OCSD_OP_DATA, self.curr_idx, OCSD_FRM_FSYNC, &data[*processed..*processed + fsync_bytes], 0);
+                }
+                if n_fsyncs > 0 {
+                    if n_fsyncs % 4 == 0 {
+                        let r = out.id_op_all(OCSD_OP_RESET, self.curr_idx);
+                        self.collate(r);
+                        self.curr_src_id = OCSD_BAD_CS_SRC_ID;
+                        self.frame_n = 0;
+                        self.idx_sof = OCSD_BAD_TRC_INDEX;
+                    } else {
+                        return Err(OcsdError::at(
+                            OCSD_ERR_SEV_ERROR,
+                            OCSD_ERR_DFMTR_BAD_FHSYNC,
+                            self.curr_idx,
+                            OCSD_BAD_CS_SRC_ID,
+                            "Incorrect FSYNC frame reset pattern",
+                        ));
+                    }
+                }
+            }
+            if *processed + fsync_bytes >= data.len() {
+                self.frame_n = 0;
+                cont = false;
+            } else {
+                let start = *processed + fsync_bytes;
+                let avail = (data.len() - start).min(FRAME);
+                self.frame[..avail].copy_from_slice(&data[start..start + avail]);
+                // aligned input is a whole number of frames; a short tail
+                // cannot occur after the alignment check, but stay safe.
+                self.frame_n = avail;
+                self.idx_sof = self.curr_idx.wrapping_add(fsync_bytes as u32);
+                ex_bytes = avail;
+                cont = avail == FRAME;
+            }
+        } else {
+            let has_fsyncs = self.cfg_flags & OCSD_DFRMTR_HAS_FSYNCS != 0;
+            let has_hsyncs = self.cfg_flags & OCSD_DFRMTR_HAS_HSYNCS != 0;
+            let mut p = *processed;
+            cont = p < data.len();
+            if has_fsyncs && cont && self.frame_n == 0 {
+                while cont && p + 4 <= data.len() && data[p..p + 4] == FSYNC {
+                    fsync_bytes += 4;
+                    p += 4;
+                    cont = p < data.len();
+                }
+            }
+            while self.frame_n < FRAME && cont {
+                if self.frame_n % 4 == 0 && p + 4 <= data.len() && data[p..p + 4] == FSYNC {
+                    return Err(OcsdError::at(
+                        OCSD_ERR_SEV_ERROR,
+                        OCSD_ERR_DFMTR_BAD_FHSYNC,
+                        self.curr_idx,
+                        OCSD_BAD_CS_SRC_ID,
+                        "Bad FSYNC in frame.",
+                    ));
+                }
+                if self.frame_n == 0 {
+                    self.idx_sof = self.curr_idx.wrapping_add(fsync_bytes as u32);
+                }
+                if p + 2 > data.len() {
+                    // alignment guarantees pairs; stop safely otherwise
+                    cont = false;
+                    break;
+                }
+                let pair = [data[p], data[p + 1]];
+                if pair == HSYNC {
+                    if has_hsyncs {
+                        hsync_bytes += 2;
+                    } else {
+                        return Err(OcsdError::at(
+                            OCSD_ERR_SEV_ERROR,
+                            OCSD_ERR_DFMTR_BAD_FHSYNC,
+                            self.curr_idx,
+                            OCSD_BAD_CS_SRC_ID,
+                            "Bad HSYNC in frame.",
+                        ));
+                    }
+                } else {
+                    self.frame[self.frame_n] = pair[0];
+                    self.frame[self.frame_n + 1] = pair[1];
+                    self.frame_n += 2;
+                    ex_bytes += 2;
+                }
+                p += 2;
+                cont = p < data.len();
+            }
+            if !cont && self.frame_n == FRAME {
+                cont = true;
+            }
+        }
+
+        let total = ex_bytes + fsync_bytes + hsync_bytes;
+        if (self.frame_n == FRAME || !cont) && raw_packed && total > 0 {
+            out.raw_frame(OCSD_OP_DATA, self.curr_idx, OCSD_FRM_PACKED, &data[*processed..*processed + total], 0);
+        }
+        *processed += total;
+        self.curr_idx = self.curr_idx.wrapping_add(total as u32);
+        self.stats.frame_bytes += (fsync_bytes + hsync_bytes) as u64;
+        Ok(cont && self.frame_n == FRAME)
+    }
+
+    fn unpack_frame(&mut self) {
+        let f = self.frame;
+        let aux = f[15];
+        self.n_chunks = 1;
+        self.chunks_done = 0;
+        self.chunks[0] = IdChunk { id: self.curr_src_id, index: self.idx_sof, ..IdChunk::default() };
+        let mut cur = 0usize;
+        let mut non_data = 0u64;
+
+        for pair in 0..8 {
+            let i = pair * 2;
+            let flag = (aux >> pair) & 1;
+            let b = f[i];
+            let mut second_done = false;
+            if b & 1 != 0 {
+                let new_id = (b >> 1) & 0x7F;
+                if i < 14 && new_id != self.curr_src_id {
+                    if flag != 0 {
+                        // the following data byte still belongs to the old ID
+                        push_byte(&mut self.chunks[cur], f[i + 1]);
+                        second_done = true;
+                    }
+                    self.curr_src_id = new_id;
+                    if self.chunks[cur].valid > 0 {
+                        cur += 1;
+                        self.chunks[cur] = IdChunk { id: new_id, index: self.idx_sof.wrapping_add(i as u32), ..IdChunk::default() };
+                        self.n_chunks = cur + 1;
+                    }
+                    self.chunks[cur].id = new_id;
+                } else if i == 14 {
+                    self.curr_src_id = new_id;
+                }
+                non_data += 1;
+            } else {
+                push_byte(&mut self.chunks[cur], b | flag);
+            }
+            if i < 14 && !second_done {
+                push_byte(&mut self.chunks[cur], f[i + 1]);
+            }
+        }
+        self.frame_n = 0;
+        non_data += 1; // byte 15
+        self.stats.frame_bytes += non_data;
+    }
+
+    /// Send the unpacked frame to the ID streams. Returns false when a stream
+    /// asked to wait (or failed).
+    fn output_frame(&mut self, out: &mut dyn DeformatterOut) -> bool {
+        let (_, raw_unpacked) = self.raw_enabled(out);
+        let mut cont = true;
+        while self.chunks_done < self.n_chunks && cont {
+            let c = self.chunks[self.chunks_done];
+            if c.id != OCSD_BAD_CS_SRC_ID {
+                let chan_raw = raw_unpacked && self.raw_chan_enabled.get(c.id as usize).copied().unwrap_or(false);
+                if out.id_attached(c.id) {
+                    if chan_raw && c.used == 0 {
+                        out.raw_frame(OCSD_OP_DATA, c.index, OCSD_FRM_ID_DATA, &c.data[..c.valid], c.id);
+                    }
+                    let (r, used) = out.id_data(c.id, c.index.wrapping_add(c.used as u32), &c.data[c.used..c.valid]);
+                    self.collate(r);
+                    let used = used.min(c.valid - c.used);
+                    self.stats.valid_id_bytes += used as u64;
+                    if !resp_is_cont(self.highest_resp) {
+                        cont = false;
+                        let ch = &mut self.chunks[self.chunks_done];
+                        ch.used += used;
+                        if ch.used == ch.valid {
+                            self.chunks_done += 1;
+                        }
+                    } else {
+                        self.chunks_done += 1;
+                    }
+                } else {
+                    if chan_raw {
+                        out.raw_frame(OCSD_OP_DATA, c.index, OCSD_FRM_ID_DATA, &c.data[..c.valid], c.id);
+                    }
+                    if is_reserved_cs_src_id(c.id) {
+                        self.stats.reserved_id_bytes += c.valid as u64;
+                    } else {
+                        self.stats.no_id_bytes += c.valid as u64;
+                    }
+                    self.chunks_done += 1;
+                }
+            } else {
+                if raw_unpacked {
+                    out.raw_frame(OCSD_OP_DATA, c.index, OCSD_FRM_ID_DATA, &c.data[..c.valid], c.id);
+                }
+                self.stats.unknown_id_bytes += c.valid as u64;
+                self.chunks_done += 1;
+            }
+        }
+        cont
+    }
+}
+
+#[inline]
+fn push_byte(c: &mut IdChunk, b: u8) {
+    if c.valid < FRAME {
+        c.data[c.valid] = b;
+        c.valid += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::common::error::NullLog;
+
+    #[derive(Default)]
+    struct Capture {
+        got: Vec<(u8, u32, Vec<u8>)>,
+        raw: Vec<(ocsd_rawframe_elem_t, u32, Vec<u8>)>,
+        log: NullLog,
+        wait_after: Option<usize>,
+        ops: Vec<ocsd_datapath_op_t>,
+    }
+    impl DeformatterOut for Capture {
+        fn id_attached(&self, id: u8) -> bool {
+            id == 1 || id == 2
+        }
+        fn id_data(&mut self, id: u8, index: u32, data: &[u8]) -> (ocsd_datapath_resp_t, usize) {
+            if let Some(n) = self.wait_after {
+                if n < data.len() {
+                    self.got.push((id, index, data[..n].to_vec()));
+                    self.wait_after = None;
+                    return (OCSD_RESP_WAIT, n);
+                }
+            }
+            self.got.push((id, index, data.to_vec()));
+            (OCSD_RESP_CONT, data.len())
+        }
+        fn id_op_all(&mut self, op: ocsd_datapath_op_t, _: u32) -> ocsd_datapath_resp_t {
+            self.ops.push(op);
+            OCSD_RESP_CONT
+        }
+        fn raw_frame(&mut self, _: ocsd_datapath_op_t, index: u32, elem: ocsd_rawframe_elem_t, data: &[u8], _: u8) {
+            self.raw.push((elem, index, data.to_vec()));
+        }
+        fn has_raw_monitor(&self) -> bool {
+            true
+        }
+        fn logger(&mut self) -> &mut dyn ErrorLog {
+            &mut self.log
+        }
+    }
+
+    // The first frame of the a55-test-tpiu snapshot (after an FSYNC).
+    const A55_FRAME: [u8; 16] = [0x03, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x01, 0x00, 0x80];
+
+    #[test]
+    fn unpacks_single_id_frame() {
+        let mut d = FrameDeformatter::new();
+        let mut cap = Capture::default();
+        assert_eq!(d.configure(OCSD_DFRMTR_FRAME_MEM_ALIGN, &mut NullLog), OCSD_OK);
+        let (r, used) = d.data_in(OCSD_OP_DATA, 0, &A55_FRAME, &mut cap);
+        assert_eq!((r, used), (OCSD_RESP_CONT, 16));
+        let mut want = vec![0u8; 11];
+        want.extend_from_slice(&[0x80, 0x01, 0x01]);
+        assert_eq!(cap.got, vec![(1, 0, want)]);
+    }
+
+    #[test]
+    fn tpiu_fsync_and_raw_output() {
+        let mut d = FrameDeformatter::new();
+        let mut cap = Capture::default();
+        d.configure(OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_PACKED_RAW_OUT | OCSD_DFRMTR_UNPACKED_RAW_OUT, &mut NullLog);
+        let mut buf = vec![0xFF, 0xFF, 0xFF, 0x7F];
+        buf.extend_from_slice(&A55_FRAME);
+        let (r, used) = d.data_in(OCSD_OP_DATA, 0, &buf, &mut cap);
+        assert_eq!((r, used), (OCSD_RESP_CONT, 20));
+        assert_eq!(cap.got[0].1, 4);
+        assert_eq!(cap.raw[0].0, OCSD_FRM_PACKED);
+        assert_eq!(cap.raw[0].2.len(), 20);
+        assert_eq!(cap.raw[1].0, OCSD_FRM_ID_DATA);
+        assert_eq!(cap.raw[1].1, 4);
+    }
+
+    #[test]
+    fn id_change_with_previous_id_byte() {
+        // ID 1, 13 data bytes, then at byte 6 switch to ID 2 with the
+        // following byte still for ID 1 (aux bit 3 set).
+        let mut f = [0u8; 16];
+        f[0] = 0x03; // ID 1
+        for (i, b) in f.iter_mut().enumerate().take(15).skip(1) {
+            *b = (i as u8) << 1;
+        }
+        f[6] = 0x05; // ID 2
+        f[15] = 1 << 3;
+        let mut d = FrameDeformatter::new();
+        let mut cap = Capture::default();
+        d.configure(OCSD_DFRMTR_FRAME_MEM_ALIGN, &mut NullLog);
+        d.data_in(OCSD_OP_DATA, 0, &f, &mut cap);
+        assert_eq!(cap.got.len(), 2);
+        assert_eq!(cap.got[0].0, 1);
+        assert_eq!(cap.got[0].2, vec![2, 4, 6, 8, 10, 14]);
+        assert_eq!(cap.got[1].0, 2);
+        assert_eq!(cap.got[1].1, 6);
+        assert_eq!(cap.got[1].2, vec![16, 18, 20, 22, 24, 26, 28]);
+    }
+
+    #[test]
+    fn wait_then_flush_resumes_without_loss() {
+        let mut d = FrameDeformatter::new();
+        let mut cap = Capture { wait_after: Some(5), ..Default::default() };
+        d.configure(OCSD_DFRMTR_FRAME_MEM_ALIGN, &mut NullLog);
+        let (r, used) = d.data_in(OCSD_OP_DATA, 0, &A55_FRAME, &mut cap);
+        assert_eq!(r, OCSD_RESP_WAIT);
+        assert_eq!(used, 16);
+        let (r, _) = d.data_in(OCSD_OP_FLUSH, 0, &[], &mut cap);
+        assert_eq!(r, OCSD_RESP_CONT);
+        let all: Vec<u8> = cap.got.iter().flat_map(|g| g.2.clone()).collect();
+        assert_eq!(all.len(), 14);
+        assert_eq!(cap.got[1].1, 5);
+    }
+
+    #[test]
+    fn bad_input_is_reported_not_panicking() {
+        let mut d = FrameDeformatter::new();
+        let mut cap = Capture::default();
+        d.configure(OCSD_DFRMTR_FRAME_MEM_ALIGN, &mut NullLog);
+        let (r, _) = d.data_in(OCSD_OP_DATA, 0, &[1, 2, 3], &mut cap);
+        assert_eq!(r, OCSD_RESP_FATAL_INVALID_DATA);
+        assert_eq!(d.configure(OCSD_DFRMTR_FRAME_MEM_ALIGN | OCSD_DFRMTR_HAS_FSYNCS, &mut NullLog), OCSD_ERR_INVALID_PARAM_VAL);
+        let mut d = FrameDeformatter::new();
+        d.configure(OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS, &mut NullLog);
+        for len in [2usize, 4, 6, 18, 34] {
+            let junk: Vec<u8> = (0..len).map(|i| (i * 37 + 0x7F) as u8).collect();
+            let _ = d.data_in(OCSD_OP_DATA, 0, &junk, &mut cap);
+        }
+    }
+
+    #[test]
+    fn four_fsyncs_reset_downstream() {
+        let mut d = FrameDeformatter::new();
+        let mut cap = Capture::default();
+        d.configure(OCSD_DFRMTR_FRAME_MEM_ALIGN | OCSD_DFRMTR_RESET_ON_4X_FSYNC, &mut NullLog);
+        let mut buf = FSYNC.repeat(4);
+        buf.extend_from_slice(&A55_FRAME);
+        let (r, used) = d.data_in(OCSD_OP_DATA, 0, &buf, &mut cap);
+        assert_eq!((r, used), (OCSD_RESP_CONT, 32));
+        assert_eq!(cap.ops, vec![OCSD_OP_RESET]);
+        assert_eq!(cap.got[0].1, 16);
+    }
+}

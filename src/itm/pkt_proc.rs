@@ -147,10 +147,10 @@ impl ItmPktProc {
         let mut resp = OCSD_RESP_CONT;
         let n = self.dump_unsynced.min(self.packet_data.len());
         if n > 0 {
-            out.raw_to_monitor(self.packet_index, &self.pkt, &self.packet_data[..n]);
+            out.packet_to_monitor(self.packet_index, &self.pkt, &self.packet_data[..n]);
         }
         if !self.sent_notsync {
-            resp = out.decoded_packet(self.packet_index, &self.pkt);
+            resp = out.packet_to_sink(self.packet_index, &self.pkt);
             self.sent_notsync = true;
         }
         self.packet_data.drain(..n);

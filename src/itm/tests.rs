@@ -114,17 +114,17 @@ impl PacketOut<ocsd_itm_pkt> for Collect {
         if self.mode == Mode::Decode && !raw.is_empty() {
             self.lines.push(monitor_prefix(index_sop, self.id, raw) + &Self::text(pkt));
         }
-        self.decoded_packet(index_sop, pkt)
+        self.packet_to_sink(index_sop, pkt)
     }
 
-    fn raw_to_monitor(&mut self, index_sop: ocsd_trc_index_t, pkt: &ocsd_itm_pkt, raw: &[u8]) {
+    fn packet_to_monitor(&mut self, index_sop: ocsd_trc_index_t, pkt: &ocsd_itm_pkt, raw: &[u8]) {
         assert!(!raw.is_empty());
         if self.mode == Mode::Decode {
             self.lines.push(monitor_prefix(index_sop, self.id, raw) + &Self::text(pkt));
         }
     }
 
-    fn decoded_packet(&mut self, index_sop: ocsd_trc_index_t, pkt: &ocsd_itm_pkt) -> ocsd_datapath_resp_t {
+    fn packet_to_sink(&mut self, index_sop: ocsd_trc_index_t, pkt: &ocsd_itm_pkt) -> ocsd_datapath_resp_t {
         self.pkts.push(*pkt);
         match self.mode {
             Mode::Packets => {

@@ -44,6 +44,8 @@ pub const HwEvent_Enabled: hw_event_feat_t = 1;
 pub const HwEvent_UseRegisters: hw_event_feat_t = 2;
 
 /// The data payload of an STM packet (an anonymous union in C).
+///
+/// cbindgen:ignore
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub union ocsd_stm_payload {
@@ -108,6 +110,7 @@ pub struct ocsd_stm_pkt {
     /// The packet is a marker packet.
     pub pkt_has_marker: u8,
     /// Payload (`D8` / `D16` / `D32` / `D64`).
+    /// cbindgen-c: union { uint8_t D8; uint16_t D16; uint32_t D32; uint64_t D64; } payload;
     pub payload: ocsd_stm_payload,
     /// Original type of a bad or incomplete packet.
     pub err_type: ocsd_stm_pkt_type,

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Run every test suite: Rust unit and integration tests (incl. the claimed
+# OpenCSD conformance cases), the generated-header check, the C/C++ ABI and
+# C API client tests, and the CMake / pkg-config consumer tests.
+# Prints one line per suite and a closing "N passed, N failed" line.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+passed=0; failed=0; failures=()
+suite() {
+    local name=$1; shift
+    echo "=== $name"
+    if "$@"; then passed=$((passed+1)); echo "=== $name: PASS"
+    else failed=$((failed+1)); failures+=("$name"); echo "=== $name: FAIL"; fi
+}
+suite "cargo build" cargo build --release --workspace
+suite "cargo test" cargo test --release --workspace
+if [ -f tools/gen-headers/Cargo.toml ]; then
+    suite "headers up to date" cargo run --release --quiet --manifest-path tools/gen-headers/Cargo.toml -- --check
+fi
+[ -f c-tests/run_abi_tests.sh ] && suite "C ABI layout and constants" bash c-tests/run_abi_tests.sh --allow-missing
+for t in c-tests/run_c_tests.sh c-tests/run_consumer_tests.sh; do
+    [ -f "$t" ] && suite "$t" bash "$t"
+done
+if [ ${#failures[@]} -gt 0 ]; then echo "failed suites: ${failures[*]}"; fi
+echo "suites: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

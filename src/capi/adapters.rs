@@ -1,0 +1,195 @@
+//! Adapters between the Rust pipeline interfaces and the client's C
+//! callbacks (generic elements, packet sink / monitor, memory access,
+//! logger string output), and the library printers that print through the
+//! default logger (`ocsd_dt_set_*_printer`).
+
+use std::ffi::CString;
+use std::fmt::Write as _;
+use std::os::raw::{c_int, c_void};
+use std::sync::Arc;
+
+use super::logger;
+use crate::abi::gen_elem::ocsd_generic_trace_elem;
+use crate::abi::*;
+use crate::common::{GenElemSink, TracePacket};
+use crate::dcd_tree::{PacketObserver, RawFrameMonitor};
+use crate::mem::ReadFn;
+use crate::printers::gen_elem::write_elem_str;
+use crate::printers::raw_frame::write_raw_frame;
+
+/// The client's opaque context pointer, passed back untouched.
+#[derive(Clone, Copy)]
+pub struct Ctx(pub *const c_void);
+// SAFETY: the library never dereferences the client's context pointer; it
+// only hands it back to the client's own callbacks.
+unsafe impl Send for Ctx {}
+// SAFETY: as above, the pointer is never dereferenced by the library.
+unsafe impl Sync for Ctx {}
+
+/// Generic elements to the client's `FnTraceElemIn`.
+pub struct CElemSink {
+    pub f: unsafe extern "C" fn(*const c_void, ocsd_trc_index_t, u8, *const ocsd_generic_trace_elem) -> ocsd_datapath_resp_t,
+    pub ctx: Ctx,
+}
+
+impl GenElemSink for CElemSink {
+    fn trace_elem_in(&mut self, index_sop: ocsd_trc_index_t, trc_chan_id: u8, elem: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
+        // SAFETY: `f` is the client's non-NULL callback with OpenCSD's
+        // FnTraceElemIn signature; `elem` is valid for the call.
+        unsafe { (self.f)(self.ctx.0, index_sop, trc_chan_id, elem) }
+    }
+}
+
+/// Packets to the client's packet sink (`FnDefPktDataIn`).
+pub struct CPktSink {
+    pub f: unsafe extern "C" fn(*const c_void, ocsd_datapath_op_t, ocsd_trc_index_t, *const c_void) -> ocsd_datapath_resp_t,
+    pub ctx: Ctx,
+}
+
+impl PacketObserver for CPktSink {
+    fn packet(&mut self, op: ocsd_datapath_op_t, index_sop: ocsd_trc_index_t, _pkt: Option<&dyn TracePacket>, pkt_ptr: *const c_void, _raw: &[u8]) -> ocsd_datapath_resp_t {
+        // SAFETY: `f` is the client's non-NULL callback; `pkt_ptr` is the
+        // protocol's C packet struct (or NULL for non-data operations),
+        // valid for the call.
+        unsafe { (self.f)(self.ctx.0, op, index_sop, pkt_ptr) }
+    }
+}
+
+/// Packets and their bytes to the client's packet monitor (`FnDefPktDataMon`).
+pub struct CPktMon {
+    pub f: unsafe extern "C" fn(*const c_void, ocsd_datapath_op_t, ocsd_trc_index_t, *const c_void, u32, *const u8),
+    pub ctx: Ctx,
+}
+
+impl PacketObserver for CPktMon {
+    fn packet(&mut self, op: ocsd_datapath_op_t, index_sop: ocsd_trc_index_t, _pkt: Option<&dyn TracePacket>, pkt_ptr: *const c_void, raw: &[u8]) -> ocsd_datapath_resp_t {
+        let data = if raw.is_empty() { std::ptr::null() } else { raw.as_ptr() };
+        // SAFETY: `f` is the client's non-NULL callback; the packet and the
+        // `raw.len()` bytes at `data` are valid for the call.
+        unsafe { (self.f)(self.ctx.0, op, index_sop, pkt_ptr, raw.len() as u32, data) };
+        OCSD_RESP_CONT
+    }
+}
+
+/// A memory read function over the client's `Fn_MemAcc_CB`.
+pub fn mem_acc_cb(
+    f: unsafe extern "C" fn(*const c_void, ocsd_vaddr_t, ocsd_mem_space_acc_t, u32, *mut u8) -> u32,
+    ctx: Ctx,
+) -> ReadFn {
+    Box::new(move |addr, space, _id, buf: &mut [u8]| {
+        let ctx = ctx;
+        // SAFETY: `f` is the client's non-NULL callback; `buf` is writable
+        // for `buf.len()` bytes during the call.
+        unsafe { f(ctx.0, addr, space, buf.len() as u32, buf.as_mut_ptr()) as usize }
+    })
+}
+
+/// A memory read function over the client's `Fn_MemAccID_CB`.
+pub fn mem_acc_id_cb(
+    f: unsafe extern "C" fn(*const c_void, ocsd_vaddr_t, ocsd_mem_space_acc_t, u8, u32, *mut u8) -> u32,
+    ctx: Ctx,
+) -> ReadFn {
+    Box::new(move |addr, space, id, buf: &mut [u8]| {
+        let ctx = ctx;
+        // SAFETY: `f` is the client's non-NULL callback; `buf` is writable
+        // for `buf.len()` bytes during the call.
+        unsafe { f(ctx.0, addr, space, id, buf.len() as u32, buf.as_mut_ptr()) as usize }
+    })
+}
+
+/// The logger's string output to the client's `FnDefLoggerPrintStrCB`.
+pub fn str_print_cb(f: unsafe extern "C" fn(*const c_void, *const std::os::raw::c_char, c_int), ctx: Ctx) -> Arc<dyn Fn(&str) + Send + Sync> {
+    Arc::new(move |s: &str| {
+        let ctx = ctx;
+        // OpenCSD passes the std::string's c_str(): text up to the first NUL
+        let text = s.split('\0').next().unwrap_or("");
+        if let Ok(c) = CString::new(text) {
+            // SAFETY: `f` is the client's non-NULL callback; `c` is a valid
+            // NUL-terminated string of `text.len()` bytes during the call.
+            unsafe { f(ctx.0, c.as_ptr(), s.len() as c_int) };
+        }
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Library printers (OpenCSD's PacketPrinter, TrcGenericElementPrinter,
+// RawFramePrinter) writing through the default logger's output.
+
+/// `ocsd_dt_set_pkt_protocol_printer`: `Idx:<n>; ID:<id>[; [raw bytes]];\t<packet>`.
+pub struct PacketPrinter {
+    pub id: u8,
+    /// Printing enabled: an output logger existed when the printer was made.
+    pub enabled: bool,
+    pub last_resp: ocsd_datapath_resp_t,
+}
+
+impl PacketObserver for PacketPrinter {
+    fn packet(&mut self, op: ocsd_datapath_op_t, index_sop: ocsd_trc_index_t, pkt: Option<&dyn TracePacket>, _pkt_ptr: *const c_void, raw: &[u8]) -> ocsd_datapath_resp_t {
+        let mut s = String::new();
+        match op {
+            OCSD_OP_DATA => {
+                let _ = write!(s, "Idx:{}; ID:{:x}", index_sop, self.id);
+                if !raw.is_empty() {
+                    s.push_str("; [");
+                    for b in raw {
+                        let _ = write!(s, "0x{:02x} ", b);
+                    }
+                    s.push(']');
+                }
+                s.push_str(";\t");
+                if let Some(p) = pkt {
+                    p.write_str(&mut s);
+                }
+                s.push('\n');
+            }
+            OCSD_OP_EOT => {
+                let _ = writeln!(s, "ID:{:x}\tEND OF TRACE DATA", self.id);
+            }
+            OCSD_OP_FLUSH => {
+                let _ = writeln!(s, "ID:{:x}\tFLUSH operation on trace decode path", self.id);
+            }
+            OCSD_OP_RESET => {
+                let _ = writeln!(s, "ID:{:x}\tRESET operation on trace decode path", self.id);
+            }
+            _ => {}
+        }
+        if self.enabled {
+            logger::msg_out(&s);
+        }
+        self.last_resp = OCSD_RESP_CONT;
+        OCSD_RESP_CONT
+    }
+}
+
+/// `ocsd_dt_set_gen_elem_printer`: `Idx:<n>; ID:<id>; <element>`.
+pub struct ElemPrinter {
+    pub enabled: bool,
+}
+
+impl GenElemSink for ElemPrinter {
+    fn trace_elem_in(&mut self, index_sop: ocsd_trc_index_t, trc_chan_id: u8, elem: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
+        if self.enabled {
+            let mut s = format!("Idx:{}; ID:{:x}; ", index_sop, trc_chan_id);
+            write_elem_str(elem, &mut s);
+            s.push('\n');
+            logger::msg_out(&s);
+        }
+        OCSD_RESP_CONT
+    }
+}
+
+/// `ocsd_dt_set_raw_frame_printer`: the deformatter's raw frames.
+pub struct FramePrinter {
+    pub enabled: bool,
+}
+
+impl RawFrameMonitor for FramePrinter {
+    fn raw_frame(&mut self, op: ocsd_datapath_op_t, index: ocsd_trc_index_t, elem: ocsd_rawframe_elem_t, data: &[u8], id: u8) {
+        if op != OCSD_OP_DATA || !self.enabled {
+            return;
+        }
+        let mut s = String::new();
+        write_raw_frame(&mut s, elem, index, data, id);
+        logger::msg_out(&s);
+    }
+}

@@ -1,0 +1,593 @@
+//! C API tests driven from Rust: handles, NULL and bad arguments, text
+//! buffers, the WAIT / FLUSH path through a decode stack, custom decoders.
+
+use std::ffi::{CStr, CString};
+use std::os::raw::{c_char, c_int, c_uchar, c_void};
+use std::ptr::{null, null_mut};
+use std::sync::Mutex;
+
+use super::custom::*;
+use super::*;
+use crate::common::{DecodeCtx, PacketDecoder, PacketOut, PacketProcessor, TracePacket};
+use crate::dcd_tree::Stack;
+
+/// Tests that touch the global logger or decoder registry run one at a time.
+static GLOBAL: Mutex<()> = Mutex::new(());
+fn global() -> std::sync::MutexGuard<'static, ()> {
+    GLOBAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn buf_str(b: &[c_char]) -> String {
+    // SAFETY: test buffers are NUL-terminated by the functions under test.
+    unsafe { CStr::from_ptr(b.as_ptr()) }.to_string_lossy().into_owned()
+}
+
+#[test]
+fn version() {
+    assert_eq!(ocsd_get_version(), 0x010800);
+    // SAFETY: a static NUL-terminated string.
+    assert_eq!(unsafe { CStr::from_ptr(ocsd_get_version_str()) }.to_str().unwrap(), "1.8.0");
+}
+
+#[test]
+fn handles_unknown_null_and_destroyed() {
+    let bogus = 0xdead_beef_usize as dcd_tree_handle_t;
+    for h in [C_API_INVALID_TREE_HANDLE, bogus] {
+        let mut n = 7u32;
+        assert_eq!(ocsd_dt_process_data(h, OCSD_OP_DATA, 0, 1, [0u8].as_ptr(), &mut n), OCSD_RESP_FATAL_NOT_INIT);
+        assert_eq!(ocsd_dt_process_data(h, OCSD_OP_EOT, 0, 0, null(), null_mut()), OCSD_RESP_FATAL_NOT_INIT);
+        let name = CString::new("ETMV4I").unwrap();
+        let mut id: c_uchar = 0;
+        assert_eq!(ocsd_dt_create_decoder(h, name.as_ptr(), 2, [0u8; 64].as_ptr() as *const c_void, &mut id), OCSD_ERR_INVALID_PARAM_VAL);
+        assert_eq!(ocsd_dt_remove_decoder(h, 0x10), OCSD_ERR_INVALID_PARAM_VAL);
+        assert_eq!(ocsd_dt_attach_packet_callback(h, 0x10, OCSD_C_API_CB_PKT_MON, mon_cb as *mut c_void, null()), OCSD_ERR_INVALID_PARAM_VAL);
+        let mut p: *mut ocsd_decode_stats_t = null_mut();
+        assert_eq!(ocsd_dt_get_decode_stats(h, 0x10, &mut p), OCSD_ERR_INVALID_PARAM_VAL);
+        assert_eq!(ocsd_dt_reset_decode_stats(h, 0x10), OCSD_ERR_INVALID_PARAM_VAL);
+        assert_eq!(ocsd_dt_set_gen_elem_outfn(h, Some(elem_cb), null()), OCSD_ERR_INVALID_PARAM_VAL);
+        assert_eq!(ocsd_def_errlog_set_strprint_cb(h, null_mut(), None), OCSD_ERR_NOT_INIT);
+        assert_eq!(ocsd_dt_add_binfile_mem_acc(h, 0, OCSD_MEM_SPACE_ANY, name.as_ptr()), OCSD_ERR_INVALID_PARAM_VAL);
+        assert_eq!(ocsd_dt_add_buffer_mem_acc(h, 0, OCSD_MEM_SPACE_ANY, [0u8; 8].as_ptr(), 8), OCSD_ERR_INVALID_PARAM_VAL);
+        assert_eq!(ocsd_dt_add_callback_mem_acc(h, 0, 10, OCSD_MEM_SPACE_ANY, Some(mem_cb), null()), OCSD_ERR_INVALID_PARAM_VAL);
+        assert_eq!(ocsd_dt_remove_mem_acc(h, 0, OCSD_MEM_SPACE_ANY), OCSD_ERR_INVALID_PARAM_VAL);
+        assert_eq!(ocsd_dt_set_mem_acc_cacheing(h, 1, 2048, 16), OCSD_ERR_INVALID_PARAM_VAL);
+        assert_eq!(ocsd_dt_set_raw_frame_printer(h, 0x18), OCSD_ERR_NOT_INIT);
+        assert_eq!(ocsd_dt_set_gen_elem_printer(h), OCSD_ERR_NOT_INIT);
+        assert_eq!(ocsd_dt_set_pkt_protocol_printer(h, 0x10, 1), OCSD_ERR_NOT_INIT);
+        ocsd_tl_log_mapped_mem_ranges(h);
+        ocsd_destroy_dcd_tree(h);
+    }
+
+    let h = ocsd_create_dcd_tree(OCSD_TRC_SRC_FRAME_FORMATTED, OCSD_DFRMTR_FRAME_MEM_ALIGN);
+    assert!(!h.is_null());
+    assert_eq!(ocsd_dt_set_gen_elem_outfn(h, Some(elem_cb), null()), OCSD_OK);
+    ocsd_destroy_dcd_tree(h);
+    // destroyed: refused, and destroying again is harmless
+    assert_eq!(ocsd_dt_set_gen_elem_outfn(h, Some(elem_cb), null()), OCSD_ERR_INVALID_PARAM_VAL);
+    assert_eq!(ocsd_dt_process_data(h, OCSD_OP_FLUSH, 0, 0, null(), null_mut()), OCSD_RESP_FATAL_NOT_INIT);
+    ocsd_destroy_dcd_tree(h);
+    // a new tree never gets an old handle
+    let h2 = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
+    assert!(!h2.is_null() && h2 != h);
+    ocsd_destroy_dcd_tree(h2);
+    // bad tree types / deformatter flags
+    assert!(ocsd_create_dcd_tree(7, 0).is_null());
+}
+
+#[test]
+fn tree_argument_checks() {
+    let h = ocsd_create_dcd_tree(OCSD_TRC_SRC_FRAME_FORMATTED, OCSD_DFRMTR_FRAME_MEM_ALIGN);
+    let unknown = CString::new("NO_SUCH_DECODER").unwrap();
+    let mut id: c_uchar = 0;
+    let cfg = [0u8; 256];
+    assert_eq!(ocsd_dt_create_decoder(h, unknown.as_ptr(), 2, cfg.as_ptr() as *const c_void, &mut id), OCSD_ERR_DCDREG_NAME_UNKNOWN);
+    assert_eq!(ocsd_dt_create_decoder(h, null(), 2, cfg.as_ptr() as *const c_void, &mut id), OCSD_ERR_INVALID_PARAM_VAL);
+    assert_eq!(ocsd_dt_create_decoder(h, unknown.as_ptr(), 2, cfg.as_ptr() as *const c_void, null_mut()), OCSD_ERR_INVALID_PARAM_VAL);
+    let etm = CString::new("ETMV4I").unwrap();
+    assert_eq!(ocsd_dt_create_decoder(h, etm.as_ptr(), 2, null(), &mut id), OCSD_ERR_INVALID_PARAM_VAL);
+    assert_eq!(ocsd_dt_remove_decoder(h, 0), OCSD_ERR_INVALID_ID);
+    assert_eq!(ocsd_dt_remove_decoder(h, 0x70), OCSD_ERR_INVALID_ID);
+    assert_eq!(ocsd_dt_remove_decoder(h, 0x10), OCSD_OK);
+    assert_eq!(ocsd_dt_attach_packet_callback(h, 0x10, OCSD_C_API_CB_PKT_MON, mon_cb as *mut c_void, null()), OCSD_ERR_INVALID_ID);
+    let mut p: *mut ocsd_decode_stats_t = null_mut();
+    assert_eq!(ocsd_dt_get_decode_stats(h, 0x10, &mut p), OCSD_ERR_INVALID_PARAM_VAL);
+    assert_eq!(ocsd_dt_get_decode_stats(h, 0x10, null_mut()), OCSD_ERR_INVALID_PARAM_VAL);
+    assert_eq!(ocsd_dt_set_gen_elem_outfn(h, None, null()), OCSD_ERR_INVALID_PARAM_VAL);
+    assert_eq!(ocsd_dt_set_pkt_protocol_printer(h, 0x10, 0), OCSD_ERR_INVALID_PARAM_VAL);
+
+    // data path arguments
+    let mut n = 99u32;
+    assert_eq!(ocsd_dt_process_data(h, OCSD_OP_DATA, 0, 0, [0u8].as_ptr(), &mut n), OCSD_RESP_FATAL_INVALID_PARAM);
+    assert_eq!(n, 0);
+    assert_eq!(ocsd_dt_process_data(h, OCSD_OP_DATA, 0, 16, null(), &mut n), OCSD_RESP_FATAL_INVALID_PARAM);
+    assert_eq!(ocsd_dt_process_data(h, OCSD_OP_DATA, 0, 16, [0u8; 16].as_ptr(), null_mut()), OCSD_RESP_FATAL_INVALID_PARAM);
+    assert_eq!(ocsd_dt_process_data(h, OCSD_OP_FLUSH, 0, 0, null(), null_mut()), OCSD_RESP_CONT);
+
+    // memory accessors
+    assert_eq!(ocsd_dt_remove_mem_acc(h, 0x1000, OCSD_MEM_SPACE_ANY), OCSD_ERR_NOT_INIT);
+    assert_eq!(ocsd_dt_set_mem_acc_cacheing(h, 1, 2048, 16), OCSD_ERR_NOT_INIT);
+    assert_eq!(ocsd_dt_add_buffer_mem_acc(h, 0x1000, OCSD_MEM_SPACE_ANY, null(), 16), OCSD_ERR_INVALID_PARAM_VAL);
+    assert_eq!(ocsd_dt_add_buffer_mem_acc(h, 0x1000, OCSD_MEM_SPACE_ANY, [0u8; 3].as_ptr(), 3), OCSD_ERR_INVALID_PARAM_VAL);
+    assert_eq!(ocsd_dt_add_buffer_mem_acc(h, 0x1000, OCSD_MEM_SPACE_ANY, [1u8; 16].as_ptr(), 16), OCSD_OK);
+    assert_eq!(ocsd_dt_add_buffer_mem_acc(h, 0x1008, OCSD_MEM_SPACE_EL1N, [1u8; 16].as_ptr(), 16), OCSD_ERR_MEM_ACC_OVERLAP);
+    assert_eq!(ocsd_dt_add_callback_mem_acc(h, 0x2000, 0x2fff, OCSD_MEM_SPACE_ANY, None, null()), OCSD_ERR_INVALID_PARAM_VAL);
+    assert_eq!(ocsd_dt_add_callback_trcid_mem_acc(h, 0x3000, 0x2fff, OCSD_MEM_SPACE_ANY, Some(mem_id_cb), null()), OCSD_ERR_MEM_ACC_RANGE_INVALID);
+    assert_eq!(ocsd_dt_add_binfile_mem_acc(h, 0x8000, OCSD_MEM_SPACE_ANY, null()), OCSD_ERR_INVALID_PARAM_VAL);
+    let missing = CString::new("/no/such/file.bin").unwrap();
+    assert_eq!(ocsd_dt_add_binfile_mem_acc(h, 0x8000, OCSD_MEM_SPACE_ANY, missing.as_ptr()), OCSD_ERR_MEM_ACC_FILE_NOT_FOUND);
+    assert_eq!(ocsd_dt_add_binfile_region_mem_acc(h, null(), 1, OCSD_MEM_SPACE_ANY, missing.as_ptr()), OCSD_ERR_INVALID_PARAM_VAL);
+    let r = ocsd_file_mem_region_t { file_offset: 0, start_address: 0x9000, region_size: 4 };
+    assert_eq!(ocsd_dt_add_binfile_region_mem_acc(h, &r, 0, OCSD_MEM_SPACE_ANY, missing.as_ptr()), OCSD_ERR_INVALID_PARAM_VAL);
+    assert_eq!(ocsd_dt_set_mem_acc_cacheing(h, 1, 2048, 16), OCSD_OK);
+    assert_eq!(ocsd_dt_set_mem_acc_cacheing(h, 0, 0, 0), OCSD_OK);
+    {
+        let _g = global();
+        assert_eq!(ocsd_dt_set_mem_acc_cacheing(h, 1, 32, 16), OCSD_ERR_INVALID_PARAM_VAL);
+        assert_eq!(ocsd_dt_set_mem_acc_cacheing(h, 1, 2048, 1000), OCSD_ERR_INVALID_PARAM_VAL);
+    }
+    assert_eq!(ocsd_dt_remove_mem_acc(h, 0x1000, OCSD_MEM_SPACE_ANY), OCSD_OK);
+    assert_eq!(ocsd_dt_remove_mem_acc(h, 0x1000, OCSD_MEM_SPACE_ANY), OCSD_ERR_INVALID_PARAM_VAL);
+
+    // printers
+    assert_eq!(ocsd_dt_set_raw_frame_printer(h, OCSD_DFRMTR_PACKED_RAW_OUT as c_int), OCSD_OK);
+    assert_eq!(ocsd_dt_set_raw_frame_printer(h, OCSD_DFRMTR_PACKED_RAW_OUT as c_int), OCSD_ERR_ATTACH_TOO_MANY);
+    assert_eq!(ocsd_dt_set_gen_elem_printer(h), OCSD_OK);
+    ocsd_destroy_dcd_tree(h);
+
+    // single source tree without a decoder
+    let s = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
+    let mut n = 5u32;
+    assert_eq!(ocsd_dt_process_data(s, OCSD_OP_DATA, 0, 4, [1u8; 4].as_ptr(), &mut n), OCSD_RESP_FATAL_NOT_INIT);
+    assert_eq!(n, 0);
+    assert_eq!(ocsd_dt_set_raw_frame_printer(s, 0x18), OCSD_ERR_DCDT_NO_FORMATTER);
+    assert_eq!(ocsd_dt_remove_decoder(s, 0xff), OCSD_OK);
+    ocsd_destroy_dcd_tree(s);
+}
+
+#[test]
+fn strings_and_buffers() {
+    let mut buf = [0x55 as c_char; 64];
+    // ocsd_err_str: truncated to size - 1, always terminated
+    ocsd_err_str(OCSD_ERR_INVALID_PARAM_VAL, buf.as_mut_ptr(), 64);
+    assert_eq!(buf_str(&buf), "0x0006 (OCSD_ERR_INVALID_PARAM_VAL) [Invalid value parameter pa");
+    let mut small = [0x55 as c_char; 7];
+    ocsd_err_str(OCSD_OK, small.as_mut_ptr(), 7);
+    assert_eq!(buf_str(&small), "0x0000");
+    ocsd_err_str(OCSD_OK, null_mut(), 7);
+    ocsd_err_str(OCSD_OK, small.as_mut_ptr(), 0);
+    let mut big = [0 as c_char; 256];
+    ocsd_err_str(9999, big.as_mut_ptr(), 256);
+    assert_eq!(buf_str(&big), "0x270f (unknown); ");
+
+    // ocsd_gen_elem_str
+    let mut e = ocsd_generic_trace_elem::default();
+    ocsd_gen_elem_init(&mut e, OCSD_GEN_TRC_ELEM_TRACE_ON);
+    assert_eq!(ocsd_gen_elem_str(&e, big.as_mut_ptr(), 256), OCSD_OK);
+    assert_eq!(buf_str(&big), "OCSD_GEN_TRC_ELEM_TRACE_ON( [begin or filter])");
+    assert_eq!(ocsd_gen_elem_str(&e, buf.as_mut_ptr(), 1), OCSD_ERR_INVALID_PARAM_VAL);
+    assert_eq!(ocsd_gen_elem_str(&e, null_mut(), 64), OCSD_ERR_INVALID_PARAM_VAL);
+    assert_eq!(ocsd_gen_elem_str(null(), buf.as_mut_ptr(), 64), OCSD_ERR_INVALID_PARAM_VAL);
+    let mut two = [0x55 as c_char; 2];
+    assert_eq!(ocsd_gen_elem_str(&e, two.as_mut_ptr(), 2), OCSD_OK);
+    assert_eq!(buf_str(&two), "O");
+    ocsd_gen_elem_init(null_mut(), OCSD_GEN_TRC_ELEM_TRACE_ON);
+
+    // ocsd_pkt_str
+    assert_eq!(ocsd_pkt_str(OCSD_PROTOCOL_ETMV4I, [0u8; 64].as_ptr() as *const c_void, null_mut(), 64), OCSD_ERR_INVALID_PARAM_VAL);
+    assert_eq!(ocsd_pkt_str(OCSD_PROTOCOL_ETMV4I, [0u8; 64].as_ptr() as *const c_void, buf.as_mut_ptr(), 1), OCSD_ERR_INVALID_PARAM_VAL);
+    assert_eq!(ocsd_pkt_str(OCSD_PROTOCOL_ETMV4I, null(), buf.as_mut_ptr(), 64), OCSD_ERR_INVALID_PARAM_VAL);
+    assert_eq!(ocsd_pkt_str(OCSD_PROTOCOL_UNKNOWN, null(), buf.as_mut_ptr(), 64), OCSD_ERR_NO_PROTOCOL);
+    assert_eq!(ocsd_pkt_str(OCSD_PROTOCOL_ETMV4D, null(), buf.as_mut_ptr(), 64), OCSD_ERR_NO_PROTOCOL);
+    assert_eq!(buf_str(&buf), "");
+    assert_eq!(ocsd_pkt_str(OCSD_PROTOCOL_CUSTOM_9, null(), buf.as_mut_ptr(), 64), OCSD_ERR_NO_PROTOCOL);
+    assert_eq!(ocsd_cust_protocol_to_str(OCSD_PROTOCOL_CUSTOM_9, null(), buf.as_mut_ptr(), 64), OCSD_ERR_NO_PROTOCOL);
+    assert_eq!(ocsd_cust_protocol_to_str(OCSD_PROTOCOL_ETMV3, null(), buf.as_mut_ptr(), 64), OCSD_ERR_NO_PROTOCOL);
+}
+
+#[test]
+fn logger_and_last_error() {
+    let _g = global();
+    // (OCSD_ERR_NOT_INIT before any output logger exists is checked by the
+    // C tests, in a fresh process)
+    assert_eq!(ocsd_def_errlog_init(OCSD_ERR_SEV_INFO, 1), OCSD_OK);
+    assert_eq!(ocsd_def_errlog_config_output(C_API_MSGLOGOUT_FLG_NONE, null()), OCSD_OK);
+    let h = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
+    assert_eq!(ocsd_def_errlog_set_strprint_cb(h, null_mut(), Some(str_cb)), OCSD_OK);
+    STR_OUT.lock().unwrap().clear();
+    let msg = CString::new("hello\n").unwrap();
+    ocsd_def_errlog_msgout(msg.as_ptr());
+    ocsd_def_errlog_msgout(null());
+    assert_eq!(*STR_OUT.lock().unwrap(), "hello\n");
+
+    // an error through the library logger becomes the last error
+    assert_eq!(ocsd_dt_add_buffer_mem_acc(h, 0, OCSD_MEM_SPACE_ANY, [0u8; 8].as_ptr(), 8), OCSD_OK);
+    assert_eq!(ocsd_dt_set_mem_acc_cacheing(h, 1, 2048, 1), OCSD_ERR_INVALID_PARAM_VAL);
+    let (mut idx, mut chan) = (0u32, 0u8);
+    let mut text = [0 as c_char; 256];
+    assert_eq!(ocsd_get_last_err(&mut idx, &mut chan, text.as_mut_ptr(), 256), OCSD_ERR_INVALID_PARAM_VAL);
+    assert_eq!((idx, chan), (OCSD_BAD_TRC_INDEX, OCSD_BAD_CS_SRC_ID));
+    assert_eq!(buf_str(&text), "0x0006 (OCSD_ERR_INVALID_PARAM_VAL) [Invalid value parameter passed to component.]; MemAcc Caching: number of pages too small");
+    assert!(STR_OUT.lock().unwrap().starts_with("hello\nGen_Info : 0x0006 (OCSD_ERR_INVALID_PARAM_VAL)"));
+    assert_eq!(ocsd_get_last_err(null_mut(), null_mut(), null_mut(), 0), OCSD_ERR_INVALID_PARAM_VAL);
+
+    // mapped ranges are logged at info level
+    STR_OUT.lock().unwrap().clear();
+    ocsd_tl_log_mapped_mem_ranges(h);
+    assert_eq!(
+        *STR_OUT.lock().unwrap(),
+        "Gen_Info : Mapped Memory Accessors\nGen_Info : BuffAcc; Range::0x0:7; Mem Space::Any\nGen_Info : ========================\n"
+    );
+
+    // destroying the tree drops its string callback
+    ocsd_destroy_dcd_tree(h);
+    STR_OUT.lock().unwrap().clear();
+    ocsd_def_errlog_msgout(msg.as_ptr());
+    assert_eq!(*STR_OUT.lock().unwrap(), "");
+    ocsd_def_errlog_init(OCSD_ERR_SEV_ERROR, 0);
+}
+
+static STR_OUT: Mutex<String> = Mutex::new(String::new());
+
+unsafe extern "C" fn str_cb(_ctx: *const c_void, s: *const c_char, len: c_int) {
+    // SAFETY: the library passes a NUL-terminated string.
+    let t = unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned();
+    assert_eq!(t.len(), len as usize);
+    STR_OUT.lock().unwrap().push_str(&t);
+}
+
+unsafe extern "C" fn mon_cb(_: *const c_void, _: ocsd_datapath_op_t, _: ocsd_trc_index_t, _: *const c_void, _: u32, _: *const u8) {}
+
+unsafe extern "C" fn elem_cb(_: *const c_void, _: ocsd_trc_index_t, _: u8, _: *const ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
+    OCSD_RESP_CONT
+}
+
+unsafe extern "C" fn mem_cb(_: *const c_void, _: ocsd_vaddr_t, _: ocsd_mem_space_acc_t, _: u32, _: *mut u8) -> u32 {
+    0
+}
+
+unsafe extern "C" fn mem_id_cb(_: *const c_void, _: ocsd_vaddr_t, _: ocsd_mem_space_acc_t, _: u8, _: u32, _: *mut u8) -> u32 {
+    0
+}
+
+// ---------------------------------------------------------------------------
+// WAIT / FLUSH through a decode stack, as a C client drives it
+
+/// Test protocol: each byte is a packet; each packet decodes to three
+/// elements carrying (byte, 0..3).
+#[repr(C)]
+struct BytePkt {
+    b: u8,
+}
+impl TracePacket for BytePkt {
+    fn write_str(&self, out: &mut String) {
+        out.push_str(&format!("BYTE {:02x}", self.b));
+    }
+}
+
+struct ByteProc;
+impl PacketProcessor for ByteProc {
+    type Packet = BytePkt;
+    fn process_data(&mut self, index: ocsd_trc_index_t, data: &[u8], out: &mut dyn PacketOut<BytePkt>) -> (ocsd_datapath_resp_t, usize) {
+        for (i, b) in data.iter().enumerate() {
+            let r = out.packet(index + i as u32, &BytePkt { b: *b }, std::slice::from_ref(b));
+            if !resp_is_cont(r) {
+                return (r, i + 1);
+            }
+        }
+        (OCSD_RESP_CONT, data.len())
+    }
+    fn eot(&mut self, _: &mut dyn PacketOut<BytePkt>) -> ocsd_datapath_resp_t {
+        OCSD_RESP_CONT
+    }
+    fn reset(&mut self, _: ocsd_trc_index_t) {}
+    fn stats_block(&self) -> Option<ocsd_decode_stats_t> {
+        Some(ocsd_decode_stats_t { version: OCSD_VER_NUM, revision: OCSD_STATS_REVISION, channel_total: 42, ..Default::default() })
+    }
+}
+
+struct ByteDec;
+impl PacketDecoder for ByteDec {
+    type Packet = BytePkt;
+    fn packet_in(&mut self, index_sop: ocsd_trc_index_t, pkt: &BytePkt, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
+        for k in 0..3u64 {
+            let mut e = ocsd_generic_trace_elem::new(OCSD_GEN_TRC_ELEM_CUSTOM);
+            e.st_addr = pkt.b as u64;
+            e.en_addr = k;
+            ctx.out.push(index_sop, 0x10, &e);
+        }
+        OCSD_RESP_CONT
+    }
+    fn eot(&mut self, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
+        ctx.out.push(0, 0x10, &ocsd_generic_trace_elem::new(OCSD_GEN_TRC_ELEM_EO_TRACE));
+        OCSD_RESP_CONT
+    }
+    fn reset(&mut self, _: ocsd_trc_index_t) {}
+    fn trace_id(&self) -> u8 {
+        0x10
+    }
+}
+
+struct Client {
+    seen: Vec<(u64, u64)>,
+    calls: u32,
+    wait_every: u32,
+}
+
+unsafe extern "C" fn client_elem(ctx: *const c_void, _idx: ocsd_trc_index_t, chan: u8, e: *const ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
+    // SAFETY: the test passes a &mut Client as context; the element is valid.
+    let (c, e) = unsafe { (&mut *(ctx as *mut Client), &*e) };
+    assert_eq!(chan, 0x10);
+    c.seen.push((e.st_addr, if e.elem_type == OCSD_GEN_TRC_ELEM_EO_TRACE { 99 } else { e.en_addr }));
+    c.calls += 1;
+    if c.calls % c.wait_every == 0 {
+        OCSD_RESP_WAIT
+    } else {
+        OCSD_RESP_CONT
+    }
+}
+
+fn add_byte_stack(h: dcd_tree_handle_t) {
+    let p = handles::lookup(h).unwrap();
+    // SAFETY: a live tree, used by this thread only.
+    let t = unsafe { &mut *p.0 };
+    let st = Stack::new("BYTES", OCSD_PROTOCOL_CUSTOM_9, 0x10, ByteProc, Some(ByteDec));
+    t.tree.add_decoder(Box::new(st)).unwrap();
+}
+
+#[test]
+fn wait_and_flush_lose_and_repeat_nothing() {
+    let data: Vec<u8> = (1..=50).collect();
+    for wait_every in [1u32, 2, 3, 7, 1000] {
+        let h = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
+        add_byte_stack(h);
+        let mut client = Client { seen: Vec::new(), calls: 0, wait_every };
+        assert_eq!(ocsd_dt_set_gen_elem_outfn(h, Some(client_elem), &mut client as *mut Client as *const c_void), OCSD_OK);
+        // drive as perf's cs-etm decoder does
+        let mut processed = 0usize;
+        let mut resp = OCSD_RESP_CONT;
+        let mut guard = 0;
+        while processed < data.len() {
+            guard += 1;
+            assert!(guard < 10_000);
+            if resp_is_cont(resp) {
+                let mut n = 0u32;
+                resp = ocsd_dt_process_data(h, OCSD_OP_DATA, processed as u32, (data.len() - processed) as u32, data[processed..].as_ptr(), &mut n);
+                processed += n as usize;
+            } else if resp_is_wait(resp) {
+                resp = ocsd_dt_process_data(h, OCSD_OP_FLUSH, 0, 0, null(), null_mut());
+            } else {
+                panic!("fatal {}", resp);
+            }
+        }
+        while resp_is_wait(resp) {
+            resp = ocsd_dt_process_data(h, OCSD_OP_FLUSH, 0, 0, null(), null_mut());
+        }
+        let mut r = ocsd_dt_process_data(h, OCSD_OP_EOT, 0, 0, null(), null_mut());
+        while resp_is_wait(r) {
+            r = ocsd_dt_process_data(h, OCSD_OP_FLUSH, 0, 0, null(), null_mut());
+        }
+        let mut want: Vec<(u64, u64)> = data.iter().flat_map(|b| (0..3).map(move |k| (*b as u64, k))).collect();
+        want.push((0, 99));
+        assert_eq!(client.seen, want, "wait every {}", wait_every);
+
+        // statistics through the stack's packet processor
+        let mut p: *mut ocsd_decode_stats_t = null_mut();
+        assert_eq!(ocsd_dt_get_decode_stats(h, 0x55, &mut p), OCSD_OK);
+        // SAFETY: the tree's statistics block, valid while the tree lives.
+        let s = unsafe { &*p };
+        assert_eq!((s.version, s.channel_total), (OCSD_VER_NUM, 42));
+        assert_eq!(ocsd_dt_reset_decode_stats(h, 0x10), OCSD_OK);
+        // packet printers: the full decoder takes the packets
+        assert_eq!(ocsd_dt_set_pkt_protocol_printer(h, 0x10, 0), OCSD_ERR_INVALID_PARAM_VAL);
+        ocsd_destroy_dcd_tree(h);
+    }
+}
+
+#[test]
+fn packet_callbacks_on_stack() {
+    let h = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
+    add_byte_stack(h);
+    // custom protocol IDs accept callbacks; a full decoder refuses a sink
+    assert_eq!(ocsd_dt_attach_packet_callback(h, 0, OCSD_C_API_CB_PKT_SINK, sink_cb as *mut c_void, null()), OCSD_ERR_INVALID_PARAM_TYPE);
+    assert_eq!(ocsd_dt_attach_packet_callback(h, 0, OCSD_C_API_CB_PKT_MON, null_mut(), null()), OCSD_ERR_INVALID_PARAM_VAL);
+    assert_eq!(ocsd_dt_attach_packet_callback(h, 0, 5, mon_cb as *mut c_void, null()), OCSD_ERR_INVALID_PARAM_VAL);
+    let mut raw: Vec<u8> = Vec::new();
+    assert_eq!(ocsd_dt_attach_packet_callback(h, 0, OCSD_C_API_CB_PKT_MON, raw_mon_cb as *mut c_void, &mut raw as *mut Vec<u8> as *const c_void), OCSD_OK);
+    let mut n = 0u32;
+    assert_eq!(ocsd_dt_process_data(h, OCSD_OP_DATA, 0, 3, [4u8, 5, 6].as_ptr(), &mut n), OCSD_RESP_CONT);
+    assert_eq!(n, 3);
+    assert_eq!(raw, vec![4, 5, 6]);
+    ocsd_destroy_dcd_tree(h);
+}
+
+unsafe extern "C" fn sink_cb(_: *const c_void, _: ocsd_datapath_op_t, _: ocsd_trc_index_t, _: *const c_void) -> ocsd_datapath_resp_t {
+    OCSD_RESP_CONT
+}
+
+unsafe extern "C" fn raw_mon_cb(ctx: *const c_void, op: ocsd_datapath_op_t, _: ocsd_trc_index_t, pkt: *const c_void, size: u32, data: *const u8) {
+    if op != OCSD_OP_DATA {
+        return;
+    }
+    // SAFETY: the test's Vec context; the packet and bytes valid for the call.
+    let (v, pkt, bytes) = unsafe { (&mut *(ctx as *mut Vec<u8>), &*(pkt as *const BytePkt), std::slice::from_raw_parts(data, size as usize)) };
+    assert_eq!(bytes, &[pkt.b]);
+    v.extend_from_slice(bytes);
+}
+
+// ---------------------------------------------------------------------------
+// Custom decoder through the C API (a C-style decoder written in Rust)
+
+struct EchoDcd {
+    cb: ocsd_extern_dcd_cb_fns,
+    cs_id: u8,
+    flags: c_int,
+}
+
+static ECHO_NAME: &[u8] = b"echo_test\0";
+
+unsafe extern "C" fn echo_create(_flags: c_int, cfg: *const c_void, cb: *const ocsd_extern_dcd_cb_fns, inst: *mut ocsd_extern_dcd_inst_t) -> ocsd_err_t {
+    // SAFETY: the library passes valid pointers; the test config is a u8.
+    let (cs_id, cb, inst) = unsafe { (*(cfg as *const u8), *cb, &mut *inst) };
+    let d = Box::new(EchoDcd { cb, cs_id, flags: 0 });
+    inst.fn_data_in = Some(echo_data_in);
+    inst.fn_update_pkt_mon = Some(echo_update);
+    inst.cs_id = cs_id;
+    inst.p_decoder_name = ECHO_NAME.as_ptr() as *mut c_char;
+    inst.decoder_handle = Box::into_raw(d) as *mut c_void;
+    OCSD_OK
+}
+
+unsafe extern "C" fn echo_destroy(h: *const c_void) -> ocsd_err_t {
+    // SAFETY: the handle from echo_create.
+    drop(unsafe { Box::from_raw(h as *mut EchoDcd) });
+    OCSD_OK
+}
+
+unsafe extern "C" fn echo_csid(cfg: *const c_void, id: *mut c_uchar) -> ocsd_err_t {
+    if cfg.is_null() {
+        return OCSD_ERR_INVALID_PARAM_VAL;
+    }
+    // SAFETY: the test config is a u8.
+    unsafe { *id = *(cfg as *const u8) };
+    OCSD_OK
+}
+
+unsafe extern "C" fn echo_update(h: *const c_void, flags: c_int) {
+    // SAFETY: the handle from echo_create.
+    unsafe { (*(h as *mut EchoDcd)).flags = flags };
+}
+
+unsafe extern "C" fn echo_data_in(h: *const c_void, op: ocsd_datapath_op_t, index: ocsd_trc_index_t, size: u32, data: *const u8, used: *mut u32) -> ocsd_datapath_resp_t {
+    // SAFETY: the handle from echo_create.
+    let d = unsafe { &mut *(h as *mut EchoDcd) };
+    if op != OCSD_OP_DATA {
+        return OCSD_RESP_CONT;
+    }
+    // SAFETY: the library passes `size` bytes and a count location.
+    let bytes = unsafe { std::slice::from_raw_parts(data, size as usize) };
+    let cb = d.cb;
+    for (i, b) in bytes.iter().enumerate() {
+        let mut e = ocsd_generic_trace_elem::new(OCSD_GEN_TRC_ELEM_CUSTOM);
+        e.st_addr = *b as u64;
+        if d.flags & OCSD_CUST_DCD_PKT_CB_USE_MON != 0 {
+            // SAFETY: the library's callback and context.
+            unsafe { cb.fn_packet_mon.unwrap()(cb.lib_context, op, index + i as u32, b as *const u8 as *const c_void, 1, b) };
+        }
+        let mut m = [0u8; 4];
+        let mut n = 4u32;
+        // SAFETY: the library's callback and context; `m` holds 4 bytes.
+        let err = unsafe { cb.fn_memory_access.unwrap()(cb.lib_context, 0x1000 + *b as u64, d.cs_id, OCSD_MEM_SPACE_ANY, &mut n, m.as_mut_ptr()) };
+        assert_eq!(err, OCSD_OK);
+        e.en_addr = if n == 4 { u32::from_le_bytes(m) as u64 } else { 0 };
+        // SAFETY: the library's callback and context.
+        let r = unsafe { cb.fn_gen_elem_out.unwrap()(cb.lib_context, index + i as u32, d.cs_id, &e) };
+        assert_eq!(r, OCSD_RESP_CONT);
+    }
+    let msg = CString::new("echoed").unwrap();
+    // SAFETY: the library's callbacks and context.
+    unsafe {
+        cb.fn_log_msg.unwrap()(cb.lib_context, OCSD_ERR_SEV_INFO, msg.as_ptr());
+        cb.fn_log_error.unwrap()(cb.lib_context, OCSD_ERR_SEV_ERROR, OCSD_ERR_BAD_PACKET_SEQ, index, d.cs_id, msg.as_ptr());
+        *used = size;
+    }
+    OCSD_RESP_CONT
+}
+
+unsafe extern "C" fn echo_to_str(pkt: *const c_void, buf: *mut c_char, len: c_int) -> ocsd_err_t {
+    // SAFETY: the test passes a u8 packet and a buffer of `len` bytes.
+    unsafe { copy_str_to_c(&format!("ECHO[{:02x}]", *(pkt as *const u8)), buf, len) };
+    OCSD_OK
+}
+
+unsafe extern "C" fn collect_elem(ctx: *const c_void, idx: ocsd_trc_index_t, chan: u8, e: *const ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
+    // SAFETY: the test's Vec context; a valid element.
+    let (v, e) = unsafe { (&mut *(ctx as *mut Vec<(u32, u8, u64, u64)>), &*e) };
+    assert_eq!(e.elem_type, OCSD_GEN_TRC_ELEM_CUSTOM);
+    v.push((idx, chan, e.st_addr, e.en_addr));
+    OCSD_RESP_CONT
+}
+
+#[test]
+fn custom_decoder_through_c_api() {
+    let _g = global();
+    let mut fact = ocsd_extern_dcd_fact_t {
+        createDecoder: Some(echo_create),
+        destroyDecoder: Some(echo_destroy),
+        csidFromConfig: Some(echo_csid),
+        pktToString: Some(echo_to_str),
+        protocol_id: 0,
+    };
+    let name = CString::new("RUST_ECHO").unwrap();
+    let mut bad = fact;
+    bad.destroyDecoder = None;
+    assert_eq!(ocsd_register_custom_decoder(name.as_ptr(), &mut bad), OCSD_ERR_INVALID_PARAM_VAL);
+    assert_eq!(ocsd_register_custom_decoder(null(), &mut fact), OCSD_ERR_INVALID_PARAM_VAL);
+    assert_eq!(ocsd_register_custom_decoder(name.as_ptr(), null_mut()), OCSD_ERR_INVALID_PARAM_VAL);
+    let etm = CString::new("ETMV4I").unwrap();
+    assert_eq!(ocsd_register_custom_decoder(etm.as_ptr(), &mut fact), OCSD_ERR_DCDREG_NAME_REPEAT);
+    assert_eq!(ocsd_register_custom_decoder(name.as_ptr(), &mut fact), OCSD_OK);
+    assert!(is_custom_protocol(fact.protocol_id));
+    assert_eq!(ocsd_register_custom_decoder(name.as_ptr(), &mut fact), OCSD_ERR_DCDREG_NAME_REPEAT);
+
+    let mut buf = [0 as c_char; 32];
+    let pkt = 0xabu8;
+    assert_eq!(ocsd_pkt_str(fact.protocol_id, &pkt as *const u8 as *const c_void, buf.as_mut_ptr(), 32), OCSD_OK);
+    assert_eq!(buf_str(&buf), "ECHO[ab]");
+    assert_eq!(ocsd_cust_protocol_to_str(fact.protocol_id, &pkt as *const u8 as *const c_void, buf.as_mut_ptr(), 4), OCSD_OK);
+    assert_eq!(buf_str(&buf), "ECH");
+
+    let h = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
+    let mut id: c_uchar = 0;
+    let cfg = 0x22u8;
+    assert_eq!(ocsd_dt_create_decoder(h, name.as_ptr(), OCSD_CREATE_FLG_FULL_DECODER as c_int, null(), &mut id), OCSD_ERR_INVALID_PARAM_VAL);
+    assert_eq!(ocsd_dt_create_decoder(h, name.as_ptr(), OCSD_CREATE_FLG_FULL_DECODER as c_int, &cfg as *const u8 as *const c_void, &mut id), OCSD_OK);
+    assert_eq!(id, 0x22);
+    assert_eq!(ocsd_dt_create_decoder(h, name.as_ptr(), OCSD_CREATE_FLG_FULL_DECODER as c_int, &cfg as *const u8 as *const c_void, &mut id), OCSD_ERR_ATTACH_TOO_MANY);
+    let mut elems: Vec<(u32, u8, u64, u64)> = Vec::new();
+    assert_eq!(ocsd_dt_set_gen_elem_outfn(h, Some(collect_elem), &mut elems as *mut _ as *const c_void), OCSD_OK);
+    let mem: Vec<u8> = (0..=255u8).collect();
+    assert_eq!(ocsd_dt_add_buffer_mem_acc(h, 0x1000, OCSD_MEM_SPACE_ANY, mem.as_ptr(), 256), OCSD_OK);
+    let mut raw: Vec<u8> = Vec::new();
+    assert_eq!(ocsd_dt_attach_packet_callback(h, 0x22, OCSD_C_API_CB_PKT_MON, echo_mon as *mut c_void, &mut raw as *mut Vec<u8> as *const c_void), OCSD_OK);
+    let mut p: *mut ocsd_decode_stats_t = null_mut();
+    assert_eq!(ocsd_dt_get_decode_stats(h, 0x22, &mut p), OCSD_ERR_INVALID_PARAM_VAL);
+    assert_eq!(ocsd_dt_set_pkt_protocol_printer(h, 0x22, 1), OCSD_ERR_INVALID_PARAM_VAL);
+
+    ocsd_def_errlog_init(OCSD_ERR_SEV_INFO, 1);
+    ocsd_def_errlog_config_output(C_API_MSGLOGOUT_FLG_NONE, null());
+    assert_eq!(ocsd_def_errlog_set_strprint_cb(h, null_mut(), Some(str_cb)), OCSD_OK);
+    STR_OUT.lock().unwrap().clear();
+    let mut n = 0u32;
+    assert_eq!(ocsd_dt_process_data(h, OCSD_OP_DATA, 100, 2, [3u8, 4].as_ptr(), &mut n), OCSD_RESP_CONT);
+    assert_eq!(n, 2);
+    assert_eq!(elems, vec![(100, 0x22, 3, 0x06050403), (101, 0x22, 4, 0x07060504)]);
+    assert_eq!(raw, vec![3, 4]);
+    assert_eq!(
+        *STR_OUT.lock().unwrap(),
+        "echo_test_0034 : echoedecho_test_0034 : 0x0013 (OCSD_ERR_BAD_PACKET_SEQ) [Bad packet sequence]; TrcIdx=100; CS ID=22; echoed"
+    );
+    let (mut idx, mut chan) = (0u32, 0u8);
+    assert_eq!(ocsd_get_last_err(&mut idx, &mut chan, null_mut(), 0), OCSD_ERR_BAD_PACKET_SEQ);
+    assert_eq!((idx, chan), (100, 0x22));
+    ocsd_def_errlog_init(OCSD_ERR_SEV_ERROR, 0);
+
+    assert_eq!(ocsd_dt_remove_decoder(h, 0x22), OCSD_OK);
+    assert_eq!(ocsd_dt_create_decoder(h, name.as_ptr(), OCSD_CREATE_FLG_PACKET_PROC as c_int, &cfg as *const u8 as *const c_void, &mut id), OCSD_OK);
+    ocsd_destroy_dcd_tree(h);
+
+    assert_eq!(ocsd_deregister_decoders(), OCSD_OK);
+    assert_eq!(ocsd_pkt_str(fact.protocol_id, &pkt as *const u8 as *const c_void, buf.as_mut_ptr(), 32), OCSD_ERR_NO_PROTOCOL);
+    let h = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
+    assert_eq!(ocsd_dt_create_decoder(h, name.as_ptr(), 2, &cfg as *const u8 as *const c_void, &mut id), OCSD_ERR_DCDREG_NAME_UNKNOWN);
+    ocsd_destroy_dcd_tree(h);
+}
+
+unsafe extern "C" fn echo_mon(ctx: *const c_void, op: ocsd_datapath_op_t, _: ocsd_trc_index_t, pkt: *const c_void, size: u32, data: *const u8) {
+    if op != OCSD_OP_DATA {
+        return;
+    }
+    // SAFETY: the test's Vec context; the decoder's packet and bytes.
+    let (v, pkt, bytes) = unsafe { (&mut *(ctx as *mut Vec<u8>), *(pkt as *const u8), std::slice::from_raw_parts(data, size as usize)) };
+    assert_eq!(bytes, &[pkt]);
+    v.extend_from_slice(bytes);
+}

@@ -1,0 +1,290 @@
+//! One trace ID's decode stack: packet processor, optional packet decoder,
+//! element queue, and the packet sink / monitor observers.
+
+use std::any::Any;
+use std::os::raw::c_void;
+
+use crate::abi::*;
+use crate::common::{DecodeCtx, ElemQueue, ErrorLog, GenElemSink, MemAccess, PacketDecoder, PacketOut, PacketProcessor, TracePacket};
+
+/// Watches the packets of one trace ID: the client's packet sink or packet
+/// monitor callback, or a packet printer.
+pub trait PacketObserver {
+    /// A packet (`pkt` None for data-less operations such as EOT). `raw` is
+    /// the packet's bytes (monitors only). The response matters for sinks.
+    fn packet(
+        &mut self,
+        op: ocsd_datapath_op_t,
+        index_sop: ocsd_trc_index_t,
+        pkt: Option<&dyn TracePacket>,
+        pkt_ptr: *const c_void,
+        raw: &[u8],
+    ) -> ocsd_datapath_resp_t;
+}
+
+/// What a stack needs from its decode tree for one call.
+pub struct StackEnv<'a> {
+    pub elem_sink: Option<&'a mut dyn GenElemSink>,
+    pub mem: &'a mut dyn MemAccess,
+    pub log: &'a mut dyn ErrorLog,
+}
+
+/// The protocol-independent face of a per-ID stack, as the tree sees it.
+pub trait TraceIdDecoder {
+    /// Registered decoder name (`ETMV4I`, `STM`, ...).
+    fn decoder_name(&self) -> &str;
+    fn protocol(&self) -> ocsd_trace_protocol_t;
+    /// Trace ID from the decoder's configuration.
+    fn cs_id(&self) -> u8;
+    fn has_decoder(&self) -> bool;
+    fn data_in(&mut self, op: ocsd_datapath_op_t, index: ocsd_trc_index_t, data: &[u8], env: &mut StackEnv) -> (ocsd_datapath_resp_t, usize);
+    fn set_monitor(&mut self, obs: Option<Box<dyn PacketObserver>>);
+    fn set_sink(&mut self, obs: Option<Box<dyn PacketObserver>>) -> ocsd_err_t;
+    fn set_proc_op_flags(&mut self, flags: u32);
+    fn set_dec_op_flags(&mut self, flags: u32);
+    /// (channel synced, bad header errors, bad sequence errors)
+    fn stats(&self) -> (bool, u32, u32);
+    /// The packet processor's statistics block for `ocsd_dt_get_decode_stats`
+    /// (the `demux` part is filled in by the tree). OpenCSD's errors:
+    /// `OCSD_ERR_NOT_INIT` when the processor keeps no statistics,
+    /// `OCSD_ERR_INVALID_PARAM_VAL` when there is no library packet
+    /// processor (custom decoders).
+    fn decode_stats(&self) -> Result<ocsd_decode_stats_t, ocsd_err_t> {
+        Err(OCSD_ERR_NOT_INIT)
+    }
+    /// Reset the packet processor's statistics (`ocsd_dt_reset_decode_stats`).
+    fn reset_decode_stats(&mut self) -> ocsd_err_t {
+        OCSD_OK
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+pub struct Stack<P: PacketProcessor, D: PacketDecoder<Packet = P::Packet>> {
+    name: &'static str,
+    protocol: ocsd_trace_protocol_t,
+    cs_id: u8,
+    proc_: P,
+    dec: Option<D>,
+    queue: ElemQueue,
+    monitor: Option<Box<dyn PacketObserver>>,
+    sink: Option<Box<dyn PacketObserver>>,
+    proc_flags: u32,
+}
+
+impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'static> Stack<P, D> {
+    pub fn new(name: &'static str, protocol: ocsd_trace_protocol_t, cs_id: u8, proc_: P, dec: Option<D>) -> Self {
+        Stack { name, protocol, cs_id, proc_, dec, queue: ElemQueue::new(), monitor: None, sink: None, proc_flags: 0 }
+    }
+
+    fn deliver(&mut self, env: &mut StackEnv) -> ocsd_datapath_resp_t {
+        match env.elem_sink.as_deref_mut() {
+            Some(s) => self.queue.deliver(s),
+            None => {
+                self.queue.clear();
+                OCSD_RESP_CONT
+            }
+        }
+    }
+}
+
+/// The packet processor's output for one call.
+struct Out<'s, 'e, 'a, P: TracePacket, D: PacketDecoder<Packet = P>> {
+    dec: Option<&'s mut D>,
+    queue: &'s mut ElemQueue,
+    monitor: Option<&'s mut Box<dyn PacketObserver>>,
+    sink: Option<&'s mut Box<dyn PacketObserver>>,
+    env: &'e mut StackEnv<'a>,
+    proc_flags: u32,
+}
+
+impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, '_, P, D> {
+    fn packet(&mut self, index_sop: ocsd_trc_index_t, pkt: &P, raw: &[u8]) -> ocsd_datapath_resp_t {
+        let bad = pkt.is_bad_packet();
+        let ptr = pkt as *const P as *const c_void;
+        if let Some(m) = self.monitor.as_deref_mut() {
+            if !(bad && self.proc_flags & OCSD_OPFLG_PKTPROC_NOMON_BAD_PKTS != 0) {
+                m.packet(OCSD_OP_DATA, index_sop, Some(pkt), ptr, raw);
+            }
+        }
+        if bad && self.proc_flags & OCSD_OPFLG_PKTPROC_NOFWD_BAD_PKTS != 0 {
+            return OCSD_RESP_CONT;
+        }
+        if let Some(d) = self.dec.as_deref_mut() {
+            let mut ctx = DecodeCtx { out: self.queue, mem: self.env.mem, log: self.env.log };
+            let r = d.packet_in(index_sop, pkt, &mut ctx);
+            let rd = match self.env.elem_sink.as_deref_mut() {
+                Some(s) => self.queue.deliver(s),
+                None => {
+                    self.queue.clear();
+                    OCSD_RESP_CONT
+                }
+            };
+            if resp_is_fatal(r) {
+                return r;
+            }
+            if !self.queue.is_empty() {
+                return if rd == OCSD_RESP_CONT { OCSD_RESP_WAIT } else { rd };
+            }
+            rd.max(r)
+        } else if let Some(s) = self.sink.as_deref_mut() {
+            s.packet(OCSD_OP_DATA, index_sop, Some(pkt), ptr, &[])
+        } else {
+            OCSD_RESP_CONT
+        }
+    }
+
+    fn raw_only(&mut self, index_sop: ocsd_trc_index_t, pkt: &P, raw: &[u8]) {
+        if raw.is_empty() {
+            return;
+        }
+        let bad = pkt.is_bad_packet();
+        if let Some(m) = self.monitor.as_deref_mut() {
+            if !(bad && self.proc_flags & OCSD_OPFLG_PKTPROC_NOMON_BAD_PKTS != 0) {
+                m.packet(OCSD_OP_DATA, index_sop, Some(pkt), pkt as *const P as *const c_void, raw);
+            }
+        }
+    }
+
+    fn logger(&mut self) -> &mut dyn ErrorLog {
+        self.env.log
+    }
+
+    fn packet_to_monitor(&mut self, index_sop: ocsd_trc_index_t, pkt: &P, raw: &[u8]) {
+        if let Some(m) = self.monitor.as_deref_mut() {
+            let ptr = pkt as *const P as *const c_void;
+            m.packet(OCSD_OP_DATA, index_sop, Some(pkt), ptr, raw);
+        }
+    }
+
+    fn packet_to_sink(&mut self, index_sop: ocsd_trc_index_t, pkt: &P) -> ocsd_datapath_resp_t {
+        let saved = self.monitor.take();
+        let r = self.packet(index_sop, pkt, &[]);
+        self.monitor = saved;
+        r
+    }
+
+    fn has_raw_monitor(&self) -> bool {
+        self.monitor.is_some()
+    }
+}
+
+impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'static> TraceIdDecoder for Stack<P, D> {
+    fn decoder_name(&self) -> &str {
+        self.name
+    }
+    fn protocol(&self) -> ocsd_trace_protocol_t {
+        self.protocol
+    }
+    fn cs_id(&self) -> u8 {
+        self.cs_id
+    }
+    fn has_decoder(&self) -> bool {
+        self.dec.is_some()
+    }
+
+    fn data_in(&mut self, op: ocsd_datapath_op_t, index: ocsd_trc_index_t, data: &[u8], env: &mut StackEnv) -> (ocsd_datapath_resp_t, usize) {
+        match op {
+            OCSD_OP_DATA => {
+                // elements still owed to a waiting client go first
+                if !self.queue.is_empty() {
+                    let r = self.deliver(env);
+                    if !self.queue.is_empty() || !resp_is_cont(r) {
+                        return (if resp_is_cont(r) { OCSD_RESP_WAIT } else { r }, 0);
+                    }
+                }
+                let mut out = Out {
+                    dec: self.dec.as_mut(),
+                    queue: &mut self.queue,
+                    monitor: self.monitor.as_mut(),
+                    sink: self.sink.as_mut(),
+                    env,
+                    proc_flags: self.proc_flags,
+                };
+                self.proc_.process_data(index, data, &mut out)
+            }
+            OCSD_OP_FLUSH => (self.deliver(env), 0),
+            OCSD_OP_EOT => {
+                let mut resp = {
+                    let mut out = Out {
+                        dec: self.dec.as_mut(),
+                        queue: &mut self.queue,
+                        monitor: self.monitor.as_mut(),
+                        sink: self.sink.as_mut(),
+                        env,
+                        proc_flags: self.proc_flags,
+                    };
+                    self.proc_.eot(&mut out)
+                };
+                if let Some(d) = self.dec.as_mut() {
+                    let mut ctx = DecodeCtx { out: &mut self.queue, mem: env.mem, log: env.log };
+                    let r = d.eot(&mut ctx);
+                    resp = resp.max(r);
+                    resp = resp.max(self.deliver(env));
+                } else if let Some(s) = self.sink.as_mut() {
+                    resp = resp.max(s.packet(OCSD_OP_EOT, 0, None, std::ptr::null(), &[]));
+                }
+                if let Some(m) = self.monitor.as_mut() {
+                    m.packet(OCSD_OP_EOT, 0, None, std::ptr::null(), &[]);
+                }
+                (resp, 0)
+            }
+            OCSD_OP_RESET => {
+                self.proc_.reset(index);
+                if let Some(d) = self.dec.as_mut() {
+                    d.reset(index);
+                }
+                self.queue.clear();
+                if let Some(s) = self.sink.as_mut() {
+                    s.packet(OCSD_OP_RESET, index, None, std::ptr::null(), &[]);
+                }
+                if let Some(m) = self.monitor.as_mut() {
+                    m.packet(OCSD_OP_RESET, index, None, std::ptr::null(), &[]);
+                }
+                (OCSD_RESP_CONT, 0)
+            }
+            _ => (OCSD_RESP_FATAL_INVALID_OP, 0),
+        }
+    }
+
+    fn set_monitor(&mut self, obs: Option<Box<dyn PacketObserver>>) {
+        self.monitor = obs;
+    }
+
+    fn set_sink(&mut self, obs: Option<Box<dyn PacketObserver>>) -> ocsd_err_t {
+        if self.dec.is_some() {
+            // a full decoder consumes the packets: no sink to attach
+            return OCSD_ERR_INVALID_PARAM_TYPE;
+        }
+        self.sink = obs;
+        OCSD_OK
+    }
+
+    fn set_proc_op_flags(&mut self, flags: u32) {
+        self.proc_flags = flags;
+        self.proc_.set_op_flags(flags);
+    }
+
+    fn set_dec_op_flags(&mut self, flags: u32) {
+        if let Some(d) = self.dec.as_mut() {
+            d.set_op_flags(flags);
+        }
+    }
+
+    fn stats(&self) -> (bool, u32, u32) {
+        let (h, s) = self.proc_.error_counts();
+        (self.proc_.is_synced(), h, s)
+    }
+
+    fn decode_stats(&self) -> Result<ocsd_decode_stats_t, ocsd_err_t> {
+        self.proc_.stats_block().ok_or(OCSD_ERR_NOT_INIT)
+    }
+
+    fn reset_decode_stats(&mut self) -> ocsd_err_t {
+        self.proc_.reset_stats();
+        OCSD_OK
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}

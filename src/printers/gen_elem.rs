@@ -1,0 +1,401 @@
+//! Text of a generic trace element, as OpenCSD 1.8.0 writes it
+//! (`OcsdTraceElement::toString`, used by `ocsd_gen_elem_str` and by the
+//! element printer of `trc_pkt_lister`).
+//!
+//! The text is `NAME(details)` where `NAME` is the element type's enumerator
+//! name and `details` depend on the type; an element with a cycle count gets
+//! ` [CC=n]; ` before the closing parenthesis. An element type outside the
+//! known range prints `OCSD_GEN_TRC_ELEM??: index out of range.` instead.
+//!
+//! Where OpenCSD indexes a name table with an unchecked value (ISA, trace-on
+//! reason, marker type), an out-of-range value prints `Unk` for the ISA and
+//! nothing for the others rather than reading past the table.
+
+use std::fmt::Write;
+use std::os::raw::c_int;
+
+use crate::abi::gen_elem::*;
+use crate::abi::*;
+
+/// Element type names, indexed by `ocsd_gen_trc_elem_t`.
+const ELEM_NAMES: [&str; 20] = [
+    "OCSD_GEN_TRC_ELEM_UNKNOWN",
+    "OCSD_GEN_TRC_ELEM_NO_SYNC",
+    "OCSD_GEN_TRC_ELEM_TRACE_ON",
+    "OCSD_GEN_TRC_ELEM_EO_TRACE",
+    "OCSD_GEN_TRC_ELEM_PE_CONTEXT",
+    "OCSD_GEN_TRC_ELEM_INSTR_RANGE",
+    "OCSD_GEN_TRC_ELEM_I_RANGE_NOPATH",
+    "OCSD_GEN_TRC_ELEM_ADDR_NACC",
+    "OCSD_GEN_TRC_ELEM_ADDR_UNKNOWN",
+    "OCSD_GEN_TRC_ELEM_EXCEPTION",
+    "OCSD_GEN_TRC_ELEM_EXCEPTION_RET",
+    "OCSD_GEN_TRC_ELEM_TIMESTAMP",
+    "OCSD_GEN_TRC_ELEM_CYCLE_COUNT",
+    "OCSD_GEN_TRC_ELEM_EVENT",
+    "OCSD_GEN_TRC_ELEM_SWTRACE",
+    "OCSD_GEN_TRC_ELEM_SYNC_MARKER",
+    "OCSD_GEN_TRC_ELEM_MEMTRANS",
+    "OCSD_GEN_TRC_ELEM_INSTRUMENTATION",
+    "OCSD_GEN_TRC_ELEM_ITMTRACE",
+    "OCSD_GEN_TRC_ELEM_CUSTOM",
+];
+
+/// Last instruction type (`ocsd_instr_type`); the short names carry their
+/// own padding.
+const INSTR_TYPE_NAMES: [&str; 7] = [
+    "--- ", "BR  ", "iBR ", "ISB ", "DSB.DMB", "WFI.WFE", "TSTART",
+];
+
+/// Last instruction sub-type (`ocsd_instr_subtype`). Index 0 (none) is
+/// never printed.
+const INSTR_SUBTYPE_NAMES: [&str; 5] = ["--- ", "b+link ", "A64:ret ", "A64:eret ", "V7:impl ret"];
+
+const TRACE_ON_REASONS: [&str; 3] = ["begin or filter", "overflow", "debug restart"];
+
+const ISA_NAMES: [&str; 7] = ["A32", "T32", "A64", "TEE", "Jaz", "Cst", "Unk"];
+
+/// `unsync_info_t` names, for NO_SYNC and EO_TRACE elements.
+const UNSYNC_REASONS: [&str; 8] = [
+    "undefined",
+    "init-decoder",
+    "reset-decoder",
+    "overflow",
+    "discard",
+    "bad-packet",
+    "bad-program-image",
+    "end-of-trace",
+];
+
+const MEM_TRANS_NAMES: [&str; 4] = ["Init", "Start", "Commit", "Fail"];
+
+const SYNC_MARKER_NAMES: [&str; 1] = ["Timestamp marker"];
+
+/// The entry of `table` for a C enum value, if the value is in range.
+fn name_of(table: &[&'static str], value: c_int) -> Option<&'static str> {
+    usize::try_from(value)
+        .ok()
+        .and_then(|i| table.get(i).copied())
+}
+
+/// The name OpenCSD gives an element type (`OCSD_GEN_TRC_ELEM_...`), or
+/// `None` for a value outside the enumeration.
+pub fn elem_type_name(elem_type: ocsd_gen_trc_elem_t) -> Option<&'static str> {
+    name_of(&ELEM_NAMES, elem_type)
+}
+
+/// The short ISA name printed in element text (`A64`, `T32`, ...).
+pub fn isa_name(isa: ocsd_isa) -> &'static str {
+    name_of(&ISA_NAMES, isa).unwrap_or("Unk")
+}
+
+/// Append the text of a memory space (`ocsd_mem_space_acc_t`) as OpenCSD's
+/// `TrcMemAccessorBase::getMemAccSpaceString` writes it: a name for each
+/// single space or named group, otherwise each space present followed by a
+/// comma (nothing at all for an empty set).
+pub fn write_mem_space_str(mem_space: ocsd_mem_space_acc_t, out: &mut String) {
+    let named = match mem_space {
+        OCSD_MEM_SPACE_EL1S => Some("EL1S"),
+        OCSD_MEM_SPACE_EL1N => Some("EL1N"),
+        OCSD_MEM_SPACE_EL2 => Some("EL2N"),
+        OCSD_MEM_SPACE_EL3 => Some("EL3"),
+        OCSD_MEM_SPACE_EL2S => Some("EL2S"),
+        OCSD_MEM_SPACE_EL1R => Some("EL1R"),
+        OCSD_MEM_SPACE_EL2R => Some("EL2R"),
+        OCSD_MEM_SPACE_ROOT => Some("Root"),
+        OCSD_MEM_SPACE_S => Some("Any S"),
+        OCSD_MEM_SPACE_N => Some("Any NS"),
+        OCSD_MEM_SPACE_R => Some("Any R"),
+        OCSD_MEM_SPACE_ANY => Some("Any"),
+        _ => None,
+    };
+    if let Some(name) = named {
+        out.push_str(name);
+        return;
+    }
+    const PARTS: [(ocsd_mem_space_acc_t, &str); 8] = [
+        (OCSD_MEM_SPACE_EL1S, "EL1S,"),
+        (OCSD_MEM_SPACE_EL1N, "EL1N,"),
+        (OCSD_MEM_SPACE_EL2, "EL2N,"),
+        (OCSD_MEM_SPACE_EL3, "EL3,"),
+        (OCSD_MEM_SPACE_EL2S, "EL2S,"),
+        (OCSD_MEM_SPACE_EL1R, "EL1R,"),
+        (OCSD_MEM_SPACE_EL2R, "EL2R,"),
+        (OCSD_MEM_SPACE_ROOT, "Root,"),
+    ];
+    for (bit, text) in PARTS {
+        if mem_space & bit != 0 {
+            out.push_str(text);
+        }
+    }
+}
+
+/// Append the text of `elem` to `out`, exactly as OpenCSD 1.8.0's
+/// `OcsdTraceElement::toString` produces it (no trailing newline).
+///
+/// For a SWTRACE element with a data payload the payload is read through
+/// `ptr_extended_data`, which must then point to the payload bytes (as the
+/// STM decoder provides them); a null pointer prints no payload.
+pub fn write_elem_str(elem: &ocsd_generic_trace_elem, out: &mut String) {
+    let Some(name) = elem_type_name(elem.elem_type) else {
+        out.push_str("OCSD_GEN_TRC_ELEM??: index out of range.");
+        return;
+    };
+    out.push_str(name);
+    out.push('(');
+    match elem.elem_type {
+        OCSD_GEN_TRC_ELEM_INSTR_RANGE => write_instr_range(elem, out),
+        OCSD_GEN_TRC_ELEM_ADDR_NACC => {
+            // The payload word holds the memory space that could not be read.
+            let space = elem.exception_number();
+            let _ = write!(out, " 0x{:x}; Memspace [0x{:x}:", elem.st_addr, space);
+            write_mem_space_str(space as ocsd_mem_space_acc_t, out);
+            out.push_str("] ");
+        }
+        OCSD_GEN_TRC_ELEM_I_RANGE_NOPATH => {
+            let _ = write!(
+                out,
+                "first 0x{:x}:[next 0x{:x}] num_i({}) ",
+                elem.st_addr,
+                elem.en_addr,
+                elem.num_instr_range()
+            );
+        }
+        OCSD_GEN_TRC_ELEM_EXCEPTION => {
+            if elem.excep_ret_addr() == 1 {
+                let _ = write!(out, "pref ret addr:0x{:x}", elem.en_addr);
+                if elem.excep_ret_addr_br_tgt() != 0 {
+                    out.push_str(" [addr also prev br tgt]");
+                }
+                out.push_str("; ");
+            }
+            let _ = write!(out, "excep num (0x{:02x}) ", elem.exception_number());
+        }
+        OCSD_GEN_TRC_ELEM_PE_CONTEXT => write_pe_context(elem, out),
+        OCSD_GEN_TRC_ELEM_TRACE_ON => {
+            if let Some(reason) = name_of(&TRACE_ON_REASONS, elem.trace_on_reason()) {
+                let _ = write!(out, " [{reason}]");
+            }
+        }
+        OCSD_GEN_TRC_ELEM_TIMESTAMP => write_ts(elem.timestamp, out),
+        OCSD_GEN_TRC_ELEM_SWTRACE => write_sw_trace(elem, out),
+        OCSD_GEN_TRC_ELEM_ITMTRACE => write_itm_trace(elem, out),
+        OCSD_GEN_TRC_ELEM_EVENT => {
+            let ev = elem.trace_event();
+            match ev.ev_type {
+                EVENT_TRIGGER => out.push_str(" Trigger; "),
+                EVENT_NUMBERED => {
+                    let _ = write!(out, " Numbered:{}; ", ev.ev_number);
+                }
+                _ => {}
+            }
+        }
+        OCSD_GEN_TRC_ELEM_EO_TRACE | OCSD_GEN_TRC_ELEM_NO_SYNC => {
+            if let Some(reason) = name_of(&UNSYNC_REASONS, elem.unsync_eot_info()) {
+                let _ = write!(out, " [{reason}]");
+            }
+        }
+        OCSD_GEN_TRC_ELEM_SYNC_MARKER => {
+            let marker = elem.sync_marker();
+            if let Some(kind) = name_of(&SYNC_MARKER_NAMES, marker.type_) {
+                let _ = write!(out, " [{kind}(0x{:08x})]", marker.value);
+            }
+        }
+        OCSD_GEN_TRC_ELEM_MEMTRANS => {
+            if let Some(kind) = name_of(&MEM_TRANS_NAMES, elem.mem_trans()) {
+                out.push_str(kind);
+            }
+        }
+        OCSD_GEN_TRC_ELEM_INSTRUMENTATION => {
+            let ite = elem.sw_ite();
+            let _ = write!(out, "EL{}; 0x{:016x}", ite.el, ite.value);
+        }
+        // UNKNOWN, ADDR_UNKNOWN, EXCEPTION_RET, CYCLE_COUNT, CUSTOM: no details.
+        _ => {}
+    }
+    if elem.has_cc() != 0 {
+        let _ = write!(out, " [CC={}]; ", elem.cycle_count);
+    }
+    out.push(')');
+}
+
+fn write_ts(timestamp: u64, out: &mut String) {
+    let _ = write!(out, " [ TS=0x{timestamp:012x}]; ");
+}
+
+fn write_instr_range(elem: &ocsd_generic_trace_elem, out: &mut String) {
+    let _ = write!(
+        out,
+        "exec range=0x{:x}:[0x{:x}] num_i({}) last_sz({}) (ISA={}) {} ",
+        elem.st_addr,
+        elem.en_addr,
+        elem.num_instr_range(),
+        elem.last_instr_sz(),
+        isa_name(elem.isa),
+        if elem.last_instr_exec() == 1 {
+            'E'
+        } else {
+            'N'
+        },
+    );
+    if let Some(ty) = name_of(&INSTR_TYPE_NAMES, elem.last_i_type) {
+        out.push_str(ty);
+    }
+    if elem.last_i_subtype != OCSD_S_INSTR_NONE {
+        if let Some(sub) = name_of(&INSTR_SUBTYPE_NAMES, elem.last_i_subtype) {
+            out.push_str(sub);
+        }
+    }
+    if elem.last_instr_cond() != 0 {
+        out.push_str(" <cond>");
+    }
+}
+
+// The security-level constants keep OpenCSD's lower-case C names.
+#[allow(non_upper_case_globals)]
+fn write_pe_context(elem: &ocsd_generic_trace_elem, out: &mut String) {
+    let ctx = &elem.context;
+    let _ = write!(out, "(ISA={}) ", isa_name(elem.isa));
+    if ctx.exception_level > ocsd_EL_unknown && ctx.el_valid() != 0 {
+        let _ = write!(out, "EL{}", ctx.exception_level);
+    }
+    out.push_str(match ctx.security_level {
+        ocsd_sec_secure => "S; ",
+        ocsd_sec_nonsecure => "N; ",
+        ocsd_sec_root => "Root; ",
+        ocsd_sec_realm => "Realm; ",
+        _ => "",
+    });
+    out.push_str(if ctx.bits64() != 0 {
+        "64-bit; "
+    } else {
+        "32-bit; "
+    });
+    if ctx.vmid_valid() != 0 {
+        let _ = write!(out, "VMID=0x{:x}; ", ctx.vmid);
+    }
+    if ctx.ctxt_id_valid() != 0 {
+        let _ = write!(out, "CTXTID=0x{:x}; ", ctx.context_id);
+    }
+}
+
+/// Read the `nbytes`-byte STM payload behind `ptr_extended_data` as a
+/// native-endian unsigned value (as OpenCSD does by casting the pointer).
+/// `None` when the pointer is null.
+fn sw_payload_value(elem: &ocsd_generic_trace_elem, nbytes: usize) -> Option<u64> {
+    let ptr = elem.ptr_extended_data as *const u8;
+    if ptr.is_null() {
+        return None;
+    }
+    let mut buf = [0u8; 8];
+    // SAFETY: the element says (swt_payload_pkt_bitsize) that it carries a
+    // payload of `nbytes` (1, 2, 4 or 8) bytes; by OpenCSD's element contract
+    // `ptr_extended_data` then points to at least that many readable bytes,
+    // valid while the element is. The pointer is non-null (checked above) and
+    // the byte-wise copy needs no alignment.
+    unsafe { std::ptr::copy_nonoverlapping(ptr, buf.as_mut_ptr(), nbytes) };
+    Some(match nbytes {
+        1 => u64::from(buf[0]),
+        2 => u64::from(u16::from_ne_bytes([buf[0], buf[1]])),
+        4 => u64::from(u32::from_ne_bytes([buf[0], buf[1], buf[2], buf[3]])),
+        _ => u64::from_ne_bytes(buf),
+    })
+}
+
+fn write_sw_trace(elem: &ocsd_generic_trace_elem, out: &mut String) {
+    let info = elem.sw_trace_info();
+    if info.swt_global_err() != 0 {
+        out.push_str("{Global Error.}");
+        return;
+    }
+    if info.swt_id_valid() != 0 {
+        let _ = write!(
+            out,
+            " (Ma:0x{:02x}; Ch:0x{:02x}) ",
+            info.swt_master_id, info.swt_channel_id
+        );
+    } else {
+        out.push_str("(Ma:0x??; Ch:0x??) ");
+    }
+
+    let bits = info.swt_payload_pkt_bitsize();
+    if bits > 0 {
+        // (payload bytes, hex digits printed)
+        let shape = match bits {
+            4 => Some((1, 1)),
+            8 => Some((1, 2)),
+            16 => Some((2, 4)),
+            32 => Some((4, 8)),
+            64 => Some((8, 16)),
+            _ => None,
+        };
+        match shape {
+            Some((nbytes, digits)) => {
+                if let Some(mut value) = sw_payload_value(elem, nbytes) {
+                    if bits == 4 {
+                        value &= 0xF;
+                    }
+                    let _ = write!(out, "0x{value:0digits$x}; ");
+                }
+            }
+            None => out.push_str("0x{Data Error : unsupported bit width.}; "),
+        }
+    }
+    if info.swt_marker_packet() != 0 {
+        out.push_str("+Mrk ");
+    }
+    if info.swt_trigger_event() != 0 {
+        out.push_str("Trig ");
+    }
+    if info.swt_has_timestamp() != 0 {
+        write_ts(elem.timestamp, out);
+    }
+    if info.swt_frequency() != 0 {
+        out.push_str("Freq");
+    }
+    if info.swt_master_err() != 0 {
+        out.push_str("{Master Error.}");
+    }
+}
+
+fn write_itm_trace(elem: &ocsd_generic_trace_elem, out: &mut String) {
+    let itm = elem.swt_itm();
+    if itm.overflow != 0 {
+        out.push_str("ITM_OVERFLOW; ");
+    }
+    let digits = usize::from(itm.payload_size) * 2;
+    let local_ts_kind = match itm.pkt_type {
+        SWIT_PAYLOAD => {
+            let _ = write!(
+                out,
+                "ITM_SWIT (ch: 0x{:x}; Data: 0x{:0digits$x}) ",
+                itm.payload_src_id, itm.value
+            );
+            None
+        }
+        DWT_PAYLOAD => {
+            let _ = write!(
+                out,
+                "ITM_DWT (desc: 0x{:x}; Data: 0x{:0digits$x}) ",
+                itm.payload_src_id, itm.value
+            );
+            None
+        }
+        TS_GLOBAL => {
+            let _ = write!(out, "ITM_TS_GLOBAL ( TS: 0x{:016x}) ", elem.timestamp);
+            None
+        }
+        TS_SYNC => Some("TS Sync"),
+        TS_DELAY => Some("TS Delay"),
+        TS_PKT_DELAY => Some("Packet Delay"),
+        TS_PKT_TS_DELAY => Some("TS and Packet Delay"),
+        _ => None,
+    };
+    if let Some(kind) = local_ts_kind {
+        let _ = write!(
+            out,
+            "ITM_TS_LOCAL ( TS delta: 0x{:08x}, {{ {kind}}}; TS cumulative: 0x{:016x}) ",
+            itm.value, elem.timestamp
+        );
+    }
+}

@@ -1,0 +1,188 @@
+//! Build a decode tree for one trace buffer of a snapshot, as OpenCSD's
+//! test library does: one decoder per source feeding the buffer, configured
+//! from the device registers, and the cores' memory dumps mapped.
+
+use std::collections::HashSet;
+
+use super::{arch_profile, Device, Snapshot};
+use crate::abi::*;
+use crate::common::{ErrorLog, OcsdError};
+use crate::dcd_tree::registry;
+use crate::dcd_tree::DecodeTree;
+use crate::mem::MemMapper;
+
+/// Name under which snapshot-conversion errors are logged.
+pub const SS2_COMPONENT: &str = "ss2_dcdtree";
+
+/// A protocol's configuration built from device registers.
+pub type ConfigBuilder = fn(dev: &Device, ap: ocsd_arch_profile_t, log: &mut dyn ErrorLog) -> Option<(String, Box<dyn std::any::Any>)>;
+
+/// Register-to-config builders, one per snapshot device type (`ETM4`,
+/// `ETE`, `ETM3`, `PTM`/`PFT`, `STM`, `ITM`). Protocol modules add theirs.
+pub fn config_builder(dev_type: &str) -> Option<ConfigBuilder> {
+    let base = dev_type.split('.').next().unwrap_or("");
+    if base.starts_with("ETM3") {
+        return Some(crate::etmv3::snapshot_config);
+    }
+    if base.starts_with("PTM") || base.starts_with("PFT") {
+        return Some(crate::ptm::snapshot_config);
+    }
+    match base {
+        "ETM4" => Some(crate::etmv4::snapshot_cfg::etm4_config),
+        "ETE" => Some(crate::etmv4::snapshot_cfg::ete_config),
+        "STM" => Some(crate::stm::snapshot_config),
+        "ITM" => Some(crate::itm::snapshot_config),
+        _ => None,
+    }
+}
+
+/// Read a register for a config; log as OpenCSD does when it is missing.
+pub fn reg_or(dev: &Device, name: &str, required: bool, default: u32, log: &mut dyn ErrorLog) -> Option<u32> {
+    match dev.reg(name) {
+        Some(v) => Some(v),
+        None if required => {
+            log.log_message(SS2_COMPONENT, OCSD_ERR_SEV_ERROR, &format!("Error:Missing {}\n", name));
+            None
+        }
+        None => {
+            log.log_message(
+                SS2_COMPONENT,
+                OCSD_ERR_SEV_WARN,
+                &format!("Warning: Default set for register. Missing {}\n", name),
+            );
+            Some(default)
+        }
+    }
+}
+
+pub struct TreeFromSnapshot {
+    pub tree: DecodeTree,
+    pub buffer_file: String,
+}
+
+fn log_err(log: &mut dyn ErrorLog, code: ocsd_err_t, msg: String) {
+    log.log_error(SS2_COMPONENT, &OcsdError::with_msg(OCSD_ERR_SEV_ERROR, code, msg));
+}
+
+/// Create the tree for buffer `buffer_name`. `packet_only`: packet
+/// processing without decode. `add_flags` are extra create flags.
+pub fn create_tree(
+    snap: &Snapshot,
+    buffer_name: &str,
+    packet_only: bool,
+    add_flags: u32,
+    logger: Box<dyn ErrorLog>,
+) -> Option<TreeFromSnapshot> {
+    let buf = snap.buffer(buffer_name)?;
+    let single = buf.format == "source_data";
+    let dfmt_flags = if buf.format == "dstream_coresight" { OCSD_DFRMTR_HAS_FSYNCS } else { OCSD_DFRMTR_FRAME_MEM_ALIGN };
+    let mut tree = DecodeTree::new(
+        if single { OCSD_TRC_SRC_SINGLE } else { OCSD_TRC_SRC_FRAME_FORMATTED },
+        dfmt_flags,
+        logger,
+    )
+    .ok()?;
+    let create_flags = add_flags | if packet_only { OCSD_CREATE_FLG_PACKET_PROC } else { OCSD_CREATE_FLG_FULL_DECODER };
+    let mut created = 0;
+    let mut mapped: HashSet<(String, u64, usize, usize)> = HashSet::new();
+
+    for (src, core) in snap.sources_of(buffer_name) {
+        let Some(dev) = snap.device(&src) else {
+            log_err(tree.logger_mut(), OCSD_ERR_TEST_SS_TO_DECODER, format!("Failed to find device data for source {}.\n", src));
+            if single {
+                break;
+            }
+            continue;
+        };
+        let core_dev = if core.is_empty() { None } else { snap.device(&core) };
+        if !core.is_empty() && core_dev.is_none() {
+            log_err(tree.logger_mut(), OCSD_ERR_TEST_SS_TO_DECODER, format!("Failed to get device data for source {}.\n", src));
+        } else {
+            let ap = match core_dev {
+                Some(c) => {
+                    let ap = arch_profile(&c.type_name);
+                    if ap.arch == ARCH_UNKNOWN {
+                        log_err(
+                            tree.logger_mut(),
+                            OCSD_ERR_TEST_SS_TO_DECODER,
+                            format!("Unrecognized Core name {}. Cannot evaluate profile or architecture.", c.type_name),
+                        );
+                    }
+                    ap
+                }
+                None => ocsd_arch_profile_t::default(),
+            };
+            let ok = (core_dev.is_none() || ap.arch != ARCH_UNKNOWN)
+                && match config_builder(&dev.type_name).and_then(|b| b(dev, ap, tree.logger_mut())) {
+                    Some((name, cfg)) => match registry::create_builtin(&name, cfg.as_ref(), create_flags)
+                        .and_then(|mut d| {
+                            d.set_dec_op_flags(create_flags & !(OCSD_CREATE_FLG_PACKET_PROC | OCSD_CREATE_FLG_FULL_DECODER | OCSD_CREATE_FLG_INST_ID));
+                            tree.add_decoder(d)
+                        })
+                    {
+                        Ok(_) => true,
+                        Err(e) => {
+                            log_err(tree.logger_mut(), e, format!("Snapshot processor : failed to create {} decoder on decode tree.", name));
+                            false
+                        }
+                    },
+                    None => false,
+                };
+            if ok {
+                created += 1;
+                if let (false, Some(c)) = (packet_only, core_dev) {
+                    map_dumps(snap, c, &mut tree, &mut mapped);
+                }
+            } else if core_dev.is_some() {
+                log_err(tree.logger_mut(), OCSD_ERR_TEST_SS_TO_DECODER, format!("Failed to create decoder for source {}.\n", src));
+            } else {
+                log_err(
+                    tree.logger_mut(),
+                    OCSD_ERR_TEST_SS_TO_DECODER,
+                    format!("Failed to create decoder for none core source {}.\n", src),
+                );
+            }
+        }
+        if single {
+            break;
+        }
+    }
+    if created == 0 {
+        return None;
+    }
+    Some(TreeFromSnapshot { tree, buffer_file: snap.path_of(&buf.file) })
+}
+
+/// OpenCSD's memory space names in snapshot dump sections.
+pub fn mem_space_from_str(s: &str) -> ocsd_mem_space_acc_t {
+    match s {
+        "EL1S" | "SP" => OCSD_MEM_SPACE_EL1S,
+        "EL1N" | "P" | "NP" => OCSD_MEM_SPACE_EL1N,
+        "EL1R" => OCSD_MEM_SPACE_EL1R,
+        "EL2S" => OCSD_MEM_SPACE_EL2S,
+        "EL2" | "EL2N" | "H" => OCSD_MEM_SPACE_EL2,
+        "EL2R" => OCSD_MEM_SPACE_EL2R,
+        "EL3" => OCSD_MEM_SPACE_EL3,
+        "ROOT" => OCSD_MEM_SPACE_ROOT,
+        "S" => OCSD_MEM_SPACE_S,
+        "N" => OCSD_MEM_SPACE_N,
+        "R" => OCSD_MEM_SPACE_R,
+        _ => OCSD_MEM_SPACE_ANY,
+    }
+}
+
+fn map_dumps(snap: &Snapshot, core: &Device, tree: &mut DecodeTree, mapped: &mut HashSet<(String, u64, usize, usize)>) {
+    for d in &core.dumps {
+        let path = snap.path_of(&d.path);
+        if !mapped.insert((path.clone(), d.address, d.offset, d.length)) {
+            continue; // same region of the same file, already mapped
+        }
+        let size = if d.length > 0 { Some(d.length) } else { None };
+        let res = MemMapper::file_accessor(&path, d.address, d.offset, size, mem_space_from_str(&d.space))
+            .map_err(|e| if e == OCSD_ERR_MEM_ACC_FILE_NOT_FOUND { OCSD_ERR_NOT_INIT } else { e })
+            .and_then(|acc| tree.mapper.add(acc));
+        if let Err(e) = res {
+            log_err(tree.logger_mut(), e, format!("Failed to create memory accessor for file {}.", path));
+        }
+    }
+}
