@@ -544,7 +544,9 @@ fn process_file(o: &Opts, tree: &mut DecodeTree, path: &str, log: &SharedLog) ->
         let mut done = 0usize;
         while done < n && !resp_is_fatal(resp) {
             if resp_is_cont(resp) {
-                let (r, used) = tree.data_in(OCSD_OP_DATA, index, &buf[done..n]);
+                // the rest of the read buffer follows the block, as in
+                // OpenCSD's lister (see DecodeTree::data_in_with_tail)
+                let (r, used) = tree.data_in_with_tail(OCSD_OP_DATA, index, &buf[done..n], &buf[n..]);
                 resp = r;
                 done += used;
                 index = index.wrapping_add(used as u32);

@@ -38,6 +38,11 @@ pub trait TraceIdDecoder {
     fn cs_id(&self) -> u8;
     fn has_decoder(&self) -> bool;
     fn data_in(&mut self, op: ocsd_datapath_op_t, index: ocsd_trc_index_t, data: &[u8], env: &mut StackEnv) -> (ocsd_datapath_resp_t, usize);
+    /// A DATA operation whose bytes are followed by `tail` in the caller's
+    /// memory (see [`crate::common::PacketProcessor::process_data_with_tail`]).
+    fn data_in_tail(&mut self, index: ocsd_trc_index_t, data: &[u8], _tail: &[u8], env: &mut StackEnv) -> (ocsd_datapath_resp_t, usize) {
+        self.data_in(OCSD_OP_DATA, index, data, env)
+    }
     fn set_monitor(&mut self, obs: Option<Box<dyn PacketObserver>>);
     fn set_sink(&mut self, obs: Option<Box<dyn PacketObserver>>) -> ocsd_err_t;
     fn set_proc_op_flags(&mut self, flags: u32);
@@ -182,26 +187,28 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
         self.dec.is_some()
     }
 
+    fn data_in_tail(&mut self, index: ocsd_trc_index_t, data: &[u8], tail: &[u8], env: &mut StackEnv) -> (ocsd_datapath_resp_t, usize) {
+        // elements still owed to a waiting client go first
+        if !self.queue.is_empty() {
+            let r = self.deliver(env);
+            if !self.queue.is_empty() || !resp_is_cont(r) {
+                return (if resp_is_cont(r) { OCSD_RESP_WAIT } else { r }, 0);
+            }
+        }
+        let mut out = Out {
+            dec: self.dec.as_mut(),
+            queue: &mut self.queue,
+            monitor: self.monitor.as_mut(),
+            sink: self.sink.as_mut(),
+            env,
+            proc_flags: self.proc_flags,
+        };
+        self.proc_.process_data_with_tail(index, data, tail, &mut out)
+    }
+
     fn data_in(&mut self, op: ocsd_datapath_op_t, index: ocsd_trc_index_t, data: &[u8], env: &mut StackEnv) -> (ocsd_datapath_resp_t, usize) {
         match op {
-            OCSD_OP_DATA => {
-                // elements still owed to a waiting client go first
-                if !self.queue.is_empty() {
-                    let r = self.deliver(env);
-                    if !self.queue.is_empty() || !resp_is_cont(r) {
-                        return (if resp_is_cont(r) { OCSD_RESP_WAIT } else { r }, 0);
-                    }
-                }
-                let mut out = Out {
-                    dec: self.dec.as_mut(),
-                    queue: &mut self.queue,
-                    monitor: self.monitor.as_mut(),
-                    sink: self.sink.as_mut(),
-                    env,
-                    proc_flags: self.proc_flags,
-                };
-                self.proc_.process_data(index, data, &mut out)
-            }
+            OCSD_OP_DATA => self.data_in_tail(index, data, &[], env),
             OCSD_OP_FLUSH => (self.deliver(env), 0),
             OCSD_OP_EOT => {
                 let mut resp = {

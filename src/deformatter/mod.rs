@@ -20,13 +20,25 @@ const HSYNC: [u8; 2] = [0xFF, 0x7F];
 const FRAME: usize = OCSD_DFRMTR_FRAME_SIZE as usize;
 const COMPONENT: &str = "DFMT_CSFRAMES";
 
+/// OpenCSD keeps the unpacked frame in an array of 16 entries of
+/// `{ u32 index; u8 id; u8 data[15]; u32 valid; u32 used; }` (28 bytes) that
+/// is never cleared. Some of OpenCSD's packet processors (STM, PTM) read past
+/// the end of the data they are given when they dump unsynchronised bytes,
+/// and so print bytes of that array. The deformatter keeps a byte image of
+/// it so that the same bytes can be shown: never read as trace.
+pub const OUT_CHAN_SIZE: usize = 28;
+/// Entries in OpenCSD's unpacked-frame array.
+pub const OUT_CHAN_NUM: usize = 16;
+
 /// Where the deformatter sends what it extracts.
 pub trait DeformatterOut {
     /// Whether a decoder is attached to trace ID `id`.
     fn id_attached(&self, id: u8) -> bool;
     /// Data bytes of trace ID `id`, first byte at trace index `index`.
-    /// Returns the response and the number of bytes used.
-    fn id_data(&mut self, id: u8, index: ocsd_trc_index_t, data: &[u8]) -> (ocsd_datapath_resp_t, usize);
+    /// `tail` is what follows `data` in the deformatter's output memory laid
+    /// out as OpenCSD's (see [`OUT_CHAN_SIZE`]). Returns the response and
+    /// the number of bytes used.
+    fn id_data(&mut self, id: u8, index: ocsd_trc_index_t, data: &[u8], tail: &[u8]) -> (ocsd_datapath_resp_t, usize);
     /// Data-less operation (EOT, FLUSH, RESET) for every attached ID; returns
     /// the most severe response.
     fn id_op_all(&mut self, op: ocsd_datapath_op_t, index: ocsd_trc_index_t) -> ocsd_datapath_resp_t;
@@ -73,6 +85,8 @@ pub struct FrameDeformatter {
     chunks_done: usize,
     highest_resp: ocsd_datapath_resp_t,
     raw_chan_enabled: [bool; 128],
+    /// Byte image of OpenCSD's unpacked-frame array (see [`OUT_CHAN_SIZE`]).
+    out_mem: [u8; OUT_CHAN_SIZE * OUT_CHAN_NUM],
     pub stats: ocsd_demux_stats_t,
 }
 
@@ -100,6 +114,7 @@ impl FrameDeformatter {
             chunks_done: 0,
             highest_resp: OCSD_RESP_CONT,
             raw_chan_enabled: [true; 128],
+            out_mem: [0; OUT_CHAN_SIZE * OUT_CHAN_NUM],
             stats: ocsd_demux_stats_t::default(),
         };
         d.reset_state();
@@ -449,6 +464,16 @@ impl FrameDeformatter {
         self.frame_n = 0;
         non_data += 1; // byte 15
         self.stats.frame_bytes += non_data;
+        // mirror into OpenCSD's memory image: bytes past `valid` keep
+        // whatever earlier frames left there
+        for (e, c) in self.chunks[..self.n_chunks].iter().enumerate() {
+            let m = &mut self.out_mem[e * OUT_CHAN_SIZE..(e + 1) * OUT_CHAN_SIZE];
+            m[0..4].copy_from_slice(&c.index.to_le_bytes());
+            m[4] = c.id;
+            m[5..5 + c.valid].copy_from_slice(&c.data[..c.valid]);
+            m[20..24].copy_from_slice(&(c.valid as u32).to_le_bytes());
+            m[24..28].copy_from_slice(&0u32.to_le_bytes());
+        }
     }
 
     /// Send the unpacked frame to the ID streams. Returns false when a stream
@@ -464,7 +489,9 @@ impl FrameDeformatter {
                     if chan_raw && c.used == 0 {
                         out.raw_frame(OCSD_OP_DATA, c.index, OCSD_FRM_ID_DATA, &c.data[..c.valid], c.id);
                     }
-                    let (r, used) = out.id_data(c.id, c.index.wrapping_add(c.used as u32), &c.data[c.used..c.valid]);
+                    let tail_at = self.chunks_done * OUT_CHAN_SIZE + 5 + c.valid;
+                    let (r, used) =
+                        out.id_data(c.id, c.index.wrapping_add(c.used as u32), &c.data[c.used..c.valid], &self.out_mem[tail_at..]);
                     self.collate(r);
                     let used = used.min(c.valid - c.used);
                     self.stats.valid_id_bytes += used as u64;
@@ -472,6 +499,8 @@ impl FrameDeformatter {
                         cont = false;
                         let ch = &mut self.chunks[self.chunks_done];
                         ch.used += used;
+                        let at = self.chunks_done * OUT_CHAN_SIZE + 24;
+                        self.out_mem[at..at + 4].copy_from_slice(&(ch.used as u32).to_le_bytes());
                         if ch.used == ch.valid {
                             self.chunks_done += 1;
                         }
@@ -526,7 +555,7 @@ mod tests {
         fn id_attached(&self, id: u8) -> bool {
             id == 1 || id == 2
         }
-        fn id_data(&mut self, id: u8, index: u32, data: &[u8]) -> (ocsd_datapath_resp_t, usize) {
+        fn id_data(&mut self, id: u8, index: u32, data: &[u8], _tail: &[u8]) -> (ocsd_datapath_resp_t, usize) {
             if let Some(n) = self.wait_after {
                 if n < data.len() {
                     self.got.push((id, index, data[..n].to_vec()));
