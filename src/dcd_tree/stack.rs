@@ -107,7 +107,7 @@ impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, 
         let bad = pkt.is_bad_packet();
         let ptr = pkt as *const P as *const c_void;
         if let Some(m) = self.monitor.as_deref_mut() {
-            if !(bad && self.proc_flags & OCSD_OPFLG_PKTPROC_NOMON_BAD_PKTS != 0) {
+            if !raw.is_empty() && !(bad && self.proc_flags & OCSD_OPFLG_PKTPROC_NOMON_BAD_PKTS != 0) {
                 m.packet(OCSD_OP_DATA, index_sop, Some(pkt), ptr, raw);
             }
         }
@@ -144,7 +144,7 @@ impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, 
         }
         let bad = pkt.is_bad_packet();
         if let Some(m) = self.monitor.as_deref_mut() {
-            if !(bad && self.proc_flags & OCSD_OPFLG_PKTPROC_NOMON_BAD_PKTS != 0) {
+            if !raw.is_empty() && !(bad && self.proc_flags & OCSD_OPFLG_PKTPROC_NOMON_BAD_PKTS != 0) {
                 m.packet(OCSD_OP_DATA, index_sop, Some(pkt), pkt as *const P as *const c_void, raw);
             }
         }
@@ -155,6 +155,10 @@ impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, 
     }
 
     fn packet_to_monitor(&mut self, index_sop: ocsd_trc_index_t, pkt: &P, raw: &[u8]) {
+        // as OpenCSD, a packet without bytes is not shown to the monitor
+        if raw.is_empty() {
+            return;
+        }
         if let Some(m) = self.monitor.as_deref_mut() {
             let ptr = pkt as *const P as *const c_void;
             m.packet(OCSD_OP_DATA, index_sop, Some(pkt), ptr, raw);
