@@ -134,6 +134,12 @@ pub trait PacketProcessor {
 
     /// Zero the statistics (`TrcPktProcBase::resetStats`).
     fn reset_stats(&mut self) {}
+
+    /// Bytes dropped while unsynchronised, for the decode statistics when
+    /// the processor keeps no full [`PacketProcessor::stats_block`].
+    fn unsynced_bytes(&self) -> u64 {
+        0
+    }
 }
 
 /// Instruction-decode and memory services a packet decoder uses.

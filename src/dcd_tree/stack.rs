@@ -74,11 +74,27 @@ pub struct Stack<P: PacketProcessor, D: PacketDecoder<Packet = P::Packet>> {
     monitor: Option<Box<dyn PacketObserver>>,
     sink: Option<Box<dyn PacketObserver>>,
     proc_flags: u32,
+    /// Bytes the packet processor consumed (decode statistics).
+    channel_total: u64,
+    /// Error counts at the last statistics reset.
+    stats_base: (u64, u32, u32),
 }
 
 impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'static> Stack<P, D> {
     pub fn new(name: &'static str, protocol: ocsd_trace_protocol_t, cs_id: u8, proc_: P, dec: Option<D>) -> Self {
-        Stack { name, protocol, cs_id, proc_, dec, queue: ElemQueue::new(), monitor: None, sink: None, proc_flags: 0 }
+        Stack {
+            name,
+            protocol,
+            cs_id,
+            proc_,
+            dec,
+            queue: ElemQueue::new(),
+            monitor: None,
+            sink: None,
+            proc_flags: 0,
+            channel_total: 0,
+            stats_base: (0, 0, 0),
+        }
     }
 
     fn deliver(&mut self, env: &mut StackEnv) -> ocsd_datapath_resp_t {
@@ -207,7 +223,9 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
             env,
             proc_flags: self.proc_flags,
         };
-        self.proc_.process_data_with_tail(index, data, tail, &mut out)
+        let (resp, used) = self.proc_.process_data_with_tail(index, data, tail, &mut out);
+        self.channel_total += used as u64;
+        (resp, used)
     }
 
     fn data_in(&mut self, op: ocsd_datapath_op_t, index: ocsd_trc_index_t, data: &[u8], env: &mut StackEnv) -> (ocsd_datapath_resp_t, usize) {
@@ -287,11 +305,26 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
     }
 
     fn decode_stats(&self) -> Result<ocsd_decode_stats_t, ocsd_err_t> {
-        self.proc_.stats_block().ok_or(OCSD_ERR_NOT_INIT)
+        if let Some(s) = self.proc_.stats_block() {
+            return Ok(s);
+        }
+        let (hdr, seq) = self.proc_.error_counts();
+        Ok(ocsd_decode_stats_t {
+            version: OCSD_VER_NUM,
+            revision: OCSD_STATS_REVISION,
+            channel_total: self.channel_total,
+            channel_unsynced: self.proc_.unsynced_bytes().saturating_sub(self.stats_base.0),
+            bad_header_errs: hdr.saturating_sub(self.stats_base.1),
+            bad_sequence_errs: seq.saturating_sub(self.stats_base.2),
+            demux: ocsd_demux_stats_t::default(),
+        })
     }
 
     fn reset_decode_stats(&mut self) -> ocsd_err_t {
         self.proc_.reset_stats();
+        let (hdr, seq) = self.proc_.error_counts();
+        self.stats_base = (self.proc_.unsynced_bytes(), hdr, seq);
+        self.channel_total = 0;
         OCSD_OK
     }
 
