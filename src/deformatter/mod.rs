@@ -46,11 +46,14 @@ struct IdChunk {
     data: [u8; FRAME],
     valid: usize,
     used: usize,
+    /// Raw (unpacked) output done: a stream can answer WAIT having used
+    /// nothing, and the chunk must not be shown twice when it is resent.
+    raw_done: bool,
 }
 
 impl Default for IdChunk {
     fn default() -> Self {
-        IdChunk { id: OCSD_BAD_CS_SRC_ID, index: 0, data: [0; FRAME], valid: 0, used: 0 }
+        IdChunk { id: OCSD_BAD_CS_SRC_ID, index: 0, data: [0; FRAME], valid: 0, used: 0, raw_done: false }
     }
 }
 
@@ -268,14 +271,22 @@ impl FrameDeformatter {
                 unsynced = data.len();
             }
         } else if self.cfg_flags & OCSD_DFRMTR_HAS_FSYNCS != 0 {
-            // find the first FSYNC
-            let limit = data.len().saturating_sub(3);
-            while unsynced < limit {
-                if data[unsynced..unsynced + 4] == FSYNC {
+            // Find the first FSYNC. Only at offsets that keep the input's
+            // alignment: blocks are multiples of it, so the frames after an
+            // aligned sync point, and what is left of a block after a WAIT,
+            // stay aligned too. (OpenCSD searches every offset and never
+            // consumes the last 3 bytes: a short block made no progress, and
+            // an odd sync point made it read past the block's end.) With no
+            // FSYNC in the block, all of it is unsynchronised data.
+            unsynced = data.len();
+            let mut at = 0;
+            while at + 4 <= data.len() {
+                if data[at..at + 4] == FSYNC {
                     self.synced = true;
+                    unsynced = at;
                     break;
                 }
-                unsynced += 1;
+                at += self.alignment;
             }
         } else {
             self.synced = true;
@@ -461,8 +472,9 @@ impl FrameDeformatter {
             if c.id != OCSD_BAD_CS_SRC_ID {
                 let chan_raw = raw_unpacked && self.raw_chan_enabled.get(c.id as usize).copied().unwrap_or(false);
                 if out.id_attached(c.id) {
-                    if chan_raw && c.used == 0 {
+                    if chan_raw && !c.raw_done {
                         out.raw_frame(OCSD_OP_DATA, c.index, OCSD_FRM_ID_DATA, &c.data[..c.valid], c.id);
+                        self.chunks[self.chunks_done].raw_done = true;
                     }
                     let (r, used) = out.id_data(c.id, c.index.wrapping_add(c.used as u32), &c.data[c.used..c.valid]);
                     self.collate(r);
