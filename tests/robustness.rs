@@ -49,7 +49,7 @@ fn random_bytes_every_protocol() {
                 eprintln!("SKIPPED: {} {}: {}", spec.dev_type, if full { "full decode" } else { "packet processing" }, why);
                 continue;
             }
-            for i in 0..scaled(24) {
+            for i in 0..scaled(150) {
                 let seed = 0x5EED_0000 + (pi as u64) * 0x1000 + (full as u64) * 0x800 + i as u64;
                 n += 1;
                 if let Err(e) = random_scenario(seed, pi, full, None, 4096) {
@@ -57,7 +57,7 @@ fn random_bytes_every_protocol() {
                 }
             }
             for (fi, flags) in deformatter_flag_sets().into_iter().enumerate() {
-                for i in 0..scaled(3) {
+                for i in 0..scaled(12) {
                     let seed = 0xF0F0_0000 + (pi as u64) * 0x1000 + (full as u64) * 0x800 + (fi as u64) * 0x10 + i as u64;
                     n += 1;
                     if let Err(e) = random_scenario(seed, pi, full, Some(flags), 4096) {
@@ -84,7 +84,7 @@ fn real_trace_mutated() {
     let mut failures = Vec::new();
     let mut n = 0;
     for (di, dir) in dirs.iter().enumerate() {
-        for i in 0..scaled(6) {
+        for i in 0..scaled(30) {
             let seed = 0xC0DE_0000 + (di as u64) * 0x100 + i as u64;
             n += 1;
             if let Err(e) = snapshot_scenario(seed, dir, 16 * 1024, &donor) {
@@ -289,7 +289,7 @@ fn bad_parameters_are_errors() {
 /// random trace and mutated snapshots, from `OCSD_FUZZ_SEED`.
 #[test]
 fn long_random() {
-    let iters: usize = std::env::var("OCSD_FUZZ_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(scaled(16));
+    let iters: usize = std::env::var("OCSD_FUZZ_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(scaled(400));
     let seed0: u64 = std::env::var("OCSD_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0xA11CE);
     let started = Instant::now();
     let shared = shared_dir();
