@@ -1,5 +1,6 @@
 //! Reader for the CoreSight trace snapshot format (`snapshot.ini`, device
 //! `.ini` files, `trace.ini`), as used by `trc_pkt_lister`.
+#![forbid(unsafe_code)]
 
 pub mod ini;
 pub mod to_tree;

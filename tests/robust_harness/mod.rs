@@ -587,17 +587,34 @@ pub fn run_pair(label: &str, build: &dyn Fn(&SharedRec) -> Option<DecodeTree>, s
     compare(label, "elements", &a.elems, &b.elems)?;
     // PTM while unsynchronised (OpenCSD's `waitASync`, mirrored for
     // parity): the monitor is shown the skipped bytes in pieces cut at the
-    // input block boundaries, read from the current block, and the index of
-    // the ASYNC that ends the search counts bytes held over from the
-    // previous block twice when a monitor is attached. A WAIT that splits a
-    // block changes both, in OpenCSD too. So: PTM NOTSYNC monitor lines are
-    // left out, and the index of PTM ASYNC packets is not compared;
-    // everything else must match.
+    // input block boundaries, read from the current block; the packet index
+    // is re-anchored at each block start, misses zeros held over after a
+    // long run of them, and counts held-over bytes twice when a monitor is
+    // attached. A WAIT that splits a block changes all that, in OpenCSD too.
+    // So, for a PTM source from NOTSYNC up to the ASYNC that ends the search,
+    // the monitor's NOTSYNC lines are left out and packet indices are not
+    // compared; everything else must match.
     let ptm_quirk = |v: &[String], mon: bool| -> Vec<String> {
-        v.iter()
-            .filter(|s| !(mon && s.contains("NOTSYNC : PTM Not Synchronised")))
-            .map(|s| if s.contains("ASYNC : Alignment Synchronisation Packet") { strip_idx(s) } else { s.clone() })
-            .collect()
+        let mut unsynced = [false; 256];
+        let mut out = Vec::with_capacity(v.len());
+        for s in v {
+            let id = s.split("ID:").nth(1).and_then(|t| t.split_whitespace().next()).and_then(|t| u8::from_str_radix(t, 16).ok()).unwrap_or(0) as usize;
+            if s.contains("NOTSYNC : PTM Not Synchronised") {
+                unsynced[id] = true;
+                if mon {
+                    continue;
+                }
+            }
+            if unsynced[id] {
+                if s.contains("ASYNC : Alignment Synchronisation Packet") {
+                    unsynced[id] = false;
+                }
+                out.push(strip_idx(s));
+            } else {
+                out.push(s.clone());
+            }
+        }
+        out
     };
     compare(label, "packets", &ptm_quirk(&a.pkts, false), &ptm_quirk(&b.pkts, false))?;
     compare(label, "monitored packets", &ptm_quirk(&a.mon, true), &ptm_quirk(&b.mon, true))?;
