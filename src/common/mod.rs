@@ -6,6 +6,7 @@
 //! packet decoder. Everything a component needs from the outside (the
 //! element queue, memory, the error logger) is passed in per call, so no
 //! component holds a reference to another.
+#![forbid(unsafe_code)]
 
 pub mod error;
 pub mod elem_queue;

@@ -1,6 +1,7 @@
 //! The decode tree: trace data in (formatted frames or a single source),
 //! through the deformatter to one decode stack per trace ID, generic
 //! elements out to the client.
+#![forbid(unsafe_code)]
 
 pub mod custom;
 pub mod registry;

@@ -11,6 +11,7 @@
 //! TPIU with frame syncs (`0xFFFFFF7F`) and optionally half-frame syncs
 //! (`0xFF7F`). With `OCSD_DFRMTR_RESET_ON_4X_FSYNC`, runs of FSYNC words in
 //! aligned data (perf inserts them between blocks) reset the decoders.
+#![forbid(unsafe_code)]
 
 use crate::abi::*;
 use crate::common::{ErrorLog, OcsdError};
@@ -58,11 +59,14 @@ struct IdChunk {
     data: [u8; FRAME],
     valid: usize,
     used: usize,
+    /// Raw (unpacked) output done: a stream can answer WAIT having used
+    /// nothing, and the chunk must not be shown twice when it is resent.
+    raw_done: bool,
 }
 
 impl Default for IdChunk {
     fn default() -> Self {
-        IdChunk { id: OCSD_BAD_CS_SRC_ID, index: 0, data: [0; FRAME], valid: 0, used: 0 }
+        IdChunk { id: OCSD_BAD_CS_SRC_ID, index: 0, data: [0; FRAME], valid: 0, used: 0, raw_done: false }
     }
 }
 
@@ -283,14 +287,22 @@ impl FrameDeformatter {
                 unsynced = data.len();
             }
         } else if self.cfg_flags & OCSD_DFRMTR_HAS_FSYNCS != 0 {
-            // find the first FSYNC
-            let limit = data.len().saturating_sub(3);
-            while unsynced < limit {
-                if data[unsynced..unsynced + 4] == FSYNC {
+            // Find the first FSYNC. Only at offsets that keep the input's
+            // alignment: blocks are multiples of it, so the frames after an
+            // aligned sync point, and what is left of a block after a WAIT,
+            // stay aligned too. (OpenCSD searches every offset and never
+            // consumes the last 3 bytes: a short block made no progress, and
+            // an odd sync point made it read past the block's end.) With no
+            // FSYNC in the block, all of it is unsynchronised data.
+            unsynced = data.len();
+            let mut at = 0;
+            while at + 4 <= data.len() {
+                if data[at..at + 4] == FSYNC {
                     self.synced = true;
+                    unsynced = at;
                     break;
                 }
-                unsynced += 1;
+                at += self.alignment;
             }
         } else {
             self.synced = true;
@@ -486,8 +498,9 @@ impl FrameDeformatter {
             if c.id != OCSD_BAD_CS_SRC_ID {
                 let chan_raw = raw_unpacked && self.raw_chan_enabled.get(c.id as usize).copied().unwrap_or(false);
                 if out.id_attached(c.id) {
-                    if chan_raw && c.used == 0 {
+                    if chan_raw && !c.raw_done {
                         out.raw_frame(OCSD_OP_DATA, c.index, OCSD_FRM_ID_DATA, &c.data[..c.valid], c.id);
+                        self.chunks[self.chunks_done].raw_done = true;
                     }
                     let tail_at = self.chunks_done * OUT_CHAN_SIZE + 5 + c.valid;
                     let (r, used) =
@@ -664,6 +677,70 @@ mod tests {
             let junk: Vec<u8> = (0..len).map(|i| (i * 37 + 0x7F) as u8).collect();
             let _ = d.data_in(OCSD_OP_DATA, 0, &junk, &mut cap);
         }
+    }
+
+    #[test]
+    fn unsynced_tpiu_blocks_are_consumed_and_sync_stays_aligned() {
+        for flags in [OCSD_DFRMTR_HAS_FSYNCS, OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS] {
+            let mut d = FrameDeformatter::new();
+            let mut cap = Capture::default();
+            d.configure(flags, &mut NullLog);
+            let align = d.alignment;
+            // short blocks with no FSYNC: all consumed (no endless resend)
+            let mut idx = 0u32;
+            for _ in 0..3 {
+                let (r, used) = d.data_in(OCSD_OP_DATA, idx, &[0x12; 4][..align], &mut cap);
+                assert_eq!((r, used), (OCSD_RESP_CONT, align));
+                idx += used as u32;
+            }
+            // an FSYNC at an odd offset is not a sync point; at an aligned one it is
+            let mut buf = vec![0x55u8];
+            buf.extend_from_slice(&FSYNC);
+            buf.extend_from_slice(&[0x55; 3]);
+            buf.extend_from_slice(&FSYNC);
+            buf.extend_from_slice(&A55_FRAME);
+            let (r, used) = d.data_in(OCSD_OP_DATA, idx, &buf, &mut cap);
+            assert_eq!((r, used), (OCSD_RESP_CONT, buf.len()));
+            assert_eq!(cap.got.len(), 1);
+            assert_eq!(cap.got[0].1, idx + 12);
+        }
+    }
+
+    #[test]
+    fn unpacked_raw_shown_once_when_stream_waits_without_using_data() {
+        struct ZeroWait(Capture, bool);
+        impl DeformatterOut for ZeroWait {
+            fn id_attached(&self, id: u8) -> bool {
+                self.0.id_attached(id)
+            }
+            fn id_data(&mut self, id: u8, index: u32, data: &[u8]) -> (ocsd_datapath_resp_t, usize) {
+                if self.1 {
+                    self.1 = false;
+                    return (OCSD_RESP_WAIT, 0);
+                }
+                self.0.id_data(id, index, data)
+            }
+            fn id_op_all(&mut self, op: ocsd_datapath_op_t, index: u32) -> ocsd_datapath_resp_t {
+                self.0.id_op_all(op, index)
+            }
+            fn raw_frame(&mut self, op: ocsd_datapath_op_t, index: u32, elem: ocsd_rawframe_elem_t, data: &[u8], id: u8) {
+                self.0.raw_frame(op, index, elem, data, id)
+            }
+            fn has_raw_monitor(&self) -> bool {
+                true
+            }
+            fn logger(&mut self) -> &mut dyn ErrorLog {
+                self.0.logger()
+            }
+        }
+        let mut d = FrameDeformatter::new();
+        let mut out = ZeroWait(Capture::default(), true);
+        d.configure(OCSD_DFRMTR_FRAME_MEM_ALIGN | OCSD_DFRMTR_UNPACKED_RAW_OUT, &mut NullLog);
+        let (r, used) = d.data_in(OCSD_OP_DATA, 0, &A55_FRAME, &mut out);
+        assert_eq!((r, used), (OCSD_RESP_WAIT, 16));
+        assert_eq!(d.data_in(OCSD_OP_FLUSH, 0, &[], &mut out).0, OCSD_RESP_CONT);
+        assert_eq!(out.0.raw.len(), 1);
+        assert_eq!(out.0.got.len(), 1);
     }
 
     #[test]
