@@ -713,12 +713,12 @@ mod tests {
             fn id_attached(&self, id: u8) -> bool {
                 self.0.id_attached(id)
             }
-            fn id_data(&mut self, id: u8, index: u32, data: &[u8]) -> (ocsd_datapath_resp_t, usize) {
+            fn id_data(&mut self, id: u8, index: u32, data: &[u8], tail: &[u8]) -> (ocsd_datapath_resp_t, usize) {
                 if self.1 {
                     self.1 = false;
                     return (OCSD_RESP_WAIT, 0);
                 }
-                self.0.id_data(id, index, data)
+                self.0.id_data(id, index, data, tail)
             }
             fn id_op_all(&mut self, op: ocsd_datapath_op_t, index: u32) -> ocsd_datapath_resp_t {
                 self.0.id_op_all(op, index)
