@@ -83,6 +83,10 @@ pub struct FrameDeformatter {
     frame: [u8; FRAME],
     frame_n: usize,
     idx_sof: ocsd_trc_index_t,
+    /// TPIU input: bytes of the last block not yet judged (part of a sync
+    /// word or byte pair that ends in the next block).
+    carry: [u8; 4],
+    carry_len: usize,
     // unpacked frame awaiting output
     chunks: [IdChunk; 8],
     n_chunks: usize,
@@ -113,6 +117,8 @@ impl FrameDeformatter {
             frame: [0; FRAME],
             frame_n: 0,
             idx_sof: OCSD_BAD_TRC_INDEX,
+            carry: [0; 4],
+            carry_len: 0,
             chunks: [IdChunk::default(); 8],
             n_chunks: 0,
             chunks_done: 0,
@@ -175,6 +181,7 @@ impl FrameDeformatter {
         self.curr_src_id = OCSD_BAD_CS_SRC_ID;
         self.frame_n = 0;
         self.idx_sof = OCSD_BAD_TRC_INDEX;
+        self.carry_len = 0;
         self.n_chunks = 0;
         self.chunks_done = 0;
     }
@@ -244,7 +251,11 @@ impl FrameDeformatter {
             } else if self.curr_idx != index {
                 return Err(OcsdError::at(OCSD_ERR_SEV_ERROR, OCSD_ERR_DFMTR_NOTCONTTRACE, index, OCSD_BAD_CS_SRC_ID, ""));
             }
-            if data.len() % self.alignment != 0 {
+            // Memory-aligned input must come in whole frames. TPIU input is
+            // read as a byte stream (pairs and sync words may straddle
+            // blocks), so any block size is taken there, including what is
+            // left of a block after a WAIT.
+            if self.cfg_flags & OCSD_DFRMTR_FRAME_MEM_ALIGN != 0 && data.len() % self.alignment != 0 {
                 return Err(OcsdError::with_msg(
                     OCSD_ERR_SEV_ERROR,
                     OCSD_ERR_INVALID_PARAM_VAL,
@@ -287,22 +298,34 @@ impl FrameDeformatter {
                 unsynced = data.len();
             }
         } else if self.cfg_flags & OCSD_DFRMTR_HAS_FSYNCS != 0 {
-            // Find the first FSYNC. Only at offsets that keep the input's
-            // alignment: blocks are multiples of it, so the frames after an
-            // aligned sync point, and what is left of a block after a WAIT,
-            // stay aligned too. (OpenCSD searches every offset and never
-            // consumes the last 3 bytes: a short block made no progress, and
-            // an odd sync point made it read past the block's end.) With no
-            // FSYNC in the block, all of it is unsynchronised data.
+            // Find the first FSYNC, at any byte offset (a TPIU capture may
+            // start anywhere in a frame), also across blocks: up to 3 bytes
+            // of a block without one are carried to the next. On a find, the
+            // frame reader starts at the sync word (in the carry if it began
+            // there).
+            let clen = self.carry_len;
+            let carry = self.carry;
+            let at = |i: usize| if i < clen { carry[i] } else { data[i - clen] };
+            let total = clen + data.len();
             unsynced = data.len();
-            let mut at = 0;
-            while at + 4 <= data.len() {
-                if data[at..at + 4] == FSYNC {
+            let mut i = 0;
+            while i + 4 <= total {
+                if (0..4).all(|k| at(i + k) == FSYNC[k]) {
                     self.synced = true;
-                    unsynced = at;
                     break;
                 }
-                at += self.alignment;
+                i += 1;
+            }
+            let keep_from = if self.synced { i } else { total - total.min(3) };
+            let mut c = [0u8; 4];
+            let keep = if self.synced { clen.saturating_sub(i) } else { total - keep_from };
+            for (k, slot) in c.iter_mut().enumerate().take(keep) {
+                *slot = at(keep_from + k);
+            }
+            self.carry = c;
+            self.carry_len = keep;
+            if self.synced {
+                unsynced = i.saturating_sub(clen);
             }
         } else {
             self.synced = true;
@@ -320,7 +343,7 @@ impl FrameDeformatter {
         let mut fsync_bytes = 0usize;
         let mut hsync_bytes = 0usize;
         let mut ex_bytes = 0usize;
-        let mut cont;
+        let cont;
 
         if self.cfg_flags & OCSD_DFRMTR_FRAME_MEM_ALIGN != 0 {
             if self.cfg_flags & OCSD_DFRMTR_RESET_ON_4X_FSYNC != 0 {
@@ -367,40 +390,62 @@ impl FrameDeformatter {
                 cont = avail == FRAME;
             }
         } else {
+            // TPIU input: frames are read as a byte stream (a capture can be
+            // synchronised at any offset), so a sync word or byte pair may
+            // straddle two blocks. Up to 3 bytes that cannot be judged yet
+            // are kept in `carry` (counted as consumed) for the next block.
             let has_fsyncs = self.cfg_flags & OCSD_DFRMTR_HAS_FSYNCS != 0;
             let has_hsyncs = self.cfg_flags & OCSD_DFRMTR_HAS_HSYNCS != 0;
-            let mut p = *processed;
-            cont = p < data.len();
-            if has_fsyncs && cont && self.frame_n == 0 {
-                while cont && p + 4 <= data.len() && data[p..p + 4] == FSYNC {
-                    fsync_bytes += 4;
-                    p += 4;
-                    cont = p < data.len();
+            let p0 = *processed;
+            let clen = self.carry_len;
+            let carry = self.carry;
+            let avail = clen + data.len() - p0;
+            let at = |v: usize| if v < clen { carry[v] } else { data[p0 + v - clen] };
+            let is_fsync = |v: usize| v + 4 <= avail && (0..4).all(|k| at(v + k) == FSYNC[k]);
+            // trace index of virtual position v
+            let base_idx = self.curr_idx.wrapping_sub(clen as u32);
+            let mut v = 0usize;
+            let mut need_more = false;
+            loop {
+                if has_fsyncs && self.frame_n == 0 {
+                    if v + 4 > avail {
+                        need_more = true;
+                        break;
+                    }
+                    if is_fsync(v) {
+                        v += 4;
+                        fsync_bytes += 4;
+                        continue;
+                    }
                 }
-            }
-            while self.frame_n < FRAME && cont {
-                if self.frame_n % 4 == 0 && p + 4 <= data.len() && data[p..p + 4] == FSYNC {
-                    return Err(OcsdError::at(
-                        OCSD_ERR_SEV_ERROR,
-                        OCSD_ERR_DFMTR_BAD_FHSYNC,
-                        self.curr_idx,
-                        OCSD_BAD_CS_SRC_ID,
-                        "Bad FSYNC in frame.",
-                    ));
-                }
-                if self.frame_n == 0 {
-                    self.idx_sof = self.curr_idx.wrapping_add(fsync_bytes as u32);
-                }
-                if p + 2 > data.len() {
-                    // alignment guarantees pairs; stop safely otherwise
-                    cont = false;
+                if self.frame_n == FRAME {
                     break;
                 }
-                let pair = [data[p], data[p + 1]];
+                if self.frame_n % 4 == 0 {
+                    if v + 4 > avail {
+                        need_more = true;
+                        break;
+                    }
+                    if is_fsync(v) {
+                        return Err(OcsdError::at(
+                            OCSD_ERR_SEV_ERROR,
+                            OCSD_ERR_DFMTR_BAD_FHSYNC,
+                            self.curr_idx,
+                            OCSD_BAD_CS_SRC_ID,
+                            "Bad FSYNC in frame.",
+                        ));
+                    }
+                }
+                if v + 2 > avail {
+                    need_more = true;
+                    break;
+                }
+                if self.frame_n == 0 {
+                    self.idx_sof = base_idx.wrapping_add(v as u32);
+                }
+                let pair = [at(v), at(v + 1)];
                 if pair == HSYNC {
-                    if has_hsyncs {
-                        hsync_bytes += 2;
-                    } else {
+                    if !has_hsyncs {
                         return Err(OcsdError::at(
                             OCSD_ERR_SEV_ERROR,
                             OCSD_ERR_DFMTR_BAD_FHSYNC,
@@ -409,18 +454,32 @@ impl FrameDeformatter {
                             "Bad HSYNC in frame.",
                         ));
                     }
+                    hsync_bytes += 2;
                 } else {
                     self.frame[self.frame_n] = pair[0];
                     self.frame[self.frame_n + 1] = pair[1];
                     self.frame_n += 2;
-                    ex_bytes += 2;
                 }
-                p += 2;
-                cont = p < data.len();
+                v += 2;
             }
-            if !cont && self.frame_n == FRAME {
-                cont = true;
+            // what stays unjudged becomes the new carry
+            let keep_from = if need_more { v } else { v.min(clen) };
+            let keep_to = if need_more { avail } else { clen.max(keep_from) };
+            let mut c = [0u8; 4];
+            let keep = keep_to - keep_from;
+            for (k, slot) in c.iter_mut().enumerate().take(keep.min(4)) {
+                *slot = at(keep_from + k);
             }
+            self.carry = c;
+            self.carry_len = keep.min(4);
+            let consumed = if need_more { data.len() - p0 } else { v.saturating_sub(clen) };
+            // account the frame's own bytes as extracted (the rest were syncs)
+            ex_bytes = consumed.saturating_sub(fsync_bytes.min(consumed)).saturating_sub(hsync_bytes.min(consumed));
+            // make `total` below equal the bytes consumed from `data`
+            let sync_from_data = consumed - ex_bytes;
+            fsync_bytes = sync_from_data;
+            hsync_bytes = 0;
+            cont = self.frame_n == FRAME;
         }
 
         let total = ex_bytes + fsync_bytes + hsync_bytes;
@@ -693,16 +752,32 @@ mod tests {
                 assert_eq!((r, used), (OCSD_RESP_CONT, align));
                 idx += used as u32;
             }
-            // an FSYNC at an odd offset is not a sync point; at an aligned one it is
-            let mut buf = vec![0x55u8];
-            buf.extend_from_slice(&FSYNC);
-            buf.extend_from_slice(&[0x55; 3]);
-            buf.extend_from_slice(&FSYNC);
-            buf.extend_from_slice(&A55_FRAME);
-            let (r, used) = d.data_in(OCSD_OP_DATA, idx, &buf, &mut cap);
-            assert_eq!((r, used), (OCSD_RESP_CONT, buf.len()));
-            assert_eq!(cap.got.len(), 1);
-            assert_eq!(cap.got[0].1, idx + 12);
+        }
+    }
+
+    #[test]
+    fn tpiu_synchronised_at_an_odd_offset() {
+        // one junk byte, then FSYNC-led frames: every frame pair straddles
+        // the 4-byte input blocks
+        let mut stream = vec![0x55u8];
+        for _ in 0..2 {
+            stream.extend_from_slice(&FSYNC);
+            stream.extend_from_slice(&A55_FRAME);
+        }
+        stream.extend_from_slice(&[0x03, 0x00, 0x00]);
+        assert_eq!(stream.len() % 4, 0);
+        for block in [4usize, 8, 44] {
+            let mut d = FrameDeformatter::new();
+            let mut cap = Capture::default();
+            d.configure(OCSD_DFRMTR_HAS_FSYNCS, &mut NullLog);
+            let mut idx = 0u32;
+            for chunk in stream.chunks(block) {
+                let (r, used) = d.data_in(OCSD_OP_DATA, idx, chunk, &mut cap);
+                assert_eq!((r, used), (OCSD_RESP_CONT, chunk.len()), "block size {block}");
+                idx += used as u32;
+            }
+            let got: Vec<(u8, u32, usize)> = cap.got.iter().map(|g| (g.0, g.1, g.2.len())).collect();
+            assert_eq!(got, vec![(1, 5, 14), (1, 25, 14)], "block size {block}");
         }
     }
 
