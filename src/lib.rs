@@ -11,6 +11,12 @@
 //! - [`printers`]: generic element and raw frame text;
 //! - [`capi`]: the thin C API layer (`ocsd_*` functions);
 //! - [`snapshot`]: the snapshot reader used by `trc_pkt_lister`.
+//!
+//! Unsafe code is confined to the C ABI types, the C API layer and the
+//! element printer's extended-data read: the pipeline modules forbid it,
+//! and every unsafe operation needs its own `unsafe` block.
+
+#![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod abi;
 pub mod common;

@@ -544,7 +544,9 @@ fn process_file(o: &Opts, tree: &mut DecodeTree, path: &str, log: &SharedLog) ->
         let mut done = 0usize;
         while done < n && !resp_is_fatal(resp) {
             if resp_is_cont(resp) {
-                let (r, used) = tree.data_in(OCSD_OP_DATA, index, &buf[done..n]);
+                // the rest of the read buffer follows the block, as in
+                // OpenCSD's lister (see DecodeTree::data_in_with_tail)
+                let (r, used) = tree.data_in_with_tail(OCSD_OP_DATA, index, &buf[done..n], &buf[n..]);
                 resp = r;
                 done += used;
                 index = index.wrapping_add(used as u32);
@@ -585,7 +587,36 @@ fn process_file(o: &Opts, tree: &mut DecodeTree, path: &str, log: &SharedLog) ->
         tree.data_in(OCSD_OP_RESET, 0, &[]);
     }
     if o.stats {
-        lmsg("\nReading packet decoder statistics....\n\n");
+        print_stats(tree, log);
     }
     true
+}
+
+/// `-stats`: the decode statistics of each trace ID, then the frame
+/// demultiplexer's.
+fn print_stats(tree: &mut DecodeTree, log: &SharedLog) {
+    let lmsg = |s: &str| log.borrow_mut().msg(s);
+    lmsg("\nReading packet decoder statistics....\n\n");
+    let demux = tree.demux_stats();
+    for id in tree.element_ids() {
+        let Some(d) = tree.decoder_mut(id) else { continue };
+        match d.decode_stats() {
+            Ok(s) => lmsg(&format!(
+                "Decode stats ID 0x{:x}\nTotal Bytes: {}; Unsynced Bytes: {}\nBad Header Errors: {}; Bad Sequence Errors: {}\n",
+                id, s.channel_total, s.channel_unsynced, s.bad_header_errs, s.bad_sequence_errs
+            )),
+            Err(_) => lmsg(&format!("Decode stats unavailable on Trace ID 0x{:x}\n", id)),
+        }
+    }
+    if let Some(d) = demux {
+        lmsg(&format!(
+            "\nFrame Demux Stats\nTrace data bytes sent to registered ID decoders: {}\nTrace data bytes without registered ID decoders: {}\nTrace data bytes with unknown ID: {}\nTrace data bytes with reserved ID: {}\nFrame demux bytes, ID bytes and sync bytes: {}\nTotal bytes processed by frame demux: {}\n\n",
+            d.valid_id_bytes,
+            d.no_id_bytes,
+            d.unknown_id_bytes,
+            d.reserved_id_bytes,
+            d.frame_bytes,
+            d.valid_id_bytes + d.no_id_bytes + d.unknown_id_bytes + d.reserved_id_bytes + d.frame_bytes
+        ));
+    }
 }

@@ -69,6 +69,14 @@ pub unsafe fn builtin_cfg_from_ptr(name: &str, cfg: *const c_void) -> Result<Box
             // SAFETY: non-NULL (checked above); the caller's contract says it points to this protocol's C struct.
             unsafe { cfg_copy::<crate::ptm::types::ocsd_ptm_cfg>(cfg) }
         }
+        OCSD_BUILTIN_DCD_STM => {
+            // SAFETY: non-NULL (checked above); the caller's contract says it points to this protocol's C struct.
+            unsafe { cfg_copy::<crate::stm::types::ocsd_stm_cfg>(cfg) }
+        }
+        OCSD_BUILTIN_DCD_ITM => {
+            // SAFETY: non-NULL (checked above); the caller's contract says it points to this protocol's C struct.
+            unsafe { cfg_copy::<crate::itm::types::ocsd_itm_cfg>(cfg) }
+        }
         _ => Err(OCSD_ERR_NO_PROTOCOL),
     }
 }
@@ -105,8 +113,13 @@ pub unsafe fn builtin_pkt_str(protocol: ocsd_trace_protocol_t, pkt: *const c_voi
             // SAFETY: non-NULL (checked above); the caller's contract says it points to this protocol's C struct.
             Some(unsafe { pkt_text::<crate::ptm::types::ocsd_ptm_pkt>(pkt, out) })
         }
-        OCSD_PROTOCOL_STM | OCSD_PROTOCOL_ITM => {
-            Some(OCSD_ERR_NO_PROTOCOL)
+        OCSD_PROTOCOL_STM => {
+            // SAFETY: non-NULL (checked above); the caller's contract says it points to this protocol's C struct.
+            Some(unsafe { pkt_text::<crate::stm::types::ocsd_stm_pkt>(pkt, out) })
+        }
+        OCSD_PROTOCOL_ITM => {
+            // SAFETY: non-NULL (checked above); the caller's contract says it points to this protocol's C struct.
+            Some(unsafe { pkt_text::<crate::itm::types::ocsd_itm_pkt>(pkt, out) })
         }
         _ => None,
     }

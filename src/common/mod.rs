@@ -6,6 +6,7 @@
 //! packet decoder. Everything a component needs from the outside (the
 //! element queue, memory, the error logger) is passed in per call, so no
 //! component holds a reference to another.
+#![forbid(unsafe_code)]
 
 pub mod error;
 pub mod elem_queue;
@@ -85,6 +86,23 @@ pub trait PacketProcessor {
         out: &mut dyn PacketOut<Self::Packet>,
     ) -> (ocsd_datapath_resp_t, usize);
 
+    /// As [`PacketProcessor::process_data`], also given `tail`: the bytes
+    /// that follow `data` in the caller's buffer as OpenCSD lays it out
+    /// (for a frame deformatter: the rest of its `out_chan_data` array;
+    /// for a single source: the rest of the read buffer). OpenCSD's STM
+    /// processor over-reads its input when it dumps unsynchronised bytes to
+    /// the packet monitor; `tail` lets it show the same bytes. Processors
+    /// that never over-read ignore it.
+    fn process_data_with_tail(
+        &mut self,
+        index: ocsd_trc_index_t,
+        data: &[u8],
+        _tail: &[u8],
+        out: &mut dyn PacketOut<Self::Packet>,
+    ) -> (ocsd_datapath_resp_t, usize) {
+        self.process_data(index, data, out)
+    }
+
     /// End of trace: output any partial packet (as OpenCSD does, usually as
     /// an incomplete-EOT packet).
     fn eot(&mut self, out: &mut dyn PacketOut<Self::Packet>) -> ocsd_datapath_resp_t;
@@ -117,6 +135,12 @@ pub trait PacketProcessor {
 
     /// Zero the statistics (`TrcPktProcBase::resetStats`).
     fn reset_stats(&mut self) {}
+
+    /// Bytes dropped while unsynchronised, for the decode statistics when
+    /// the processor keeps no full [`PacketProcessor::stats_block`].
+    fn unsynced_bytes(&self) -> u64 {
+        0
+    }
 }
 
 /// Instruction-decode and memory services a packet decoder uses.

@@ -1,6 +1,7 @@
 //! The decode tree: trace data in (formatted frames or a single source),
 //! through the deformatter to one decode stack per trace ID, generic
 //! elements out to the client.
+#![forbid(unsafe_code)]
 
 pub mod custom;
 pub mod registry;
@@ -181,6 +182,20 @@ impl DecodeTree {
 
     /// `ocsd_dt_process_data`: returns the response and bytes consumed.
     pub fn data_in(&mut self, op: ocsd_datapath_op_t, index: ocsd_trc_index_t, data: &[u8]) -> (ocsd_datapath_resp_t, usize) {
+        self.data_in_with_tail(op, index, data, &[])
+    }
+
+    /// As [`DecodeTree::data_in`], for a caller whose `data` sits in a larger
+    /// buffer: `tail` is what follows it there. Single-source decoders that
+    /// reproduce OpenCSD's over-reads (see [`crate::deformatter::OUT_CHAN_SIZE`])
+    /// show those bytes; nothing is decoded from them.
+    pub fn data_in_with_tail(
+        &mut self,
+        op: ocsd_datapath_op_t,
+        index: ocsd_trc_index_t,
+        data: &[u8],
+        tail: &[u8],
+    ) -> (ocsd_datapath_resp_t, usize) {
         let DecodeTree { deformatter, stacks, id_filter, mapper, elem_sink, logger, raw_monitor, src_type, .. } = self;
         let mut discard = Discard;
         let sink: &mut dyn GenElemSink = match elem_sink.as_deref_mut() {
@@ -207,7 +222,11 @@ impl DecodeTree {
                             return (OCSD_RESP_FATAL_INVALID_PARAM, 0);
                         }
                         let mut env = StackEnv { elem_sink: Some(sink), mem: mapper, log: logger.as_mut() };
-                        stack.data_in(op, index, data, &mut env)
+                        if op == OCSD_OP_DATA {
+                            stack.data_in_tail(index, data, tail, &mut env)
+                        } else {
+                            stack.data_in(op, index, data, &mut env)
+                        }
                     }
                     None => {
                         logger.log_error(
@@ -257,12 +276,12 @@ impl DeformatterOut for TreeOut<'_> {
         self.passes_filter(id) && self.stacks.get(id as usize).map_or(false, |s| s.is_some())
     }
 
-    fn id_data(&mut self, id: u8, index: ocsd_trc_index_t, data: &[u8]) -> (ocsd_datapath_resp_t, usize) {
+    fn id_data(&mut self, id: u8, index: ocsd_trc_index_t, data: &[u8], tail: &[u8]) -> (ocsd_datapath_resp_t, usize) {
         let TreeOut { stacks, mapper, sink, logger, .. } = self;
         match stacks.get_mut(id as usize).and_then(|s| s.as_deref_mut()) {
             Some(stack) => {
                 let mut env = StackEnv { elem_sink: Some(&mut **sink), mem: *mapper, log: *logger };
-                stack.data_in(OCSD_OP_DATA, index, data, &mut env)
+                stack.data_in_tail(index, data, tail, &mut env)
             }
             None => (OCSD_RESP_CONT, data.len()),
         }

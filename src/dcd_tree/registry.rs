@@ -46,6 +46,8 @@ pub fn create_builtin(name: &str, cfg: &dyn Any, create_flags: u32) -> Result<Bo
         OCSD_BUILTIN_DCD_ETE => Ok(crate::etmv4::create_ete(downcast(cfg)?, full)),
         OCSD_BUILTIN_DCD_ETMV3 => crate::etmv3::create(downcast(cfg)?, full),
         OCSD_BUILTIN_DCD_PTM => crate::ptm::create(downcast(cfg)?, full),
+        OCSD_BUILTIN_DCD_STM => crate::stm::create(downcast(cfg)?, full),
+        OCSD_BUILTIN_DCD_ITM => crate::itm::create(downcast(cfg)?, full),
         _ => Err(OCSD_ERR_NO_PROTOCOL),
     }
 }

@@ -38,6 +38,11 @@ pub trait TraceIdDecoder {
     fn cs_id(&self) -> u8;
     fn has_decoder(&self) -> bool;
     fn data_in(&mut self, op: ocsd_datapath_op_t, index: ocsd_trc_index_t, data: &[u8], env: &mut StackEnv) -> (ocsd_datapath_resp_t, usize);
+    /// A DATA operation whose bytes are followed by `tail` in the caller's
+    /// memory (see [`crate::common::PacketProcessor::process_data_with_tail`]).
+    fn data_in_tail(&mut self, index: ocsd_trc_index_t, data: &[u8], _tail: &[u8], env: &mut StackEnv) -> (ocsd_datapath_resp_t, usize) {
+        self.data_in(OCSD_OP_DATA, index, data, env)
+    }
     fn set_monitor(&mut self, obs: Option<Box<dyn PacketObserver>>);
     fn set_sink(&mut self, obs: Option<Box<dyn PacketObserver>>) -> ocsd_err_t;
     fn set_proc_op_flags(&mut self, flags: u32);
@@ -69,11 +74,27 @@ pub struct Stack<P: PacketProcessor, D: PacketDecoder<Packet = P::Packet>> {
     monitor: Option<Box<dyn PacketObserver>>,
     sink: Option<Box<dyn PacketObserver>>,
     proc_flags: u32,
+    /// Bytes the packet processor consumed (decode statistics).
+    channel_total: u64,
+    /// Error counts at the last statistics reset.
+    stats_base: (u64, u32, u32),
 }
 
 impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'static> Stack<P, D> {
     pub fn new(name: &'static str, protocol: ocsd_trace_protocol_t, cs_id: u8, proc_: P, dec: Option<D>) -> Self {
-        Stack { name, protocol, cs_id, proc_, dec, queue: ElemQueue::new(), monitor: None, sink: None, proc_flags: 0 }
+        Stack {
+            name,
+            protocol,
+            cs_id,
+            proc_,
+            dec,
+            queue: ElemQueue::new(),
+            monitor: None,
+            sink: None,
+            proc_flags: 0,
+            channel_total: 0,
+            stats_base: (0, 0, 0),
+        }
     }
 
     fn deliver(&mut self, env: &mut StackEnv) -> ocsd_datapath_resp_t {
@@ -102,7 +123,7 @@ impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, 
         let bad = pkt.is_bad_packet();
         let ptr = pkt as *const P as *const c_void;
         if let Some(m) = self.monitor.as_deref_mut() {
-            if !(bad && self.proc_flags & OCSD_OPFLG_PKTPROC_NOMON_BAD_PKTS != 0) {
+            if !raw.is_empty() && !(bad && self.proc_flags & OCSD_OPFLG_PKTPROC_NOMON_BAD_PKTS != 0) {
                 m.packet(OCSD_OP_DATA, index_sop, Some(pkt), ptr, raw);
             }
         }
@@ -139,7 +160,7 @@ impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, 
         }
         let bad = pkt.is_bad_packet();
         if let Some(m) = self.monitor.as_deref_mut() {
-            if !(bad && self.proc_flags & OCSD_OPFLG_PKTPROC_NOMON_BAD_PKTS != 0) {
+            if !raw.is_empty() && !(bad && self.proc_flags & OCSD_OPFLG_PKTPROC_NOMON_BAD_PKTS != 0) {
                 m.packet(OCSD_OP_DATA, index_sop, Some(pkt), pkt as *const P as *const c_void, raw);
             }
         }
@@ -150,6 +171,10 @@ impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, 
     }
 
     fn packet_to_monitor(&mut self, index_sop: ocsd_trc_index_t, pkt: &P, raw: &[u8]) {
+        // as OpenCSD, a packet without bytes is not shown to the monitor
+        if raw.is_empty() {
+            return;
+        }
         if let Some(m) = self.monitor.as_deref_mut() {
             let ptr = pkt as *const P as *const c_void;
             m.packet(OCSD_OP_DATA, index_sop, Some(pkt), ptr, raw);
@@ -182,26 +207,30 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
         self.dec.is_some()
     }
 
+    fn data_in_tail(&mut self, index: ocsd_trc_index_t, data: &[u8], tail: &[u8], env: &mut StackEnv) -> (ocsd_datapath_resp_t, usize) {
+        // elements still owed to a waiting client go first
+        if !self.queue.is_empty() {
+            let r = self.deliver(env);
+            if !self.queue.is_empty() || !resp_is_cont(r) {
+                return (if resp_is_cont(r) { OCSD_RESP_WAIT } else { r }, 0);
+            }
+        }
+        let mut out = Out {
+            dec: self.dec.as_mut(),
+            queue: &mut self.queue,
+            monitor: self.monitor.as_mut(),
+            sink: self.sink.as_mut(),
+            env,
+            proc_flags: self.proc_flags,
+        };
+        let (resp, used) = self.proc_.process_data_with_tail(index, data, tail, &mut out);
+        self.channel_total += used as u64;
+        (resp, used)
+    }
+
     fn data_in(&mut self, op: ocsd_datapath_op_t, index: ocsd_trc_index_t, data: &[u8], env: &mut StackEnv) -> (ocsd_datapath_resp_t, usize) {
         match op {
-            OCSD_OP_DATA => {
-                // elements still owed to a waiting client go first
-                if !self.queue.is_empty() {
-                    let r = self.deliver(env);
-                    if !self.queue.is_empty() || !resp_is_cont(r) {
-                        return (if resp_is_cont(r) { OCSD_RESP_WAIT } else { r }, 0);
-                    }
-                }
-                let mut out = Out {
-                    dec: self.dec.as_mut(),
-                    queue: &mut self.queue,
-                    monitor: self.monitor.as_mut(),
-                    sink: self.sink.as_mut(),
-                    env,
-                    proc_flags: self.proc_flags,
-                };
-                self.proc_.process_data(index, data, &mut out)
-            }
+            OCSD_OP_DATA => self.data_in_tail(index, data, &[], env),
             OCSD_OP_FLUSH => (self.deliver(env), 0),
             OCSD_OP_EOT => {
                 let mut resp = {
@@ -276,11 +305,26 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
     }
 
     fn decode_stats(&self) -> Result<ocsd_decode_stats_t, ocsd_err_t> {
-        self.proc_.stats_block().ok_or(OCSD_ERR_NOT_INIT)
+        if let Some(s) = self.proc_.stats_block() {
+            return Ok(s);
+        }
+        let (hdr, seq) = self.proc_.error_counts();
+        Ok(ocsd_decode_stats_t {
+            version: OCSD_VER_NUM,
+            revision: OCSD_STATS_REVISION,
+            channel_total: self.channel_total,
+            channel_unsynced: self.proc_.unsynced_bytes().saturating_sub(self.stats_base.0),
+            bad_header_errs: hdr.saturating_sub(self.stats_base.1),
+            bad_sequence_errs: seq.saturating_sub(self.stats_base.2),
+            demux: ocsd_demux_stats_t::default(),
+        })
     }
 
     fn reset_decode_stats(&mut self) -> ocsd_err_t {
         self.proc_.reset_stats();
+        let (hdr, seq) = self.proc_.error_counts();
+        self.stats_base = (self.proc_.unsynced_bytes(), hdr, seq);
+        self.channel_total = 0;
         OCSD_OK
     }
 

@@ -11,6 +11,7 @@
 //! TPIU with frame syncs (`0xFFFFFF7F`) and optionally half-frame syncs
 //! (`0xFF7F`). With `OCSD_DFRMTR_RESET_ON_4X_FSYNC`, runs of FSYNC words in
 //! aligned data (perf inserts them between blocks) reset the decoders.
+#![forbid(unsafe_code)]
 
 use crate::abi::*;
 use crate::common::{ErrorLog, OcsdError};
@@ -20,13 +21,25 @@ const HSYNC: [u8; 2] = [0xFF, 0x7F];
 const FRAME: usize = OCSD_DFRMTR_FRAME_SIZE as usize;
 const COMPONENT: &str = "DFMT_CSFRAMES";
 
+/// OpenCSD keeps the unpacked frame in an array of 16 entries of
+/// `{ u32 index; u8 id; u8 data[15]; u32 valid; u32 used; }` (28 bytes) that
+/// is never cleared. Some of OpenCSD's packet processors (STM, PTM) read past
+/// the end of the data they are given when they dump unsynchronised bytes,
+/// and so print bytes of that array. The deformatter keeps a byte image of
+/// it so that the same bytes can be shown: never read as trace.
+pub const OUT_CHAN_SIZE: usize = 28;
+/// Entries in OpenCSD's unpacked-frame array.
+pub const OUT_CHAN_NUM: usize = 16;
+
 /// Where the deformatter sends what it extracts.
 pub trait DeformatterOut {
     /// Whether a decoder is attached to trace ID `id`.
     fn id_attached(&self, id: u8) -> bool;
     /// Data bytes of trace ID `id`, first byte at trace index `index`.
-    /// Returns the response and the number of bytes used.
-    fn id_data(&mut self, id: u8, index: ocsd_trc_index_t, data: &[u8]) -> (ocsd_datapath_resp_t, usize);
+    /// `tail` is what follows `data` in the deformatter's output memory laid
+    /// out as OpenCSD's (see [`OUT_CHAN_SIZE`]). Returns the response and
+    /// the number of bytes used.
+    fn id_data(&mut self, id: u8, index: ocsd_trc_index_t, data: &[u8], tail: &[u8]) -> (ocsd_datapath_resp_t, usize);
     /// Data-less operation (EOT, FLUSH, RESET) for every attached ID; returns
     /// the most severe response.
     fn id_op_all(&mut self, op: ocsd_datapath_op_t, index: ocsd_trc_index_t) -> ocsd_datapath_resp_t;
@@ -46,11 +59,14 @@ struct IdChunk {
     data: [u8; FRAME],
     valid: usize,
     used: usize,
+    /// Raw (unpacked) output done: a stream can answer WAIT having used
+    /// nothing, and the chunk must not be shown twice when it is resent.
+    raw_done: bool,
 }
 
 impl Default for IdChunk {
     fn default() -> Self {
-        IdChunk { id: OCSD_BAD_CS_SRC_ID, index: 0, data: [0; FRAME], valid: 0, used: 0 }
+        IdChunk { id: OCSD_BAD_CS_SRC_ID, index: 0, data: [0; FRAME], valid: 0, used: 0, raw_done: false }
     }
 }
 
@@ -67,12 +83,18 @@ pub struct FrameDeformatter {
     frame: [u8; FRAME],
     frame_n: usize,
     idx_sof: ocsd_trc_index_t,
+    /// TPIU input: bytes of the last block not yet judged (part of a sync
+    /// word or byte pair that ends in the next block).
+    carry: [u8; 4],
+    carry_len: usize,
     // unpacked frame awaiting output
     chunks: [IdChunk; 8],
     n_chunks: usize,
     chunks_done: usize,
     highest_resp: ocsd_datapath_resp_t,
     raw_chan_enabled: [bool; 128],
+    /// Byte image of OpenCSD's unpacked-frame array (see [`OUT_CHAN_SIZE`]).
+    out_mem: [u8; OUT_CHAN_SIZE * OUT_CHAN_NUM],
     pub stats: ocsd_demux_stats_t,
 }
 
@@ -95,11 +117,14 @@ impl FrameDeformatter {
             frame: [0; FRAME],
             frame_n: 0,
             idx_sof: OCSD_BAD_TRC_INDEX,
+            carry: [0; 4],
+            carry_len: 0,
             chunks: [IdChunk::default(); 8],
             n_chunks: 0,
             chunks_done: 0,
             highest_resp: OCSD_RESP_CONT,
             raw_chan_enabled: [true; 128],
+            out_mem: [0; OUT_CHAN_SIZE * OUT_CHAN_NUM],
             stats: ocsd_demux_stats_t::default(),
         };
         d.reset_state();
@@ -156,6 +181,7 @@ impl FrameDeformatter {
         self.curr_src_id = OCSD_BAD_CS_SRC_ID;
         self.frame_n = 0;
         self.idx_sof = OCSD_BAD_TRC_INDEX;
+        self.carry_len = 0;
         self.n_chunks = 0;
         self.chunks_done = 0;
     }
@@ -225,7 +251,11 @@ impl FrameDeformatter {
             } else if self.curr_idx != index {
                 return Err(OcsdError::at(OCSD_ERR_SEV_ERROR, OCSD_ERR_DFMTR_NOTCONTTRACE, index, OCSD_BAD_CS_SRC_ID, ""));
             }
-            if data.len() % self.alignment != 0 {
+            // Memory-aligned input must come in whole frames. TPIU input is
+            // read as a byte stream (pairs and sync words may straddle
+            // blocks), so any block size is taken there, including what is
+            // left of a block after a WAIT.
+            if self.cfg_flags & OCSD_DFRMTR_FRAME_MEM_ALIGN != 0 && data.len() % self.alignment != 0 {
                 return Err(OcsdError::with_msg(
                     OCSD_ERR_SEV_ERROR,
                     OCSD_ERR_INVALID_PARAM_VAL,
@@ -268,14 +298,34 @@ impl FrameDeformatter {
                 unsynced = data.len();
             }
         } else if self.cfg_flags & OCSD_DFRMTR_HAS_FSYNCS != 0 {
-            // find the first FSYNC
-            let limit = data.len().saturating_sub(3);
-            while unsynced < limit {
-                if data[unsynced..unsynced + 4] == FSYNC {
+            // Find the first FSYNC, at any byte offset (a TPIU capture may
+            // start anywhere in a frame), also across blocks: up to 3 bytes
+            // of a block without one are carried to the next. On a find, the
+            // frame reader starts at the sync word (in the carry if it began
+            // there).
+            let clen = self.carry_len;
+            let carry = self.carry;
+            let at = |i: usize| if i < clen { carry[i] } else { data[i - clen] };
+            let total = clen + data.len();
+            unsynced = data.len();
+            let mut i = 0;
+            while i + 4 <= total {
+                if (0..4).all(|k| at(i + k) == FSYNC[k]) {
                     self.synced = true;
                     break;
                 }
-                unsynced += 1;
+                i += 1;
+            }
+            let keep_from = if self.synced { i } else { total - total.min(3) };
+            let mut c = [0u8; 4];
+            let keep = if self.synced { clen.saturating_sub(i) } else { total - keep_from };
+            for (k, slot) in c.iter_mut().enumerate().take(keep) {
+                *slot = at(keep_from + k);
+            }
+            self.carry = c;
+            self.carry_len = keep;
+            if self.synced {
+                unsynced = i.saturating_sub(clen);
             }
         } else {
             self.synced = true;
@@ -293,7 +343,7 @@ impl FrameDeformatter {
         let mut fsync_bytes = 0usize;
         let mut hsync_bytes = 0usize;
         let mut ex_bytes = 0usize;
-        let mut cont;
+        let cont;
 
         if self.cfg_flags & OCSD_DFRMTR_FRAME_MEM_ALIGN != 0 {
             if self.cfg_flags & OCSD_DFRMTR_RESET_ON_4X_FSYNC != 0 {
@@ -340,40 +390,62 @@ impl FrameDeformatter {
                 cont = avail == FRAME;
             }
         } else {
+            // TPIU input: frames are read as a byte stream (a capture can be
+            // synchronised at any offset), so a sync word or byte pair may
+            // straddle two blocks. Up to 3 bytes that cannot be judged yet
+            // are kept in `carry` (counted as consumed) for the next block.
             let has_fsyncs = self.cfg_flags & OCSD_DFRMTR_HAS_FSYNCS != 0;
             let has_hsyncs = self.cfg_flags & OCSD_DFRMTR_HAS_HSYNCS != 0;
-            let mut p = *processed;
-            cont = p < data.len();
-            if has_fsyncs && cont && self.frame_n == 0 {
-                while cont && p + 4 <= data.len() && data[p..p + 4] == FSYNC {
-                    fsync_bytes += 4;
-                    p += 4;
-                    cont = p < data.len();
+            let p0 = *processed;
+            let clen = self.carry_len;
+            let carry = self.carry;
+            let avail = clen + data.len() - p0;
+            let at = |v: usize| if v < clen { carry[v] } else { data[p0 + v - clen] };
+            let is_fsync = |v: usize| v + 4 <= avail && (0..4).all(|k| at(v + k) == FSYNC[k]);
+            // trace index of virtual position v
+            let base_idx = self.curr_idx.wrapping_sub(clen as u32);
+            let mut v = 0usize;
+            let mut need_more = false;
+            loop {
+                if has_fsyncs && self.frame_n == 0 {
+                    if v + 4 > avail {
+                        need_more = true;
+                        break;
+                    }
+                    if is_fsync(v) {
+                        v += 4;
+                        fsync_bytes += 4;
+                        continue;
+                    }
                 }
-            }
-            while self.frame_n < FRAME && cont {
-                if self.frame_n % 4 == 0 && p + 4 <= data.len() && data[p..p + 4] == FSYNC {
-                    return Err(OcsdError::at(
-                        OCSD_ERR_SEV_ERROR,
-                        OCSD_ERR_DFMTR_BAD_FHSYNC,
-                        self.curr_idx,
-                        OCSD_BAD_CS_SRC_ID,
-                        "Bad FSYNC in frame.",
-                    ));
-                }
-                if self.frame_n == 0 {
-                    self.idx_sof = self.curr_idx.wrapping_add(fsync_bytes as u32);
-                }
-                if p + 2 > data.len() {
-                    // alignment guarantees pairs; stop safely otherwise
-                    cont = false;
+                if self.frame_n == FRAME {
                     break;
                 }
-                let pair = [data[p], data[p + 1]];
+                if self.frame_n % 4 == 0 {
+                    if v + 4 > avail {
+                        need_more = true;
+                        break;
+                    }
+                    if is_fsync(v) {
+                        return Err(OcsdError::at(
+                            OCSD_ERR_SEV_ERROR,
+                            OCSD_ERR_DFMTR_BAD_FHSYNC,
+                            self.curr_idx,
+                            OCSD_BAD_CS_SRC_ID,
+                            "Bad FSYNC in frame.",
+                        ));
+                    }
+                }
+                if v + 2 > avail {
+                    need_more = true;
+                    break;
+                }
+                if self.frame_n == 0 {
+                    self.idx_sof = base_idx.wrapping_add(v as u32);
+                }
+                let pair = [at(v), at(v + 1)];
                 if pair == HSYNC {
-                    if has_hsyncs {
-                        hsync_bytes += 2;
-                    } else {
+                    if !has_hsyncs {
                         return Err(OcsdError::at(
                             OCSD_ERR_SEV_ERROR,
                             OCSD_ERR_DFMTR_BAD_FHSYNC,
@@ -382,18 +454,32 @@ impl FrameDeformatter {
                             "Bad HSYNC in frame.",
                         ));
                     }
+                    hsync_bytes += 2;
                 } else {
                     self.frame[self.frame_n] = pair[0];
                     self.frame[self.frame_n + 1] = pair[1];
                     self.frame_n += 2;
-                    ex_bytes += 2;
                 }
-                p += 2;
-                cont = p < data.len();
+                v += 2;
             }
-            if !cont && self.frame_n == FRAME {
-                cont = true;
+            // what stays unjudged becomes the new carry
+            let keep_from = if need_more { v } else { v.min(clen) };
+            let keep_to = if need_more { avail } else { clen.max(keep_from) };
+            let mut c = [0u8; 4];
+            let keep = keep_to - keep_from;
+            for (k, slot) in c.iter_mut().enumerate().take(keep.min(4)) {
+                *slot = at(keep_from + k);
             }
+            self.carry = c;
+            self.carry_len = keep.min(4);
+            let consumed = if need_more { data.len() - p0 } else { v.saturating_sub(clen) };
+            // account the frame's own bytes as extracted (the rest were syncs)
+            ex_bytes = consumed.saturating_sub(fsync_bytes.min(consumed)).saturating_sub(hsync_bytes.min(consumed));
+            // make `total` below equal the bytes consumed from `data`
+            let sync_from_data = consumed - ex_bytes;
+            fsync_bytes = sync_from_data;
+            hsync_bytes = 0;
+            cont = self.frame_n == FRAME;
         }
 
         let total = ex_bytes + fsync_bytes + hsync_bytes;
@@ -449,6 +535,16 @@ impl FrameDeformatter {
         self.frame_n = 0;
         non_data += 1; // byte 15
         self.stats.frame_bytes += non_data;
+        // mirror into OpenCSD's memory image: bytes past `valid` keep
+        // whatever earlier frames left there
+        for (e, c) in self.chunks[..self.n_chunks].iter().enumerate() {
+            let m = &mut self.out_mem[e * OUT_CHAN_SIZE..(e + 1) * OUT_CHAN_SIZE];
+            m[0..4].copy_from_slice(&c.index.to_le_bytes());
+            m[4] = c.id;
+            m[5..5 + c.valid].copy_from_slice(&c.data[..c.valid]);
+            m[20..24].copy_from_slice(&(c.valid as u32).to_le_bytes());
+            m[24..28].copy_from_slice(&0u32.to_le_bytes());
+        }
     }
 
     /// Send the unpacked frame to the ID streams. Returns false when a stream
@@ -461,10 +557,13 @@ impl FrameDeformatter {
             if c.id != OCSD_BAD_CS_SRC_ID {
                 let chan_raw = raw_unpacked && self.raw_chan_enabled.get(c.id as usize).copied().unwrap_or(false);
                 if out.id_attached(c.id) {
-                    if chan_raw && c.used == 0 {
+                    if chan_raw && !c.raw_done {
                         out.raw_frame(OCSD_OP_DATA, c.index, OCSD_FRM_ID_DATA, &c.data[..c.valid], c.id);
+                        self.chunks[self.chunks_done].raw_done = true;
                     }
-                    let (r, used) = out.id_data(c.id, c.index.wrapping_add(c.used as u32), &c.data[c.used..c.valid]);
+                    let tail_at = self.chunks_done * OUT_CHAN_SIZE + 5 + c.valid;
+                    let (r, used) =
+                        out.id_data(c.id, c.index.wrapping_add(c.used as u32), &c.data[c.used..c.valid], &self.out_mem[tail_at..]);
                     self.collate(r);
                     let used = used.min(c.valid - c.used);
                     self.stats.valid_id_bytes += used as u64;
@@ -472,6 +571,8 @@ impl FrameDeformatter {
                         cont = false;
                         let ch = &mut self.chunks[self.chunks_done];
                         ch.used += used;
+                        let at = self.chunks_done * OUT_CHAN_SIZE + 24;
+                        self.out_mem[at..at + 4].copy_from_slice(&(ch.used as u32).to_le_bytes());
                         if ch.used == ch.valid {
                             self.chunks_done += 1;
                         }
@@ -526,7 +627,7 @@ mod tests {
         fn id_attached(&self, id: u8) -> bool {
             id == 1 || id == 2
         }
-        fn id_data(&mut self, id: u8, index: u32, data: &[u8]) -> (ocsd_datapath_resp_t, usize) {
+        fn id_data(&mut self, id: u8, index: u32, data: &[u8], _tail: &[u8]) -> (ocsd_datapath_resp_t, usize) {
             if let Some(n) = self.wait_after {
                 if n < data.len() {
                     self.got.push((id, index, data[..n].to_vec()));
@@ -635,6 +736,86 @@ mod tests {
             let junk: Vec<u8> = (0..len).map(|i| (i * 37 + 0x7F) as u8).collect();
             let _ = d.data_in(OCSD_OP_DATA, 0, &junk, &mut cap);
         }
+    }
+
+    #[test]
+    fn unsynced_tpiu_blocks_are_consumed_and_sync_stays_aligned() {
+        for flags in [OCSD_DFRMTR_HAS_FSYNCS, OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS] {
+            let mut d = FrameDeformatter::new();
+            let mut cap = Capture::default();
+            d.configure(flags, &mut NullLog);
+            let align = d.alignment;
+            // short blocks with no FSYNC: all consumed (no endless resend)
+            let mut idx = 0u32;
+            for _ in 0..3 {
+                let (r, used) = d.data_in(OCSD_OP_DATA, idx, &[0x12; 4][..align], &mut cap);
+                assert_eq!((r, used), (OCSD_RESP_CONT, align));
+                idx += used as u32;
+            }
+        }
+    }
+
+    #[test]
+    fn tpiu_synchronised_at_an_odd_offset() {
+        // one junk byte, then FSYNC-led frames: every frame pair straddles
+        // the 4-byte input blocks
+        let mut stream = vec![0x55u8];
+        for _ in 0..2 {
+            stream.extend_from_slice(&FSYNC);
+            stream.extend_from_slice(&A55_FRAME);
+        }
+        stream.extend_from_slice(&[0x03, 0x00, 0x00]);
+        assert_eq!(stream.len() % 4, 0);
+        for block in [4usize, 8, 44] {
+            let mut d = FrameDeformatter::new();
+            let mut cap = Capture::default();
+            d.configure(OCSD_DFRMTR_HAS_FSYNCS, &mut NullLog);
+            let mut idx = 0u32;
+            for chunk in stream.chunks(block) {
+                let (r, used) = d.data_in(OCSD_OP_DATA, idx, chunk, &mut cap);
+                assert_eq!((r, used), (OCSD_RESP_CONT, chunk.len()), "block size {block}");
+                idx += used as u32;
+            }
+            let got: Vec<(u8, u32, usize)> = cap.got.iter().map(|g| (g.0, g.1, g.2.len())).collect();
+            assert_eq!(got, vec![(1, 5, 14), (1, 25, 14)], "block size {block}");
+        }
+    }
+
+    #[test]
+    fn unpacked_raw_shown_once_when_stream_waits_without_using_data() {
+        struct ZeroWait(Capture, bool);
+        impl DeformatterOut for ZeroWait {
+            fn id_attached(&self, id: u8) -> bool {
+                self.0.id_attached(id)
+            }
+            fn id_data(&mut self, id: u8, index: u32, data: &[u8], tail: &[u8]) -> (ocsd_datapath_resp_t, usize) {
+                if self.1 {
+                    self.1 = false;
+                    return (OCSD_RESP_WAIT, 0);
+                }
+                self.0.id_data(id, index, data, tail)
+            }
+            fn id_op_all(&mut self, op: ocsd_datapath_op_t, index: u32) -> ocsd_datapath_resp_t {
+                self.0.id_op_all(op, index)
+            }
+            fn raw_frame(&mut self, op: ocsd_datapath_op_t, index: u32, elem: ocsd_rawframe_elem_t, data: &[u8], id: u8) {
+                self.0.raw_frame(op, index, elem, data, id)
+            }
+            fn has_raw_monitor(&self) -> bool {
+                true
+            }
+            fn logger(&mut self) -> &mut dyn ErrorLog {
+                self.0.logger()
+            }
+        }
+        let mut d = FrameDeformatter::new();
+        let mut out = ZeroWait(Capture::default(), true);
+        d.configure(OCSD_DFRMTR_FRAME_MEM_ALIGN | OCSD_DFRMTR_UNPACKED_RAW_OUT, &mut NullLog);
+        let (r, used) = d.data_in(OCSD_OP_DATA, 0, &A55_FRAME, &mut out);
+        assert_eq!((r, used), (OCSD_RESP_WAIT, 16));
+        assert_eq!(d.data_in(OCSD_OP_FLUSH, 0, &[], &mut out).0, OCSD_RESP_CONT);
+        assert_eq!(out.0.raw.len(), 1);
+        assert_eq!(out.0.got.len(), 1);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! - [`pkt_proc`]: [`EtmV3PktProc`], bytes to packets;
 //! - [`packet`]: packet field updates and OpenCSD's packet text;
 //! - [`decoder`]: [`EtmV3Decoder`], packets to generic trace elements.
+#![forbid(unsafe_code)]
 
 pub mod types;
 pub mod config;

@@ -1492,6 +1492,10 @@ impl PacketProcessor for EtmV4IPktProc {
         self.is_sync
     }
 
+    fn unsynced_bytes(&self) -> u64 {
+        self.byte_counts().1
+    }
+
     fn error_counts(&self) -> (u32, u32) {
         (self.bad_hdr_errs, self.bad_seq_errs)
     }

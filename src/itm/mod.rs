@@ -1,1 +1,45 @@
-//! (in progress)
+//! ITM (Instrumentation Trace Macrocell): packet types, packet processor,
+//! packet text and packet decoder, as OpenCSD 1.8.0's.
+//!
+//! - [`types`]: the C ABI mirror (`ocsd_itm_pkt`, `ocsd_itm_cfg`, enums);
+//! - [`config`]: [`ItmConfig`], the configuration helper (trace ID and
+//!   local timestamp prescaler from the control register);
+//! - [`pkt_proc`]: [`ItmPktProc`], bytes to packets;
+//! - [`printer`]: packet text (`TracePacket` for `ocsd_itm_pkt`);
+//! - [`decoder`]: [`ItmDecoder`], packets to `OCSD_GEN_TRC_ELEM_ITMTRACE`.
+
+pub mod types;
+pub mod config;
+pub mod pkt_proc;
+pub mod printer;
+pub mod decoder;
+
+pub use config::ItmConfig;
+pub use decoder::ItmDecoder;
+pub use pkt_proc::ItmPktProc;
+pub use types::*;
+
+use crate::abi::*;
+use crate::common::ErrorLog;
+use crate::dcd_tree::stack::{Stack, TraceIdDecoder};
+
+/// The ITM decode stack for trace ID TCR[22:16]: the packet processor,
+/// plus the packet decoder when `full`.
+pub fn create(cfg: &ocsd_itm_cfg, full: bool) -> Result<Box<dyn TraceIdDecoder>, ocsd_err_t> {
+    let c = ItmConfig::new(cfg);
+    let dec = full.then(|| ItmDecoder::with_config(c));
+    Ok(Box::new(Stack::new(OCSD_BUILTIN_DCD_ITM, OCSD_PROTOCOL_ITM, c.trace_id(), ItmPktProc::with_config(c), dec)))
+}
+
+/// Snapshot config builder for `ITM` devices: ITMTCR is required.
+pub fn snapshot_config(
+    dev: &crate::snapshot::Device,
+    _ap: ocsd_arch_profile_t,
+    log: &mut dyn ErrorLog,
+) -> Option<(String, Box<dyn std::any::Any>)> {
+    let tcr = crate::snapshot::to_tree::reg_or(dev, "ITMTCR", true, 0, log)?;
+    Some((OCSD_BUILTIN_DCD_ITM.to_string(), Box::new(ocsd_itm_cfg { reg_tcr: tcr })))
+}
+
+#[cfg(test)]
+mod tests;

@@ -5,6 +5,7 @@
 //! callback (optionally told the trace ID). The [`MemMapper`] holds them,
 //! refuses overlapping ranges in the same memory space, and serves reads;
 //! files are read into memory once, so a read is a bounds-checked copy.
+#![forbid(unsafe_code)]
 
 use std::fmt::Write as _;
 use std::path::Path;

@@ -7,6 +7,7 @@
 //! - [`packet`]: packet field updates and OpenCSD's packet text;
 //! - [`decoder`]: [`PtmDecoder`], packets to generic trace elements;
 //! - [`ret_stack`]: the return address stack.
+#![forbid(unsafe_code)]
 
 pub mod types;
 pub mod config;

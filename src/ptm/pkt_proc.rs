@@ -185,7 +185,7 @@ impl PtmPktProc {
         resp
     }
 
-    fn wait_async(&mut self, data: &[u8], out: &mut dyn PacketOut<ocsd_ptm_pkt>) -> ocsd_datapath_resp_t {
+    fn wait_async(&mut self, data: &[u8], tail: &[u8], out: &mut dyn PacketOut<ocsd_ptm_pkt>) -> ocsd_datapath_resp_t {
         const SPARE_ZEROS: [u8; 16] = [0; 16];
         let mut resp = OCSD_RESP_CONT;
         let mut do_scan = true;
@@ -249,10 +249,21 @@ impl PtmPktProc {
                         self.pkt_index = self.pkt_index.wrapping_add(pkt_bytes_on_entry as u32);
                     }
                     // OpenCSD reads these from the input block even when
-                    // some of them came from an earlier block.
-                    let st = scan_block_start.min(data.len());
-                    let en = (scan_block_start + unsynced_bytes).min(data.len());
-                    out.packet_to_monitor(self.pkt_index, &self.pkt, &data[st..en]);
+                    // some of them came from an earlier block, so it may
+                    // show bytes past its end: those of `tail`.
+                    let mut shown = [0u8; UNSYNC_PKT_MAX + 16];
+                    let mut n = 0;
+                    for i in scan_block_start..scan_block_start + unsynced_bytes {
+                        let b = if i < data.len() { data.get(i) } else { tail.get(i - data.len()) };
+                        match (b, shown.get_mut(n)) {
+                            (Some(&b), Some(slot)) => {
+                                *slot = b;
+                                n += 1;
+                            }
+                            _ => break,
+                        }
+                    }
+                    out.packet_to_monitor(self.pkt_index, &self.pkt, &shown[..n]);
                 }
                 if !self.op_not_sync_pkt {
                     resp = out.packet_to_sink(self.pkt_index, &self.pkt);
@@ -783,6 +794,16 @@ impl PacketProcessor for PtmPktProc {
         data: &[u8],
         out: &mut dyn PacketOut<ocsd_ptm_pkt>,
     ) -> (ocsd_datapath_resp_t, usize) {
+        self.process_data_with_tail(index, data, &[], out)
+    }
+
+    fn process_data_with_tail(
+        &mut self,
+        index: ocsd_trc_index_t,
+        data: &[u8],
+        tail: &[u8],
+        out: &mut dyn PacketOut<ocsd_ptm_pkt>,
+    ) -> (ocsd_datapath_resp_t, usize) {
         let mut resp = OCSD_RESP_CONT;
         self.data_processed = 0;
         self.block_idx = index;
@@ -796,7 +817,7 @@ impl PacketProcessor for PtmPktProc {
                         self.pkt.type_ = PTM_PKT_NOTSYNC;
                         self.async_raw_op = out.has_raw_monitor();
                     }
-                    resp = self.wait_async(data, out);
+                    resp = self.wait_async(data, tail, out);
                     Ok(())
                 }
                 State::ProcHdr => {

@@ -1,5 +1,6 @@
 //! Reader for the CoreSight trace snapshot format (`snapshot.ini`, device
 //! `.ini` files, `trace.ini`), as used by `trc_pkt_lister`.
+#![forbid(unsafe_code)]
 
 pub mod ini;
 pub mod to_tree;
@@ -177,7 +178,8 @@ fn parse_device(ini: &Ini) -> Device {
         }
     }
     for sec in &ini.sections {
-        if sec.name.len() >= 4 && sec.name[..4].eq_ignore_ascii_case("dump") {
+        // compare bytes: a name such as `dumé` has no char boundary at 4
+        if sec.name.len() >= 4 && sec.name.as_bytes()[..4].eq_ignore_ascii_case(b"dump") {
             dev.dumps.push(DumpDef {
                 path: sec.get("file").unwrap_or_default().to_string(),
                 address: sec.get("address").map(parse_c_ulong).unwrap_or(0),

@@ -30,6 +30,8 @@ pub fn config_builder(dev_type: &str) -> Option<ConfigBuilder> {
     match base {
         "ETM4" => Some(crate::etmv4::snapshot_cfg::etm4_config),
         "ETE" => Some(crate::etmv4::snapshot_cfg::ete_config),
+        "STM" => Some(crate::stm::snapshot_config),
+        "ITM" => Some(crate::itm::snapshot_config),
         _ => None,
     }
 }
