@@ -575,7 +575,11 @@ fn process_file(o: &Opts, tree: &mut DecodeTree, path: &str, log: &SharedLog) ->
         lmsg("Trace Packet Lister : Data Path fatal error\n");
         return false;
     }
-    tree.data_in(OCSD_OP_EOT, 0, &[]);
+    // end of trace; a waiting element printer (-test_waits) is flushed
+    let (mut r, _) = tree.data_in(OCSD_OP_EOT, 0, &[]);
+    while resp_is_wait(r) {
+        r = tree.data_in(OCSD_OP_FLUSH, 0, &[]).0;
+    }
     let mut m = format!("Trace Packet Lister : Trace buffer done, processed {} bytes", index);
     if o.no_time_print {
         m.push_str(".\n");

@@ -287,6 +287,13 @@ impl DeformatterOut for TreeOut<'_> {
         }
     }
 
+    /// A data-less operation for every attached trace ID, in ID order.
+    ///
+    /// FLUSH stops at the first trace ID that still has elements for a
+    /// waiting client (answering WAIT), so a client that flushes until it
+    /// gets CONT sees each ID's elements in order. EOT, as in OpenCSD, is
+    /// given to every ID; what a waiting client has not taken stays queued
+    /// per ID until it flushes.
     fn id_op_all(&mut self, op: ocsd_datapath_op_t, index: ocsd_trc_index_t) -> ocsd_datapath_resp_t {
         let mut resp = OCSD_RESP_CONT;
         for id in 0..128u8 {
@@ -298,6 +305,9 @@ impl DeformatterOut for TreeOut<'_> {
                 let mut env = StackEnv { elem_sink: Some(&mut **sink), mem: *mapper, log: *logger };
                 let (r, _) = stack.data_in(op, index, &[], &mut env);
                 resp = resp.max(r);
+                if op == OCSD_OP_FLUSH && resp_is_wait(r) {
+                    return resp;
+                }
             }
         }
         resp

@@ -76,6 +76,9 @@ pub struct Stack<P: PacketProcessor, D: PacketDecoder<Packet = P::Packet>> {
     proc_flags: u32,
     /// Bytes the packet processor consumed (decode statistics).
     channel_total: u64,
+    /// A fatal decoder response owed to the client once the queued
+    /// elements are delivered (CONT: none).
+    pending_resp: ocsd_datapath_resp_t,
     /// Error counts at the last statistics reset.
     stats_base: (u64, u32, u32),
 }
@@ -93,18 +96,25 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
             sink: None,
             proc_flags: 0,
             channel_total: 0,
+            pending_resp: OCSD_RESP_CONT,
             stats_base: (0, 0, 0),
         }
     }
 
+    /// Deliver queued elements; once they are all out, a fatal response
+    /// the decoder gave after queueing them is due.
     fn deliver(&mut self, env: &mut StackEnv) -> ocsd_datapath_resp_t {
-        match env.elem_sink.as_deref_mut() {
+        let r = match env.elem_sink.as_deref_mut() {
             Some(s) => self.queue.deliver(s),
             None => {
                 self.queue.clear();
                 OCSD_RESP_CONT
             }
+        };
+        if self.queue.is_empty() && self.pending_resp != OCSD_RESP_CONT {
+            return std::mem::replace(&mut self.pending_resp, OCSD_RESP_CONT).max(r);
         }
+        r
     }
 }
 
@@ -116,6 +126,9 @@ struct Out<'s, 'e, 'a, P: TracePacket, D: PacketDecoder<Packet = P>> {
     sink: Option<&'s mut Box<dyn PacketObserver>>,
     env: &'e mut StackEnv<'a>,
     proc_flags: u32,
+    /// A fatal decoder response held back until the elements queued before
+    /// it have been delivered.
+    pending: &'s mut ocsd_datapath_resp_t,
 }
 
 impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, '_, P, D> {
@@ -140,11 +153,16 @@ impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, 
                     OCSD_RESP_CONT
                 }
             };
+            if !self.queue.is_empty() {
+                // the client is waiting: what the decoder said (even a fatal
+                // error) comes after the elements it queued before saying it
+                if resp_is_fatal(r) {
+                    *self.pending = r;
+                }
+                return if resp_is_cont(rd) { OCSD_RESP_WAIT } else { rd };
+            }
             if resp_is_fatal(r) {
                 return r;
-            }
-            if !self.queue.is_empty() {
-                return if rd == OCSD_RESP_CONT { OCSD_RESP_WAIT } else { rd };
             }
             rd.max(r)
         } else if let Some(s) = self.sink.as_deref_mut() {
@@ -222,6 +240,7 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
             sink: self.sink.as_mut(),
             env,
             proc_flags: self.proc_flags,
+            pending: &mut self.pending_resp,
         };
         let (resp, used) = self.proc_.process_data_with_tail(index, data, tail, &mut out);
         self.channel_total += used as u64;
@@ -241,6 +260,7 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
                         sink: self.sink.as_mut(),
                         env,
                         proc_flags: self.proc_flags,
+                        pending: &mut self.pending_resp,
                     };
                     self.proc_.eot(&mut out)
                 };
@@ -263,6 +283,7 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
                     d.reset(index);
                 }
                 self.queue.clear();
+                self.pending_resp = OCSD_RESP_CONT;
                 if let Some(s) = self.sink.as_mut() {
                     s.packet(OCSD_OP_RESET, index, None, std::ptr::null(), &[]);
                 }

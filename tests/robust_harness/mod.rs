@@ -584,7 +584,18 @@ pub fn run_pair(label: &str, build: &dyn Fn(&SharedRec) -> Option<DecodeTree>, s
     };
     let Some(a) = run(None)? else { return Ok(()) };
     let Some(b) = run(Some(wait_den))? else { return Err(format!("{}: tree built once but not twice", label)) };
-    compare(label, "elements", &a.elems, &b.elems)?;
+    // Per trace ID, elements must come in the same order; across IDs a
+    // waiting client may see them interleaved differently at the end of
+    // trace (EOT goes to every ID, as in OpenCSD), so compare per ID.
+    let per_id = |v: &[String]| -> Vec<String> {
+        let mut v: Vec<(String, String)> = v
+            .iter()
+            .map(|s| (s.split("ID:").nth(1).and_then(|t| t.split(';').next()).unwrap_or("").to_string(), s.clone()))
+            .collect();
+        v.sort_by(|x, y| x.0.cmp(&y.0)); // stable: keeps each ID's order
+        v.into_iter().map(|(_, s)| s).collect()
+    };
+    compare(label, "elements", &per_id(&a.elems), &per_id(&b.elems))?;
     // PTM while unsynchronised (OpenCSD's `waitASync`, mirrored for
     // parity): the monitor is shown the skipped bytes in pieces cut at the
     // input block boundaries, read from the current block; the packet index
