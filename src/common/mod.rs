@@ -103,6 +103,13 @@ pub trait PacketProcessor {
         self.process_data(index, data, out)
     }
 
+    /// FLUSH, after a WAIT (OpenCSD's `onFlush`): finish work on input
+    /// already consumed that the WAIT interrupted, with packets out as for
+    /// data (and the same WAIT rule). Default: nothing is ever held.
+    fn flush(&mut self, _out: &mut dyn PacketOut<Self::Packet>) -> ocsd_datapath_resp_t {
+        OCSD_RESP_CONT
+    }
+
     /// End of trace: output any partial packet (as OpenCSD does, usually as
     /// an incomplete-EOT packet).
     fn eot(&mut self, out: &mut dyn PacketOut<Self::Packet>) -> ocsd_datapath_resp_t;

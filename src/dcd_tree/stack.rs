@@ -250,7 +250,23 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
     fn data_in(&mut self, op: ocsd_datapath_op_t, index: ocsd_trc_index_t, data: &[u8], env: &mut StackEnv) -> (ocsd_datapath_resp_t, usize) {
         match op {
             OCSD_OP_DATA => self.data_in_tail(index, data, &[], env),
-            OCSD_OP_FLUSH => (self.deliver(env), 0),
+            OCSD_OP_FLUSH => {
+                // elements still owed to a waiting client go first, then
+                // whatever the packet processor holds
+                let r = self.deliver(env);
+                if !self.queue.is_empty() || !resp_is_cont(r) {
+                    return (if resp_is_cont(r) { OCSD_RESP_WAIT } else { r }, 0);
+                }
+                let mut out = Out {
+                    dec: self.dec.as_mut(),
+                    queue: &mut self.queue,
+                    monitor: self.monitor.as_mut(),
+                    sink: self.sink.as_mut(),
+                    env,
+                    proc_flags: self.proc_flags,
+                };
+                (self.proc_.flush(&mut out), 0)
+            }
             OCSD_OP_EOT => {
                 let mut resp = {
                     let mut out = Out {

@@ -423,6 +423,173 @@ fn split_input_gives_same_packets() {
     assert!(cw.pkts.iter().any(|p| p.type_ == STM_PKT_D64 && p.pkt_has_ts == 1));
 }
 
+/// A packet sink that answers WAIT after the packets `wait_on` picks (by
+/// packet number) and records each packet with its index and raw bytes.
+struct WaitSink {
+    lines: Vec<String>,
+    n: usize,
+    wait_on: fn(usize) -> bool,
+    log: RecLog,
+}
+
+impl PacketOut<ocsd_stm_pkt> for WaitSink {
+    fn packet(&mut self, index_sop: ocsd_trc_index_t, pkt: &ocsd_stm_pkt, raw: &[u8]) -> ocsd_datapath_resp_t {
+        let mut text = String::new();
+        pkt.write_str(&mut text);
+        self.lines.push(format!("{}", monitor_prefix(index_sop, 0x10, raw) + &text));
+        self.n += 1;
+        if (self.wait_on)(self.n - 1) {
+            OCSD_RESP_WAIT
+        } else {
+            OCSD_RESP_CONT
+        }
+    }
+
+    fn logger(&mut self) -> &mut dyn ErrorLog {
+        &mut self.log
+    }
+}
+
+/// How a [`feed_blocks`] client goes on after a WAIT, and ends.
+#[derive(Clone, Copy, Debug)]
+enum Client {
+    /// FLUSH until CONT, then more data; EOT at the end.
+    Flush,
+    /// straight on with more data; EOT at the end.
+    NoFlush,
+    /// FLUSH until CONT; at the end, RESET without an EOT.
+    FlushThenReset,
+}
+
+/// Feed `blocks` (index, bytes) as a frame deformatter does: after a WAIT
+/// the rest of the block is offered again at `index + used`, and a block
+/// used up is left for the next one, whose index need not follow on.
+fn feed_blocks(blocks: &[(u32, Vec<u8>)], flags: u32, wait_on: fn(usize) -> bool, client: Client) -> (Vec<String>, Vec<String>) {
+    let cfg = cfg_id(0x10);
+    let mut proc = StmPktProc::new(&cfg);
+    proc.set_op_flags(flags);
+    let mut sink = WaitSink { lines: Vec::new(), n: 0, wait_on, log: RecLog::default() };
+    for (index, data) in blocks {
+        let mut done = 0;
+        while done < data.len() {
+            let (resp, used) = proc.process_data(index + done as u32, &data[done..], &mut sink);
+            assert!(used <= data.len() - done);
+            assert!(resp_is_cont(resp) || resp_is_wait(resp), "response {}", resp);
+            assert!(used > 0 || resp_is_wait(resp), "CONT without using data");
+            done += used;
+            let mut resp = resp;
+            while resp_is_wait(resp) && !matches!(client, Client::NoFlush) {
+                resp = proc.flush(&mut sink);
+            }
+        }
+    }
+    match client {
+        Client::FlushThenReset => proc.reset(0),
+        _ => {
+            proc.eot(&mut sink);
+        }
+    }
+    (sink.lines, sink.log.lines)
+}
+
+/// A synchronised stream where many packets start on a byte's second
+/// nibble, including one-nibble NULL packets, a reserved header, an
+/// in-stream ASYNC, and a last byte whose second nibble is a NULL packet.
+fn nibble_mix_stream(lead_nibble: bool) -> Vec<u8> {
+    let mut n = Vec::new();
+    if lead_nibble {
+        n.push(0); // shifts every later packet by a nibble
+    }
+    n.extend(async_nibbles());
+    n.extend([0xF, 0, 0, 3]); // VERSION (natural binary TS)
+    n.extend([1, 4, 1]); // M8
+    n.extend([3, 0, 5]); // C8
+    n.extend([0]); // NULL
+    n.extend([4, 0xA, 0xB]); // D8
+    n.extend([0xC, 7]); // D4
+    n.extend([0]); // NULL
+    n.extend([0xF, 6, 1, 2, 3, 4, 5, 6, 7, 8, 2, 9, 9]); // D32TS, 2 TS nibbles
+    n.extend([5, 1, 2, 3, 4]); // D16
+    n.extend([0xF, 0xE]); // FLAG
+    n.extend([0]); // NULL
+    n.extend([0xF, 1]); // reserved header
+    n.extend([0, 0]); // NULL NULL
+    n.extend([0xF, 0xB]); // D64M
+    n.extend([1, 2, 3, 4, 5, 6, 7, 8, 9, 0xA, 0xB, 0xC, 0xD, 0xE, 0xF, 0]);
+    n.extend([0xF, 3, 1, 2, 3, 4]); // C16
+    n.extend([8, 5, 6, 1, 7]); // D8MTS, 1 TS nibble
+    n.extend([0xF, 0, 6, 1, 2]); // TRIG
+    n.extend([0xF, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8]); // FREQ
+    n.extend(async_nibbles()); // ASYNC while synced
+    n.extend([1, 4, 2]); // M8
+    n.extend([6, 8, 7, 6, 5, 4, 3, 2, 1]); // D32
+    n.extend([0]); // NULL
+    n.extend([4, 1, 2]); // D8
+    if n.len() % 2 == 0 {
+        n.push(0); // NULL: the last byte's second nibble
+    }
+    nib(&n)
+}
+
+#[test]
+fn wait_at_every_byte_boundary_keeps_packet_indices() {
+    let every: fn(usize) -> bool = |_| true;
+    let odd: fn(usize) -> bool = |i| i % 2 == 1;
+    let never: fn(usize) -> bool = |_| false;
+    for lead in [false, true] {
+        let data = nibble_mix_stream(lead);
+        for flags in [0, OCSD_OPFLG_PKTPROC_UNSYNC_ON_BAD_PKTS] {
+            let (whole, whole_log) = feed_blocks(&[(0, data.clone())], flags, never, Client::Flush);
+            assert!(whole.iter().filter(|l| l.contains("NULL:")).count() >= 5, "{:#?}", whole);
+            assert!(whole.last().unwrap().contains("NULL:"), "{:?}", whole.last());
+            for client in [Client::Flush, Client::NoFlush, Client::FlushThenReset] {
+                for wait_on in [every, odd] {
+                    // one block, WAITs after packets: the last byte's second
+                    // nibble (a NULL) must not be lost at the EOT or RESET
+                    let (w, wl) = feed_blocks(&[(0, data.clone())], flags, wait_on, client);
+                    assert_eq!(w, whole, "lead {} flags {:#x} {:?}: one block with WAITs", lead, flags, client);
+                    assert_eq!(wl, whole_log);
+                }
+            }
+            for k in 1..data.len() {
+                // split at byte k; the second block's index follows on, or
+                // jumps as a deformatter's next chunk for the ID does (ID
+                // bytes, other IDs' data, later frames).
+                for gap in [0u32, 2, 37] {
+                    let blocks = [(0, data[..k].to_vec()), (k as u32 + gap, data[k..].to_vec())];
+                    let (split, split_log) = feed_blocks(&blocks, flags, never, Client::Flush);
+                    if gap == 0 && flags == 0 {
+                        // synchronised packets do not depend on the block
+                        // boundaries (OpenCSD's unsynchronised dumps do, and
+                        // so do the raw bytes of the ASYNC that ends them)
+                        let synced = |v: &[String]| -> Vec<String> {
+                            let first = v.iter().position(|l| l.contains("ASYNC:")).unwrap();
+                            v[first + 1..].to_vec()
+                        };
+                        assert_eq!(synced(&split), synced(&whole), "lead {} split at {}", lead, k);
+                    }
+                    for client in [Client::Flush, Client::NoFlush] {
+                        for wait_on in [every, odd] {
+                            let (w, wl) = feed_blocks(&blocks, flags, wait_on, client);
+                            assert_eq!(w, split, "lead {} flags {:#x} split at {} gap {} {:?}: WAITs changed the packets", lead, flags, k, gap, client);
+                            assert_eq!(wl, split_log);
+                        }
+                    }
+                }
+                // the client resets after the first k bytes (a fatal error
+                // elsewhere, say): what it saw must not depend on the WAITs
+                let first = [(0, data[..k].to_vec())];
+                let (r, rl) = feed_blocks(&first, flags, never, Client::FlushThenReset);
+                for wait_on in [every, odd] {
+                    let (w, wl) = feed_blocks(&first, flags, wait_on, Client::FlushThenReset);
+                    assert_eq!(w, r, "lead {} flags {:#x} first {} bytes, then RESET", lead, flags, k);
+                    assert_eq!(wl, rl);
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn garbage_never_panics() {
     let mut seed = 0x1234_5678_9abc_def0u64;
