@@ -264,6 +264,7 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
                     sink: self.sink.as_mut(),
                     env,
                     proc_flags: self.proc_flags,
+                    pending: &mut self.pending_resp,
                 };
                 (self.proc_.flush(&mut out), 0)
             }
