@@ -51,6 +51,19 @@ else
     bad "static library"
 fi
 
+# 2b. a program compiled against OpenCSD's own installed headers (Debian's
+# libopencsd-dev, OpenCSD 1.3.3) runs unchanged on this library
+if [ -f /usr/include/opencsd/c_api/opencsd_c_api.h ]; then
+    if gcc -w -o "$work/perf_like_sys" c-tests/test_perf_like.c -I/usr/include -Ic-tests -L"$prefix/lib" -lopencsd_c_api -lopencsd \
+        && LD_LIBRARY_PATH="$prefix/lib" "$work/perf_like_sys" > "$work/out.txt" 2>&1; then
+        ok "perf-like client built with OpenCSD's installed headers runs on this library"
+    else
+        bad "perf-like client built with OpenCSD's installed headers"; tail -3 "$work/out.txt"
+    fi
+else
+    echo "SKIPPED: OpenCSD's headers not installed (apt-get install libopencsd-dev)"
+fi
+
 # 3. CMake find_package
 if command -v cmake >/dev/null 2>&1; then
     if cmake -S c-tests/consumer -B "$work/cm" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null && cmake --build "$work/cm" >/dev/null && run_client "$work/cm/client"; then

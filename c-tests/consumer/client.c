@@ -50,5 +50,5 @@ int main(void)
     ocsd_dt_process_data(tree, OCSD_OP_EOT, 0, 0, NULL, NULL);
     ocsd_destroy_dcd_tree(tree);
     printf("%d elements\n", elems);
-    return 0;
+    return elems > 0 ? 0 : 7;
 }
