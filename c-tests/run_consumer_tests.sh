@@ -34,7 +34,13 @@ done
 prefix="$work/prefix"
 if bash scripts/install.sh "$prefix" >/dev/null; then ok "install to a prefix"; else bad "install"; fi
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
-run_client() { LD_LIBRARY_PATH="$prefix/lib" "$1" > "$work/out.txt" 2>&1; }
+run_client() {
+    if command -v valgrind >/dev/null 2>&1; then
+        LD_LIBRARY_PATH="$prefix/lib" valgrind -q --error-exitcode=1 --leak-check=full "$1" > "$work/out.txt" 2>&1
+    else
+        LD_LIBRARY_PATH="$prefix/lib" "$1" > "$work/out.txt" 2>&1
+    fi
+}
 if gcc -Wall -Werror -o "$work/client_pc" c-tests/consumer/client.c $(pkg-config --cflags --libs opencsd) && run_client "$work/client_pc"; then
     ok "C client built with pkg-config runs"
 else
