@@ -197,6 +197,31 @@ impl ocsd_generic_trace_elem {
         ocsd_generic_trace_elem { elem_type, ..Default::default() }
     }
 
+    /// OpenCSD's `OcsdTraceElement::setType`: the type, with the
+    /// per-element flags and extended data cleared (other fields keep their
+    /// values, as decoders reuse one element).
+    pub fn set_type(&mut self, t: ocsd_gen_trc_elem_t) {
+        self.elem_type = t;
+        self.flag_bits = 0;
+        self.ptr_extended_data = std::ptr::null();
+    }
+
+    /// OpenCSD's `OcsdTraceElement::init`: addresses invalid, ISA unknown,
+    /// counts, timestamp and context validity cleared, no last instruction.
+    pub fn init(&mut self) {
+        self.st_addr = u64::MAX;
+        self.en_addr = u64::MAX;
+        self.isa = ocsd_isa_unknown;
+        self.cycle_count = 0;
+        self.timestamp = 0;
+        self.context.set_ctxt_id_valid(0);
+        self.context.set_vmid_valid(0);
+        self.context.set_el_valid(0);
+        self.last_i_type = OCSD_INSTR_OTHER;
+        self.last_i_subtype = OCSD_S_INSTR_NONE;
+        self.set_type(self.elem_type);
+    }
+
     // Safe accessors to the payload union: every member is plain old data
     // made of integers, so any bit pattern is a valid value of each.
     pub fn exception_number(&self) -> u32 {

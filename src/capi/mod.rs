@@ -540,9 +540,7 @@ pub extern "C" fn ocsd_gen_elem_init(p_pkt: *mut ocsd_generic_trace_elem, elem_t
         }
         // SAFETY: checked non-NULL; the client's element.
         let e = unsafe { &mut *p_pkt };
-        e.elem_type = elem_type;
-        e.flag_bits = 0;
-        e.ptr_extended_data = std::ptr::null();
+        e.set_type(elem_type);
     })
 }
 

@@ -15,13 +15,6 @@ use crate::abi::gen_elem::*;
 use crate::abi::*;
 use crate::common::{DecodeCtx, OcsdError, PacketDecoder};
 
-/// OpenCSD's `OcsdTraceElement::setType`: set the type and clear the
-/// per-element flags.
-fn set_type(e: &mut ocsd_generic_trace_elem, t: ocsd_gen_trc_elem_t) {
-    e.elem_type = t;
-    e.flag_bits = 0;
-    e.ptr_extended_data = std::ptr::null();
-}
 
 fn set_isa(e: &mut ocsd_generic_trace_elem, isa: ocsd_isa) {
     e.isa = if isa > ocsd_isa_unknown || isa < 0 { ocsd_isa_unknown } else { isa };
@@ -258,13 +251,13 @@ impl EtmV3Decoder {
             ETM3_PKT_INCOMPLETE_EOT | ETM3_PKT_A_SYNC | ETM3_PKT_IGNORE => Ok(()),
             ETM3_PKT_CYCLE_COUNT => {
                 let e = self.list.next(idx);
-                set_type(e, OCSD_GEN_TRC_ELEM_CYCLE_COUNT);
+                e.set_type(OCSD_GEN_TRC_ELEM_CYCLE_COUNT);
                 set_cycle_count(e, pkt.cycle_count);
                 Ok(())
             }
             ETM3_PKT_TRIGGER => {
                 let e = self.list.next(idx);
-                set_type(e, OCSD_GEN_TRC_ELEM_EVENT);
+                e.set_type(OCSD_GEN_TRC_ELEM_EVENT);
                 e.payload.trace_event = trace_event_t { ev_type: EVENT_TRIGGER, ev_number: 0 };
                 Ok(())
             }
@@ -281,7 +274,7 @@ impl EtmV3Decoder {
                 self.pe_ctx.set_ctxt_id(pkt.context.ctxtID);
                 let c = self.pe_ctx.0;
                 let e = self.list.next(idx);
-                set_type(e, OCSD_GEN_TRC_ELEM_PE_CONTEXT);
+                e.set_type(OCSD_GEN_TRC_ELEM_PE_CONTEXT);
                 e.context = c;
                 Ok(())
             }
@@ -289,25 +282,25 @@ impl EtmV3Decoder {
                 self.pe_ctx.set_vmid(pkt.context.VMID as u32);
                 let c = self.pe_ctx.0;
                 let e = self.list.next(idx);
-                set_type(e, OCSD_GEN_TRC_ELEM_PE_CONTEXT);
+                e.set_type(OCSD_GEN_TRC_ELEM_PE_CONTEXT);
                 e.context = c;
                 Ok(())
             }
             ETM3_PKT_EXCEPTION_ENTRY => {
                 let e = self.list.next(idx);
-                set_type(e, OCSD_GEN_TRC_ELEM_EXCEPTION);
+                e.set_type(OCSD_GEN_TRC_ELEM_EXCEPTION);
                 e.set_excep_data_marker(1);
                 Ok(())
             }
             ETM3_PKT_EXCEPTION_EXIT => {
                 let e = self.list.next(idx);
-                set_type(e, OCSD_GEN_TRC_ELEM_EXCEPTION_RET);
+                e.set_type(OCSD_GEN_TRC_ELEM_EXCEPTION_RET);
                 self.pend_exception_return();
                 Ok(())
             }
             ETM3_PKT_TIMESTAMP => {
                 let e = self.list.next(idx);
-                set_type(e, OCSD_GEN_TRC_ELEM_TIMESTAMP);
+                e.set_type(OCSD_GEN_TRC_ELEM_TIMESTAMP);
                 e.timestamp = pkt.timestamp;
                 e.set_cpu_freq_change(0);
                 e.set_has_ts(1);
@@ -353,7 +346,7 @@ impl EtmV3Decoder {
         let mut use_second = false;
         if first_sync || pkt.isync_info.reason != iSync_Periodic {
             let e = self.list.next(idx);
-            set_type(e, OCSD_GEN_TRC_ELEM_TRACE_ON);
+            e.set_type(OCSD_GEN_TRC_ELEM_TRACE_ON);
             e.payload.trace_on_reason = ON_MAP[(pkt.isync_info.reason & 3) as usize];
             use_second = true;
         }
@@ -377,7 +370,7 @@ impl EtmV3Decoder {
             }
             let c = self.pe_ctx.0;
             let e = self.list.next(idx);
-            set_type(e, OCSD_GEN_TRC_ELEM_PE_CONTEXT);
+            e.set_type(OCSD_GEN_TRC_ELEM_PE_CONTEXT);
             e.context = c;
             set_isa(e, pkt.curr_isa);
             if pkt.isync_info.has_cycle_count() != 0 {
@@ -423,12 +416,12 @@ impl EtmV3Decoder {
             if update_ctx {
                 let c = self.pe_ctx.0;
                 let e = self.list.next(idx);
-                set_type(e, OCSD_GEN_TRC_ELEM_PE_CONTEXT);
+                e.set_type(OCSD_GEN_TRC_ELEM_PE_CONTEXT);
                 e.context = c;
             }
             if pkt.exception.number != 0 {
                 let e = self.list.next(idx);
-                set_type(e, OCSD_GEN_TRC_ELEM_EXCEPTION);
+                e.set_type(OCSD_GEN_TRC_ELEM_EXCEPTION);
                 e.payload.exception_number = pkt.exception.number as u32;
             }
         }
@@ -473,9 +466,9 @@ impl EtmV3Decoder {
                     let sent_unknown = self.sent_unknown;
                     let e = self.list.next(idx);
                     if sent_unknown || atom.num == 0 {
-                        set_type(e, OCSD_GEN_TRC_ELEM_CYCLE_COUNT);
+                        e.set_type(OCSD_GEN_TRC_ELEM_CYCLE_COUNT);
                     } else {
-                        set_type(e, OCSD_GEN_TRC_ELEM_ADDR_UNKNOWN);
+                        e.set_type(OCSD_GEN_TRC_ELEM_ADDR_UNKNOWN);
                     }
                     if ca {
                         set_cycle_count(e, remain_cc(atom.num));
@@ -486,10 +479,10 @@ impl EtmV3Decoder {
             } else {
                 let slot = {
                     let e = self.list.next(idx);
-                    set_type(e, OCSD_GEN_TRC_ELEM_INSTR_RANGE);
+                    e.set_type(OCSD_GEN_TRC_ELEM_INSTR_RANGE);
                     if ca {
                         if atom.num == 0 {
-                            set_type(e, OCSD_GEN_TRC_ELEM_CYCLE_COUNT);
+                            e.set_type(OCSD_GEN_TRC_ELEM_CYCLE_COUNT);
                         }
                         set_cycle_count(e, atom_cc(atom.num));
                     }
@@ -527,7 +520,7 @@ impl EtmV3Decoder {
                             let _ = self.list.next(idx);
                             cur = self.list.num() - 1;
                             let e = self.list_elem(cur);
-                            set_type(e, OCSD_GEN_TRC_ELEM_ADDR_NACC);
+                            e.set_type(OCSD_GEN_TRC_ELEM_ADDR_NACC);
                         } else {
                             self.list_elem(cur).elem_type = OCSD_GEN_TRC_ELEM_ADDR_NACC;
                         }
@@ -587,7 +580,7 @@ impl PacketDecoder for EtmV3Decoder {
                     let idx = self.index;
                     let info = self.unsync_info;
                     let e = self.list.next(idx);
-                    set_type(e, OCSD_GEN_TRC_ELEM_NO_SYNC);
+                    e.set_type(OCSD_GEN_TRC_ELEM_NO_SYNC);
                     e.payload.unsync_eot_info = info;
                     self.send_elements(ctx);
                     self.state = State::WaitASync;
@@ -629,7 +622,7 @@ impl PacketDecoder for EtmV3Decoder {
     fn eot(&mut self, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
         let idx = self.index;
         let e = self.list.next(idx);
-        set_type(e, OCSD_GEN_TRC_ELEM_EO_TRACE);
+        e.set_type(OCSD_GEN_TRC_ELEM_EO_TRACE);
         e.payload.unsync_eot_info = UNSYNC_EOT;
         self.list.commit_all();
         self.send_elements(ctx);

@@ -6,7 +6,6 @@ use super::types::*;
 use crate::abi::gen_elem::*;
 use crate::abi::*;
 use crate::common::{DecodeCtx, PacketDecoder};
-use crate::stm::decoder::{elem_init, elem_set_type};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum DecodeState {
@@ -75,7 +74,7 @@ impl ItmDecoder {
     }
 
     fn reset_decoder(&mut self) {
-        elem_init(&mut self.elem);
+        self.elem.init();
         self.state = DecodeState::NoSync;
         self.local_ts = 0;
         self.global_ts = 0;
@@ -180,7 +179,7 @@ impl ItmDecoder {
             }
             // setType clears the per-element flags set above (has_ts too),
             // as OpenCSD's does; the timestamp value stays.
-            elem_set_type(&mut self.elem, OCSD_GEN_TRC_ELEM_ITMTRACE);
+            self.elem.set_type(OCSD_GEN_TRC_ELEM_ITMTRACE);
             self.elem.payload.swt_itm = self.itm_info;
             ctx.out.push(self.index_curr_pkt, self.trace_id, &self.elem);
         }
@@ -196,7 +195,7 @@ impl PacketDecoder for ItmDecoder {
         loop {
             match self.state {
                 DecodeState::NoSync => {
-                    elem_set_type(&mut self.elem, OCSD_GEN_TRC_ELEM_NO_SYNC);
+                    self.elem.set_type(OCSD_GEN_TRC_ELEM_NO_SYNC);
                     self.elem.payload.unsync_eot_info = self.unsync_info;
                     ctx.out.push(self.index_curr_pkt, self.trace_id, &self.elem);
                     self.state = DecodeState::WaitSync;
@@ -213,7 +212,7 @@ impl PacketDecoder for ItmDecoder {
     }
 
     fn eot(&mut self, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
-        elem_set_type(&mut self.elem, OCSD_GEN_TRC_ELEM_EO_TRACE);
+        self.elem.set_type(OCSD_GEN_TRC_ELEM_EO_TRACE);
         self.elem.payload.unsync_eot_info = UNSYNC_EOT;
         ctx.out.push(self.index_curr_pkt, self.trace_id, &self.elem);
         OCSD_RESP_CONT

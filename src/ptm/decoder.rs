@@ -56,32 +56,12 @@ pub struct PtmDecoder {
     msg: String,
 }
 
-fn set_type(e: &mut ocsd_generic_trace_elem, t: ocsd_gen_trc_elem_t) {
-    e.elem_type = t;
-    e.flag_bits = 0;
-    e.ptr_extended_data = std::ptr::null();
-}
 
 fn set_cycle_count(e: &mut ocsd_generic_trace_elem, cc: u32) {
     e.cycle_count = cc;
     e.set_has_cc(1);
 }
 
-/// OpenCSD's `OcsdTraceElement::init`.
-fn init_elem(e: &mut ocsd_generic_trace_elem) {
-    e.st_addr = !0;
-    e.en_addr = !0;
-    e.isa = ocsd_isa_unknown;
-    e.cycle_count = 0;
-    e.timestamp = 0;
-    e.context.set_ctxt_id_valid(0);
-    e.context.set_vmid_valid(0);
-    e.context.set_el_valid(0);
-    e.last_i_type = OCSD_INSTR_OTHER;
-    e.last_i_subtype = OCSD_S_INSTR_NONE;
-    e.flag_bits = 0;
-    e.ptr_extended_data = std::ptr::null();
-}
 
 impl PtmDecoder {
     /// A decoder for the PTM source configured by `cfg`; the component is
@@ -150,7 +130,7 @@ impl PtmDecoder {
         self.pe_isa = ocsd_isa_unknown;
         self.pe_valid = false;
         self.atoms.num = 0;
-        init_elem(&mut self.elem);
+        self.elem.init();
     }
 
     fn output(&mut self, ctx: &mut DecodeCtx) {
@@ -173,7 +153,7 @@ impl PtmDecoder {
                 self.state = State::WaitSync;
                 self.need_isync = true;
                 self.unsync_info = UNSYNC_BAD_PACKET;
-                set_type(&mut self.elem, OCSD_GEN_TRC_ELEM_NO_SYNC);
+                self.elem.set_type(OCSD_GEN_TRC_ELEM_NO_SYNC);
                 self.elem.payload.unsync_eot_info = UNSYNC_BAD_PACKET;
                 self.output(ctx);
             }
@@ -181,7 +161,7 @@ impl PtmDecoder {
             PTM_PKT_I_SYNC => self.process_isync(pkt, ctx),
             PTM_PKT_BRANCH_ADDRESS => resp = self.process_branch(pkt, ctx),
             PTM_PKT_TRIGGER => {
-                set_type(&mut self.elem, OCSD_GEN_TRC_ELEM_EVENT);
+                self.elem.set_type(OCSD_GEN_TRC_ELEM_EVENT);
                 self.elem.payload.trace_event = trace_event_t { ev_type: EVENT_TRIGGER, ev_number: 0 };
                 self.output(ctx);
             }
@@ -190,7 +170,7 @@ impl PtmDecoder {
                 if !(self.pe_context.ctxt_id_valid() != 0 && self.pe_context.context_id == pkt.context.ctxtID) {
                     self.pe_context.context_id = pkt.context.ctxtID;
                     self.pe_context.set_ctxt_id_valid(1);
-                    set_type(&mut self.elem, OCSD_GEN_TRC_ELEM_PE_CONTEXT);
+                    self.elem.set_type(OCSD_GEN_TRC_ELEM_PE_CONTEXT);
                     self.elem.context = self.pe_context;
                     self.output(ctx);
                 }
@@ -199,7 +179,7 @@ impl PtmDecoder {
                 if !(self.pe_context.vmid_valid() != 0 && self.pe_context.vmid == pkt.context.VMID as u32) {
                     self.pe_context.vmid = pkt.context.VMID as u32;
                     self.pe_context.set_vmid_valid(1);
-                    set_type(&mut self.elem, OCSD_GEN_TRC_ELEM_PE_CONTEXT);
+                    self.elem.set_type(OCSD_GEN_TRC_ELEM_PE_CONTEXT);
                     self.elem.context = self.pe_context;
                     self.output(ctx);
                 }
@@ -211,7 +191,7 @@ impl PtmDecoder {
                 }
             }
             PTM_PKT_TIMESTAMP => {
-                set_type(&mut self.elem, OCSD_GEN_TRC_ELEM_TIMESTAMP);
+                self.elem.set_type(OCSD_GEN_TRC_ELEM_TIMESTAMP);
                 self.elem.timestamp = pkt.timestamp;
                 if pkt.cc_valid != 0 {
                     set_cycle_count(&mut self.elem, pkt.cycle_count);
@@ -219,7 +199,7 @@ impl PtmDecoder {
                 self.output(ctx);
             }
             PTM_PKT_EXCEPTION_RET => {
-                set_type(&mut self.elem, OCSD_GEN_TRC_ELEM_EXCEPTION_RET);
+                self.elem.set_type(OCSD_GEN_TRC_ELEM_EXCEPTION_RET);
                 self.output(ctx);
             }
             _ => {}
@@ -247,7 +227,7 @@ impl PtmDecoder {
             if pkt.context.curr_NS() != 0 { ocsd_sec_nonsecure } else { ocsd_sec_secure };
 
         if self.need_isync || pkt.i_sync_reason != iSync_Periodic {
-            set_type(&mut self.elem, OCSD_GEN_TRC_ELEM_TRACE_ON);
+            self.elem.set_type(OCSD_GEN_TRC_ELEM_TRACE_ON);
             self.elem.payload.trace_on_reason = match pkt.i_sync_reason {
                 iSync_TraceRestartAfterOverflow => TRACE_ON_OVERFLOW,
                 iSync_DebugExit => TRACE_ON_EX_DEBUG,
@@ -264,7 +244,7 @@ impl PtmDecoder {
         self.ret_stack.flush();
 
         if self.i_sync_pe_ctxt {
-            set_type(&mut self.elem, OCSD_GEN_TRC_ELEM_PE_CONTEXT);
+            self.elem.set_type(OCSD_GEN_TRC_ELEM_PE_CONTEXT);
             self.elem.context = self.pe_context;
             self.elem.isa = if self.pe_isa > ocsd_isa_unknown || self.pe_isa < 0 { ocsd_isa_unknown } else { self.pe_isa };
             self.output(ctx);
@@ -275,7 +255,7 @@ impl PtmDecoder {
     fn process_branch(&mut self, pkt: &ocsd_ptm_pkt, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
         let mut resp = OCSD_RESP_CONT;
         if pkt.exception.bits.present() == 1 {
-            set_type(&mut self.elem, OCSD_GEN_TRC_ELEM_EXCEPTION);
+            self.elem.set_type(OCSD_GEN_TRC_ELEM_EXCEPTION);
             self.elem.payload.exception_number = pkt.exception.number as u32;
             self.elem.set_excep_ret_addr(0);
             if self.pe_valid {
@@ -323,7 +303,7 @@ impl PtmDecoder {
 
     fn check_pending_nacc(&mut self, resp: ocsd_datapath_resp_t, ctx: &mut DecodeCtx) {
         if self.mem_nacc_pending && resp_is_cont(resp) {
-            set_type(&mut self.elem, OCSD_GEN_TRC_ELEM_ADDR_NACC);
+            self.elem.set_type(OCSD_GEN_TRC_ELEM_ADDR_NACC);
             self.elem.st_addr = self.nacc_addr;
             self.elem.payload.exception_number = self.mem_space() as u32;
             self.output(ctx);
@@ -415,7 +395,7 @@ impl PtmDecoder {
 
     fn set_range_elem(&mut self, exec: bool, pkt: &ocsd_ptm_pkt) {
         let e = &mut self.elem;
-        set_type(e, OCSD_GEN_TRC_ELEM_INSTR_RANGE);
+        e.set_type(OCSD_GEN_TRC_ELEM_INSTR_RANGE);
         e.set_last_instr_exec(exec as u32);
         e.set_last_instr_sz((self.instr_info.instr_size & 0x7) as u32);
         e.last_i_type = self.instr_info.type_;
@@ -475,7 +455,7 @@ impl PacketDecoder for PtmDecoder {
         loop {
             match self.state {
                 State::NoSync => {
-                    set_type(&mut self.elem, OCSD_GEN_TRC_ELEM_NO_SYNC);
+                    self.elem.set_type(OCSD_GEN_TRC_ELEM_NO_SYNC);
                     self.elem.payload.unsync_eot_info = self.unsync_info;
                     self.output(ctx);
                     self.state = if pkt.type_ == PTM_PKT_A_SYNC { State::WaitISync } else { State::WaitSync };
@@ -504,7 +484,7 @@ impl PacketDecoder for PtmDecoder {
     }
 
     fn eot(&mut self, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
-        set_type(&mut self.elem, OCSD_GEN_TRC_ELEM_EO_TRACE);
+        self.elem.set_type(OCSD_GEN_TRC_ELEM_EO_TRACE);
         self.elem.payload.unsync_eot_info = UNSYNC_EOT;
         self.output(ctx);
         OCSD_RESP_CONT

@@ -38,28 +38,7 @@ pub struct StmDecoder {
     index_curr_pkt: ocsd_trc_index_t,
 }
 
-/// OpenCSD's `OcsdTraceElement::init`.
-pub(crate) fn elem_init(e: &mut ocsd_generic_trace_elem) {
-    e.st_addr = u64::MAX;
-    e.en_addr = u64::MAX;
-    e.isa = ocsd_isa_unknown;
-    e.cycle_count = 0;
-    e.timestamp = 0;
-    e.context.set_ctxt_id_valid(0);
-    e.context.set_vmid_valid(0);
-    e.context.set_el_valid(0);
-    e.last_i_type = OCSD_INSTR_OTHER;
-    e.last_i_subtype = OCSD_S_INSTR_NONE;
-    elem_set_type(e, e.elem_type);
-}
 
-/// OpenCSD's `OcsdTraceElement::setType`: the type, and clear the
-/// per-element flags and extended data pointer.
-pub(crate) fn elem_set_type(e: &mut ocsd_generic_trace_elem, ty: ocsd_gen_trc_elem_t) {
-    e.elem_type = ty;
-    e.flag_bits = 0;
-    e.ptr_extended_data = std::ptr::null();
-}
 
 impl StmDecoder {
     /// A decoder for the STM described by `cfg`; elements carry its trace ID.
@@ -95,7 +74,7 @@ impl StmDecoder {
 
     fn reset_decoder(&mut self) {
         self.state = DecodeState::NoSync;
-        elem_init(&mut self.elem);
+        self.elem.init();
         self.swt_info = ocsd_swt_info_t::default();
     }
 
@@ -144,7 +123,7 @@ impl StmDecoder {
         let mut resp = OCSD_RESP_CONT;
         let mut send = false;
 
-        elem_set_type(&mut self.elem, OCSD_GEN_TRC_ELEM_SWTRACE);
+        self.elem.set_type(OCSD_GEN_TRC_ELEM_SWTRACE);
         // clear the per-packet flags and payload size; keep "ID valid".
         self.swt_info.swt_flag_bits &= SWT_ID_VALID_MASK;
 
@@ -225,7 +204,7 @@ impl PacketDecoder for StmDecoder {
         loop {
             match self.state {
                 DecodeState::NoSync => {
-                    elem_set_type(&mut self.elem, OCSD_GEN_TRC_ELEM_NO_SYNC);
+                    self.elem.set_type(OCSD_GEN_TRC_ELEM_NO_SYNC);
                     self.elem.payload.unsync_eot_info = self.unsync_info;
                     self.output(ctx);
                     self.state = DecodeState::WaitSync;
@@ -245,7 +224,7 @@ impl PacketDecoder for StmDecoder {
     }
 
     fn eot(&mut self, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
-        elem_set_type(&mut self.elem, OCSD_GEN_TRC_ELEM_EO_TRACE);
+        self.elem.set_type(OCSD_GEN_TRC_ELEM_EO_TRACE);
         self.elem.payload.unsync_eot_info = UNSYNC_EOT;
         self.output(ctx);
         OCSD_RESP_CONT
