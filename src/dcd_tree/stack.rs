@@ -101,6 +101,20 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
         }
     }
 
+    /// The packet processor, and the output it writes packets to.
+    fn split<'s, 'e, 'a>(&'s mut self, env: &'e mut StackEnv<'a>) -> (&'s mut P, Out<'s, 'e, 'a, P::Packet, D>) {
+        let out = Out {
+            dec: self.dec.as_mut(),
+            queue: &mut self.queue,
+            monitor: self.monitor.as_mut(),
+            sink: self.sink.as_mut(),
+            env,
+            proc_flags: self.proc_flags,
+            pending: &mut self.pending_resp,
+        };
+        (&mut self.proc_, out)
+    }
+
     /// Deliver queued elements; once they are all out, a fatal response
     /// the decoder gave after queueing them is due.
     fn deliver(&mut self, env: &mut StackEnv) -> ocsd_datapath_resp_t {
@@ -233,16 +247,8 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
                 return (if resp_is_cont(r) { OCSD_RESP_WAIT } else { r }, 0);
             }
         }
-        let mut out = Out {
-            dec: self.dec.as_mut(),
-            queue: &mut self.queue,
-            monitor: self.monitor.as_mut(),
-            sink: self.sink.as_mut(),
-            env,
-            proc_flags: self.proc_flags,
-            pending: &mut self.pending_resp,
-        };
-        let (resp, used) = self.proc_.process_data_with_tail(index, data, tail, &mut out);
+        let (proc_, mut out) = self.split(env);
+        let (resp, used) = proc_.process_data_with_tail(index, data, tail, &mut out);
         self.channel_total += used as u64;
         (resp, used)
     }
@@ -257,29 +263,13 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
                 if !self.queue.is_empty() || !resp_is_cont(r) {
                     return (if resp_is_cont(r) { OCSD_RESP_WAIT } else { r }, 0);
                 }
-                let mut out = Out {
-                    dec: self.dec.as_mut(),
-                    queue: &mut self.queue,
-                    monitor: self.monitor.as_mut(),
-                    sink: self.sink.as_mut(),
-                    env,
-                    proc_flags: self.proc_flags,
-                    pending: &mut self.pending_resp,
-                };
-                (self.proc_.flush(&mut out), 0)
+                let (proc_, mut out) = self.split(env);
+                (proc_.flush(&mut out), 0)
             }
             OCSD_OP_EOT => {
                 let mut resp = {
-                    let mut out = Out {
-                        dec: self.dec.as_mut(),
-                        queue: &mut self.queue,
-                        monitor: self.monitor.as_mut(),
-                        sink: self.sink.as_mut(),
-                        env,
-                        proc_flags: self.proc_flags,
-                        pending: &mut self.pending_resp,
-                    };
-                    self.proc_.eot(&mut out)
+                    let (proc_, mut out) = self.split(env);
+                    proc_.eot(&mut out)
                 };
                 if let Some(d) = self.dec.as_mut() {
                     let mut ctx = DecodeCtx { out: &mut self.queue, mem: env.mem, log: env.log };
