@@ -21,7 +21,8 @@
  *   -print      print each element (ocsd_gen_elem_str) as trc_pkt_lister does
  *   -pkt        packet processing only: count packets, not elements
  *   -chunk N    feed at most N bytes per ocsd_dt_process_data call
- *               (default: the whole buffer in one call)
+ *               (default: the whole buffer in one call; frame-formatted
+ *               buffers need a multiple of 16)
  *   -repeat N   decode the buffer N times, each with a new decode tree
  *   -wait N     the element callback answers WAIT every N elements
  *   -time       print the decode time and throughput (stderr)
