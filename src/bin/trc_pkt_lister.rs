@@ -12,7 +12,8 @@ use opencsd_c_api::abi::gen_elem::ocsd_generic_trace_elem;
 use opencsd_c_api::abi::*;
 use opencsd_c_api::common::{ErrorLog, GenElemSink, OcsdError, TracePacket};
 use opencsd_c_api::dcd_tree::{DecodeTree, PacketObserver, RawFrameMonitor};
-use opencsd_c_api::printers::{gen_elem::write_elem_str, raw_frame::write_raw_frame};
+use opencsd_c_api::printers::gen_elem::{push_dec, push_hex, write_elem_str};
+use opencsd_c_api::printers::raw_frame::write_raw_frame;
 use opencsd_c_api::snapshot::{self, to_tree, Snapshot};
 
 const ETE_OPFLG_PKTDEC_SRCADDR_N_ATOMS: u32 = 0x0001_0000;
@@ -23,12 +24,28 @@ struct Log {
     stdout: bool,
     stderr: bool,
     file: Option<std::io::BufWriter<File>>,
+    /// Standard output through a large buffer when it is not a terminal
+    /// (a line-buffered stdout costs a system call per log line).
+    stdout_buf: Option<std::io::BufWriter<std::io::Stdout>>,
 }
 
 impl Log {
+    fn new(stdout: bool, stderr: bool, file: Option<std::io::BufWriter<File>>) -> Self {
+        use std::io::IsTerminal;
+        let stdout_buf = (stdout && !std::io::stdout().is_terminal()).then(|| std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()));
+        Log { stdout, stderr, file, stdout_buf }
+    }
+
     fn msg(&mut self, s: &str) {
         if self.stdout {
-            let _ = std::io::stdout().write_all(s.as_bytes());
+            match self.stdout_buf.as_mut() {
+                Some(b) => {
+                    let _ = b.write_all(s.as_bytes());
+                }
+                None => {
+                    let _ = std::io::stdout().write_all(s.as_bytes());
+                }
+            }
         }
         if self.stderr {
             let _ = std::io::stderr().write_all(s.as_bytes());
@@ -40,6 +57,9 @@ impl Log {
     fn flush(&mut self) {
         if let Some(f) = self.file.as_mut() {
             let _ = f.flush();
+        }
+        if let Some(b) = self.stdout_buf.as_mut() {
+            let _ = b.flush();
         }
         let _ = std::io::stdout().flush();
     }
@@ -89,11 +109,17 @@ impl PacketObserver for PacketPrinter {
         match op {
             OCSD_OP_DATA => {
                 let Some(p) = pkt else { return OCSD_RESP_CONT };
-                let _ = write!(self.text, "Idx:{}; ID:{:x};", index_sop, self.id);
+                self.text.push_str("Idx:");
+                push_dec(&mut self.text, index_sop as u64);
+                self.text.push_str("; ID:");
+                push_hex(&mut self.text, self.id as u64, 0);
+                self.text.push(';');
                 if self.monitor {
                     self.text.push_str(" [");
                     for b in raw {
-                        let _ = write!(self.text, "0x{:02x} ", b);
+                        self.text.push_str("0x");
+                        push_hex(&mut self.text, *b as u64, 2);
+                        self.text.push(' ');
                     }
                     self.text.push_str("];");
                 }
@@ -134,7 +160,11 @@ impl GenElemSink for ElemPrinter {
             }
         }
         self.text.clear();
-        self.text.push_str(&format!("Idx:{}; ID:{:x}; ", index_sop, chan));
+        self.text.push_str("Idx:");
+        push_dec(&mut self.text, index_sop as u64);
+        self.text.push_str("; ID:");
+        push_hex(&mut self.text, chan as u64, 0);
+        self.text.push_str("; ");
         write_elem_str(elem, &mut self.text);
         self.text.push('\n');
         self.log.borrow_mut().msg(&self.text);
@@ -262,7 +292,7 @@ fn run(args: &[String]) -> i32 {
         }
     }
     let file = if out_file { File::create(&logfile).ok().map(std::io::BufWriter::new) } else { None };
-    let log: SharedLog = Rc::new(RefCell::new(Log { stdout: out_stdout, stderr: out_stderr, file }));
+    let log: SharedLog = Rc::new(RefCell::new(Log::new(out_stdout, out_stderr, file)));
     let res = run_logged(args, &log);
     log.borrow_mut().flush();
     res

@@ -162,6 +162,16 @@ pub trait MemAccess {
         trace_id: u8,
         buf: &mut [u8],
     ) -> Result<usize, ocsd_err_t>;
+
+    /// An identifier of the memory contents, given only while they cannot
+    /// change behind the identifier's back (no client read callbacks are
+    /// mapped): a different mapping gets a different identifier. Decoders
+    /// may keep what they derive from memory (decoded instruction blocks)
+    /// for as long as the identifier stays the same. `None`: derive afresh
+    /// on every read.
+    fn contents_id(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A memory accessor with nothing mapped.

@@ -22,7 +22,7 @@ use crate::abi::gen_elem::*;
 use crate::abi::*;
 use crate::common::{DecodeCtx, ElemQueue, ErrorLog, MemAccess, OcsdError, PacketDecoder};
 use crate::ete::types::{ETE_OPFLG_PKTDEC_SRCADDR_N_ATOMS, ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK};
-use crate::instr::{decode_instruction_ex, TrcAddrReturnStack};
+use crate::instr::{a64_is_plain, aa64_opcode_is_invalid, decode_instruction_ex, TrcAddrReturnStack};
 
 /// Decoder flags this decoder accepts.
 const SUPPORTED_OP_FLAGS: u32 = OCSD_OPFLG_PKTDEC_COMMON
@@ -195,6 +195,161 @@ impl MemWindow {
         self.len = n;
         Ok(self.word_at(0, n.min(4)))
     }
+
+    /// Walk A64 instructions that cannot be waypoints ([`a64_is_plain`])
+    /// straight from the window, from `instr.instr_addr`: at most `max`
+    /// of them, stopping before an opcode that needs a full decode (or
+    /// fails the bad-opcode check), at the end of the window, or after the
+    /// instruction whose next address is `to_addr`. Leaves `instr` as
+    /// [`decode_instruction_ex`] would after the last one walked. Returns
+    /// (instructions walked, `to_addr` reached).
+    #[inline]
+    fn walk_a64_plain(&self, instr: &mut ocsd_instr_info, space: ocsd_mem_space_acc_t, to_addr: Option<ocsd_vaddr_t>, aa64_chk: bool, max: u32) -> (u32, bool) {
+        if self.len == 0 || space != self.space || instr.instr_addr < self.base {
+            return (0, false);
+        }
+        let start = instr.instr_addr - self.base;
+        if start >= self.len as u64 {
+            return (0, false);
+        }
+        let off = start as usize;
+        let mut limit = ((self.len - off) / 4).min(max as usize);
+        // the walk ends after the instruction whose next address is to_addr
+        let mut stop_at = usize::MAX;
+        if let Some(a) = to_addr {
+            let d = a.wrapping_sub(instr.instr_addr);
+            if d != 0 && d % 4 == 0 && d / 4 <= limit as u64 {
+                stop_at = (d / 4) as usize;
+                limit = stop_at;
+            }
+        }
+        let mut n = 0usize;
+        let mut last = 0u32;
+        for w in self.buf[off..off + 4 * limit].chunks_exact(4) {
+            let op = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+            if !a64_is_plain(op) || (aa64_chk && aa64_opcode_is_invalid(op)) {
+                break;
+            }
+            n += 1;
+            last = op;
+        }
+        let found = n == stop_at;
+        let addr = instr.instr_addr.wrapping_add(4 * n as u64);
+        let n = n as u32;
+        if n > 0 {
+            instr.instr_addr = addr;
+            instr.opcode = last;
+            instr.instr_size = 4;
+            instr.type_ = OCSD_INSTR_OTHER;
+            instr.sub_type = OCSD_S_INSTR_NONE;
+            instr.next_isa = instr.isa;
+            instr.is_link = 0;
+            instr.is_conditional = 0;
+            instr.thumb_it_conditions = 0;
+        }
+        (n, found)
+    }
+}
+
+/// Number of entries of the decoded-block cache (direct mapped).
+const BLOCK_CACHE_SIZE: usize = 4096;
+
+/// One decoded block: the A64 instructions from `start` up to and
+/// including the first waypoint, as an instruction walk without a target
+/// address finds them (`traceInstrToWP`), and the decode state that walk
+/// leaves behind.
+#[derive(Clone, Copy, Default)]
+struct Block {
+    start: ocsd_vaddr_t,
+    space: ocsd_mem_space_acc_t,
+    aa64_chk: bool,
+    valid: bool,
+    num_instr: u32,
+    /// Address after the waypoint instruction.
+    next_addr: ocsd_vaddr_t,
+    opcode: u32,
+    type_: ocsd_instr_type,
+    sub_type: ocsd_instr_subtype,
+    branch_addr: ocsd_vaddr_t,
+    is_link: u8,
+    is_conditional: u8,
+}
+
+/// Decoded-block cache: instruction walks depend only on the start
+/// address, memory space and program memory (for A64, which carries no
+/// IT-block state, with the decoder's fixed configuration), so while the
+/// memory mapping cannot change (`MemAccess::contents_id`) a walk from an
+/// address seen before is replayed instead of decoded again.
+struct BlockCache {
+    contents_id: Option<u64>,
+    entries: Vec<Block>,
+}
+
+impl BlockCache {
+    fn new() -> Self {
+        BlockCache { contents_id: None, entries: Vec::new() }
+    }
+
+    #[inline]
+    fn slot(addr: ocsd_vaddr_t) -> usize {
+        ((addr >> 2) ^ (addr >> 14)) as usize & (BLOCK_CACHE_SIZE - 1)
+    }
+
+    /// Check the memory identity; false: caching is off for this walk.
+    #[inline]
+    fn usable(&mut self, id: Option<u64>) -> bool {
+        let Some(id) = id else { return false };
+        if self.contents_id != Some(id) {
+            if self.entries.is_empty() {
+                self.entries = vec![Block::default(); BLOCK_CACHE_SIZE];
+            } else {
+                self.entries.iter_mut().for_each(|b| b.valid = false);
+            }
+            self.contents_id = Some(id);
+        }
+        true
+    }
+
+    #[inline]
+    fn get(&self, start: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, aa64_chk: bool) -> Option<&Block> {
+        let b = &self.entries[Self::slot(start)];
+        (b.valid && b.start == start && b.space == space && b.aa64_chk == aa64_chk).then_some(b)
+    }
+
+    fn put(&mut self, start: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, aa64_chk: bool, num_instr: u32, instr: &ocsd_instr_info) {
+        self.entries[Self::slot(start)] = Block {
+            start,
+            space,
+            aa64_chk,
+            valid: true,
+            num_instr,
+            next_addr: instr.instr_addr,
+            opcode: instr.opcode,
+            type_: instr.type_,
+            sub_type: instr.sub_type,
+            branch_addr: instr.branch_addr,
+            is_link: instr.is_link,
+            is_conditional: instr.is_conditional,
+        };
+    }
+
+    /// Leave `instr` as the walk did: the waypoint's decode (an A64
+    /// decode writes these fields; `branch_addr` only for direct branches).
+    #[inline]
+    fn replay(b: &Block, instr: &mut ocsd_instr_info) {
+        instr.instr_addr = b.next_addr;
+        instr.opcode = b.opcode;
+        instr.instr_size = 4;
+        instr.type_ = b.type_;
+        instr.sub_type = b.sub_type;
+        if b.type_ == OCSD_INSTR_BR {
+            instr.branch_addr = b.branch_addr;
+        }
+        instr.next_isa = instr.isa;
+        instr.is_link = b.is_link;
+        instr.is_conditional = b.is_conditional;
+        instr.thumb_it_conditions = 0;
+    }
 }
 
 /// ETMv4 / ETE instruction trace decoder.
@@ -241,6 +396,7 @@ pub struct EtmV4IPktDecoder {
 
     out: OutElems,
     mem: MemWindow,
+    blocks: BlockCache,
     /// Kept-aside elements during a cancel (reused storage).
     cancel_keep: Vec<P0Elem>,
 }
@@ -322,6 +478,7 @@ impl EtmV4IPktDecoder {
             next_range_check: None,
             out: OutElems::new(),
             mem: MemWindow::new(),
+            blocks: BlockCache::new(),
             cancel_keep: Vec::with_capacity(8),
         };
         d.reset_decoder();
@@ -1188,7 +1345,28 @@ impl EtmV4IPktDecoder {
         let aa64_chk = self.aa64_opcode_chk();
         let mut res = WpRes::NotFound;
         let mut err = OCSD_OK;
+        let a64 = self.instr.isa == ocsd_isa_aarch64;
+        // walks to the next waypoint are replayed from the block cache
+        let cached = a64 && to_addr.is_none() && self.range_limit == 0 && self.blocks.usable(ctx.mem.contents_id());
+        if cached {
+            if let Some(b) = self.blocks.get(r.st_addr, space, aa64_chk) {
+                BlockCache::replay(b, &mut self.instr);
+                r.num_instr = b.num_instr;
+                r.en_addr = self.instr.instr_addr;
+                return (r, WpRes::Found, OCSD_OK);
+            }
+        }
         while res == WpRes::NotFound {
+            if a64 {
+                // the common case: runs of plain A64 instructions
+                let max = if self.range_limit != 0 { self.range_limit.saturating_sub(r.num_instr) } else { u32::MAX };
+                let (n, found) = self.mem.walk_a64_plain(&mut self.instr, space, to_addr, aa64_chk, max);
+                r.num_instr += n;
+                if found {
+                    res = WpRes::Found;
+                    break;
+                }
+            }
             match self.decode_next(ctx.mem, space, aa64_chk) {
                 Err(e) => {
                     err = e;
@@ -1221,6 +1399,9 @@ impl EtmV4IPktDecoder {
             }
         }
         r.en_addr = self.instr.instr_addr;
+        if cached && res == WpRes::Found && err == OCSD_OK {
+            self.blocks.put(r.st_addr, space, aa64_chk, r.num_instr, &self.instr);
+        }
         (r, res, err)
     }
 

@@ -12,6 +12,16 @@ pub const fn aa64_opcode_is_invalid(op: u32) -> bool {
     op & 0xFFFF_0000 == 0
 }
 
+/// Whether an A64 opcode lies outside the "branches, exception generating
+/// and system instructions" encoding group (op0 bits [28:26] != 0b101).
+/// Every branch, barrier, WFI/WFE(T), TSTART and conditional opcode the
+/// decoder recognises is in that group, so any other opcode decodes as
+/// `OCSD_INSTR_OTHER`: not a link, not conditional, sub-type none.
+#[inline(always)]
+pub const fn a64_is_plain(op: u32) -> bool {
+    (op >> 26) & 0b111 != 0b101
+}
+
 /// Sign extend the low `bits` bits of `v` (1 <= bits <= 32).
 #[inline(always)]
 const fn sext(v: u32, bits: u32) -> i64 {
@@ -152,6 +162,10 @@ pub(crate) fn decode(info: &mut ocsd_instr_info, arch: u16, err_bad_opcode: bool
     }
 
     let mut sub_type = OCSD_S_INSTR_NONE;
+    if a64_is_plain(op) {
+        info.is_conditional = 0;
+        return Decoded { err: OCSD_OK, sub_type };
+    }
     if let Some((link, sub)) = indirect(op, arch) {
         info.type_ = OCSD_INSTR_BR_INDIRECT;
         info.is_link = link as u8;
@@ -184,5 +198,42 @@ pub(crate) fn decode(info: &mut ocsd_instr_info, arch: u16, err_bad_opcode: bool
     Decoded {
         err: OCSD_OK,
         sub_type,
+    }
+}
+
+#[cfg(test)]
+mod plain_tests {
+    use super::*;
+
+    /// Every opcode outside the branch / exception / system group is
+    /// classified OTHER by each of the individual matchers, so the
+    /// `a64_is_plain` shortcut cannot change a decode.
+    #[test]
+    fn plain_opcodes_match_nothing() {
+        let mut x: u32 = 0x1234_5678;
+        for top in 0..=255u32 {
+            for i in 0..4096u32 {
+                // xorshift low bits, plus all-zero and all-one patterns
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                let low = match i {
+                    0 => 0,
+                    1 => 0x00FF_FFFF,
+                    2 => 0x001F_FC1F & 0x00FF_FFFF,
+                    _ => x & 0x00FF_FFFF,
+                };
+                let op = (top << 24) | low;
+                if !a64_is_plain(op) {
+                    continue;
+                }
+                assert!(indirect(op, ARCH_AA64 as u16).is_none(), "{:08x}", op);
+                assert!(direct(op).is_none(), "{:08x}", op);
+                assert_eq!(barrier(op), Barrier::None, "{:08x}", op);
+                assert!(!is_wfx(op, ARCH_AA64 as u16), "{:08x}", op);
+                assert!(!is_tstart(op), "{:08x}", op);
+                assert!(!is_conditional(op), "{:08x}", op);
+            }
+        }
     }
 }

@@ -13,7 +13,7 @@ mod a64;
 pub mod ret_stack;
 mod t32;
 
-pub use a64::aa64_opcode_is_invalid;
+pub use a64::{a64_is_plain, aa64_opcode_is_invalid};
 pub use ret_stack::TrcAddrReturnStack;
 pub use t32::is_wide_thumb;
 

@@ -80,15 +80,38 @@ fn copy_from(data: &[u8], at: usize, dst: &mut [u8]) -> usize {
 }
 
 /// The set of accessors of a decode tree.
-#[derive(Default)]
 pub struct MemMapper {
     accessors: Vec<Accessor>,
     last_hit: usize,
+    /// Identifies the current mapping (unique in the process); renewed on
+    /// every change. See [`MemAccess::contents_id`].
+    contents_id: u64,
+    /// Whether a client callback accessor is mapped (contents may change).
+    has_callbacks: bool,
+}
+
+fn next_contents_id() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+impl Default for MemMapper {
+    fn default() -> Self {
+        MemMapper { accessors: Vec::new(), last_hit: 0, contents_id: next_contents_id(), has_callbacks: false }
+    }
 }
 
 impl MemMapper {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// After any change of the accessors.
+    fn changed(&mut self) {
+        self.last_hit = 0;
+        self.contents_id = next_contents_id();
+        self.has_callbacks = self.accessors.iter().any(|a| matches!(a.source, Source::Callback { .. }));
     }
 
     pub fn is_empty(&self) -> bool {
@@ -105,6 +128,7 @@ impl MemMapper {
             return Err(OCSD_ERR_MEM_ACC_OVERLAP);
         }
         self.accessors.push(acc);
+        self.changed();
         Ok(())
     }
 
@@ -113,7 +137,7 @@ impl MemMapper {
         match self.accessors.iter().position(|a| a.start == start && a.space == space) {
             Some(i) => {
                 self.accessors.remove(i);
-                self.last_hit = 0;
+                self.changed();
                 Ok(())
             }
             None => Err(OCSD_ERR_INVALID_PARAM_VAL),
@@ -122,7 +146,7 @@ impl MemMapper {
 
     pub fn clear(&mut self) {
         self.accessors.clear();
-        self.last_hit = 0;
+        self.changed();
     }
 
     /// One description per accessor as OpenCSD lists them: the regions of
@@ -209,6 +233,10 @@ impl MemAccess for MemMapper {
         }
         Ok(n)
     }
+
+    fn contents_id(&self) -> Option<u64> {
+        (!self.has_callbacks).then_some(self.contents_id)
+    }
 }
 
 #[cfg(test)]
@@ -242,6 +270,28 @@ mod tests {
         assert_eq!(b[0], 9);
         m.remove(0x1008, OCSD_MEM_SPACE_EL1S).unwrap();
         assert_eq!(m.remove(0x1008, OCSD_MEM_SPACE_EL1S), Err(OCSD_ERR_INVALID_PARAM_VAL));
+    }
+
+    #[test]
+    fn contents_id_changes_with_the_mapping() {
+        let mut m = MemMapper::new();
+        let other = MemMapper::new();
+        let id0 = m.contents_id().unwrap();
+        assert_ne!(Some(id0), other.contents_id());
+        m.add(buf_acc(0x1000, vec![0; 16], OCSD_MEM_SPACE_ANY)).unwrap();
+        let id1 = m.contents_id().unwrap();
+        assert_ne!(id0, id1);
+        let mut b = [0u8; 4];
+        m.read(0x1000, OCSD_MEM_SPACE_ANY, 0, &mut b).unwrap();
+        assert_eq!(m.contents_id(), Some(id1)); // reads change nothing
+        m.add(Accessor { start: 0x2000, end: 0x2fff, space: OCSD_MEM_SPACE_ANY, source: Source::Callback { read: Box::new(|_, _, _, b| b.len()) } })
+            .unwrap();
+        assert_eq!(m.contents_id(), None); // callbacks may return anything
+        m.remove(0x2000, OCSD_MEM_SPACE_ANY).unwrap();
+        let id2 = m.contents_id().unwrap();
+        assert!(id2 != id1 && id2 != id0);
+        m.clear();
+        assert!(m.contents_id().unwrap() != id2);
     }
 
     #[test]

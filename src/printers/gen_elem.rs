@@ -136,6 +136,47 @@ pub fn write_mem_space_str(mem_space: ocsd_mem_space_acc_t, out: &mut String) {
 /// For a SWTRACE element with a data payload the payload is read through
 /// `ptr_extended_data`, which must then point to the payload bytes (as the
 /// STM decoder provides them); a null pointer prints no payload.
+/// Append `v` in lower-case hexadecimal, at least `width` digits (zero
+/// padded): `{:0width$x}` without the formatting machinery, for the
+/// per-element printing paths.
+#[inline]
+pub fn push_hex(out: &mut String, v: u64, width: usize) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut buf = [b'0'; 16];
+    let mut i = buf.len();
+    let mut x = v;
+    loop {
+        i -= 1;
+        buf[i] = DIGITS[(x & 0xf) as usize];
+        x >>= 4;
+        if x == 0 {
+            break;
+        }
+    }
+    let i = i.min(buf.len().saturating_sub(width));
+    if width > buf.len() {
+        (buf.len()..width).for_each(|_| out.push('0'));
+    }
+    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or_default());
+}
+
+/// Append `v` in decimal (`{}`), without the formatting machinery.
+#[inline]
+pub fn push_dec(out: &mut String, v: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    let mut x = v;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (x % 10) as u8;
+        x /= 10;
+        if x == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or_default());
+}
+
 pub fn write_elem_str(elem: &ocsd_generic_trace_elem, out: &mut String) {
     let Some(name) = elem_type_name(elem.elem_type) else {
         out.push_str("OCSD_GEN_TRC_ELEM??: index out of range.");
@@ -148,7 +189,11 @@ pub fn write_elem_str(elem: &ocsd_generic_trace_elem, out: &mut String) {
         OCSD_GEN_TRC_ELEM_ADDR_NACC => {
             // The payload word holds the memory space that could not be read.
             let space = elem.exception_number();
-            let _ = write!(out, " 0x{:x}; Memspace [0x{:x}:", elem.st_addr, space);
+            out.push_str(" 0x");
+            push_hex(out, elem.st_addr, 0);
+            out.push_str("; Memspace [0x");
+            push_hex(out, space as u64, 0);
+            out.push(':');
             write_mem_space_str(space as ocsd_mem_space_acc_t, out);
             out.push_str("] ");
         }
@@ -163,13 +208,16 @@ pub fn write_elem_str(elem: &ocsd_generic_trace_elem, out: &mut String) {
         }
         OCSD_GEN_TRC_ELEM_EXCEPTION => {
             if elem.excep_ret_addr() == 1 {
-                let _ = write!(out, "pref ret addr:0x{:x}", elem.en_addr);
+                out.push_str("pref ret addr:0x");
+                push_hex(out, elem.en_addr, 0);
                 if elem.excep_ret_addr_br_tgt() != 0 {
                     out.push_str(" [addr also prev br tgt]");
                 }
                 out.push_str("; ");
             }
-            let _ = write!(out, "excep num (0x{:02x}) ", elem.exception_number());
+            out.push_str("excep num (0x");
+            push_hex(out, elem.exception_number() as u64, 2);
+            out.push_str(") ");
         }
         OCSD_GEN_TRC_ELEM_PE_CONTEXT => write_pe_context(elem, out),
         OCSD_GEN_TRC_ELEM_TRACE_ON => {
@@ -214,7 +262,9 @@ pub fn write_elem_str(elem: &ocsd_generic_trace_elem, out: &mut String) {
         _ => {}
     }
     if elem.has_cc() != 0 {
-        let _ = write!(out, " [CC={}]; ", elem.cycle_count);
+        out.push_str(" [CC=");
+        push_dec(out, elem.cycle_count as u64);
+        out.push_str("]; ");
     }
     out.push(')');
 }
@@ -224,20 +274,18 @@ fn write_ts(timestamp: u64, out: &mut String) {
 }
 
 fn write_instr_range(elem: &ocsd_generic_trace_elem, out: &mut String) {
-    let _ = write!(
-        out,
-        "exec range=0x{:x}:[0x{:x}] num_i({}) last_sz({}) (ISA={}) {} ",
-        elem.st_addr,
-        elem.en_addr,
-        elem.num_instr_range(),
-        elem.last_instr_sz(),
-        isa_name(elem.isa),
-        if elem.last_instr_exec() == 1 {
-            'E'
-        } else {
-            'N'
-        },
-    );
+    // "exec range=0x{st:x}:[0x{en:x}] num_i({n}) last_sz({sz}) (ISA={isa}) {E|N} "
+    out.push_str("exec range=0x");
+    push_hex(out, elem.st_addr, 0);
+    out.push_str(":[0x");
+    push_hex(out, elem.en_addr, 0);
+    out.push_str("] num_i(");
+    push_dec(out, elem.num_instr_range() as u64);
+    out.push_str(") last_sz(");
+    push_dec(out, elem.last_instr_sz() as u64);
+    out.push_str(") (ISA=");
+    out.push_str(isa_name(elem.isa));
+    out.push_str(if elem.last_instr_exec() == 1 { ") E " } else { ") N " });
     if let Some(ty) = name_of(&INSTR_TYPE_NAMES, elem.last_i_type) {
         out.push_str(ty);
     }

@@ -896,3 +896,26 @@ fn raw_frames() {
          10 11 12 13 14 15 16 17 18 19 1a 1b 1c 1d 1e 1f \n20 \n"
     );
 }
+
+#[test]
+fn fast_number_formatting_matches_fmt() {
+    use crate::printers::gen_elem::{push_dec, push_hex};
+    let mut vals = vec![0u64, 1, 9, 10, 15, 16, 255, 256, 0xffff_ffff, u64::MAX, u64::MAX - 1, 1 << 63];
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    for _ in 0..2000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        vals.push(x >> (x % 64));
+    }
+    for v in vals {
+        for w in [0usize, 2, 8, 16, 20] {
+            let mut s = String::from("p");
+            push_hex(&mut s, v, w);
+            assert_eq!(s, format!("p{:0w$x}", v, w = w));
+        }
+        let mut s = String::new();
+        push_dec(&mut s, v);
+        assert_eq!(s, v.to_string());
+    }
+}
