@@ -39,6 +39,9 @@ pub struct DecodeTree {
     logger: Box<dyn ErrorLog>,
     raw_monitor: Option<Box<dyn RawFrameMonitor>>,
     pub stats_demux_enabled: bool,
+    /// A fatal response from one trace ID held back while another ID still
+    /// has elements for a waiting client (see [`TreeOut::id_op_all`]).
+    pending_fatal: ocsd_datapath_resp_t,
 }
 
 impl DecodeTree {
@@ -55,6 +58,7 @@ impl DecodeTree {
             logger,
             raw_monitor: None,
             stats_demux_enabled: true,
+            pending_fatal: OCSD_RESP_CONT,
         };
         match src_type {
             OCSD_TRC_SRC_FRAME_FORMATTED => {
@@ -196,7 +200,7 @@ impl DecodeTree {
         data: &[u8],
         tail: &[u8],
     ) -> (ocsd_datapath_resp_t, usize) {
-        let DecodeTree { deformatter, stacks, id_filter, mapper, elem_sink, logger, raw_monitor, src_type, .. } = self;
+        let DecodeTree { deformatter, stacks, id_filter, mapper, elem_sink, logger, raw_monitor, src_type, pending_fatal, .. } = self;
         let mut discard = Discard;
         let sink: &mut dyn GenElemSink = match elem_sink.as_deref_mut() {
             Some(s) => s,
@@ -211,6 +215,7 @@ impl DecodeTree {
                     sink,
                     logger: logger.as_mut(),
                     raw_monitor: raw_monitor.as_deref_mut(),
+                    pending_fatal,
                 };
                 d.data_in(op, index, data, &mut out)
             }
@@ -263,6 +268,7 @@ struct TreeOut<'a> {
     sink: &'a mut dyn GenElemSink,
     logger: &'a mut dyn ErrorLog,
     raw_monitor: Option<&'a mut (dyn RawFrameMonitor + 'static)>,
+    pending_fatal: &'a mut ocsd_datapath_resp_t,
 }
 
 impl TreeOut<'_> {
@@ -293,9 +299,16 @@ impl DeformatterOut for TreeOut<'_> {
     /// waiting client (answering WAIT), so a client that flushes until it
     /// gets CONT sees each ID's elements in order. EOT, as in OpenCSD, is
     /// given to every ID; what a waiting client has not taken stays queued
-    /// per ID until it flushes.
+    /// per ID until it flushes. A fatal response from one ID is held back
+    /// while any ID still has elements for the waiting client, so a client
+    /// that resets on a fatal error loses none of them.
     fn id_op_all(&mut self, op: ocsd_datapath_op_t, index: ocsd_trc_index_t) -> ocsd_datapath_resp_t {
+        if op == OCSD_OP_RESET {
+            *self.pending_fatal = OCSD_RESP_CONT;
+        }
         let mut resp = OCSD_RESP_CONT;
+        let mut fatal = OCSD_RESP_CONT;
+        let mut waiting = false;
         for id in 0..128u8 {
             if !self.passes_filter(id) {
                 continue;
@@ -304,13 +317,28 @@ impl DeformatterOut for TreeOut<'_> {
             if let Some(stack) = stacks[id as usize].as_deref_mut() {
                 let mut env = StackEnv { elem_sink: Some(&mut **sink), mem: *mapper, log: *logger };
                 let (r, _) = stack.data_in(op, index, &[], &mut env);
-                resp = resp.max(r);
-                if op == OCSD_OP_FLUSH && resp_is_wait(r) {
-                    return resp;
+                if resp_is_fatal(r) {
+                    fatal = fatal.max(r);
+                } else {
+                    resp = resp.max(r);
+                }
+                if resp_is_wait(r) {
+                    waiting = true;
+                    if op == OCSD_OP_FLUSH {
+                        break;
+                    }
                 }
             }
         }
-        resp
+        // one ID's fatal error must not make the client reset while another
+        // still has elements for it: report it once they are all delivered
+        let fatal = fatal.max(std::mem::replace(self.pending_fatal, OCSD_RESP_CONT));
+        if waiting {
+            *self.pending_fatal = fatal;
+            resp
+        } else {
+            resp.max(fatal)
+        }
     }
 
     fn raw_frame(&mut self, op: ocsd_datapath_op_t, index: ocsd_trc_index_t, elem: ocsd_rawframe_elem_t, data: &[u8], id: u8) {

@@ -272,9 +272,17 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
                     proc_.eot(&mut out)
                 };
                 if let Some(d) = self.dec.as_mut() {
+                    // a fatal response waits behind the elements queued
+                    // before it, as on the data path
+                    let mut fatal = if resp_is_fatal(resp) { std::mem::replace(&mut resp, OCSD_RESP_CONT) } else { OCSD_RESP_CONT };
                     let mut ctx = DecodeCtx { out: &mut self.queue, mem: env.mem, log: env.log };
                     let r = d.eot(&mut ctx);
-                    resp = resp.max(r);
+                    if resp_is_fatal(r) {
+                        fatal = fatal.max(r);
+                    } else {
+                        resp = resp.max(r);
+                    }
+                    self.pending_resp = self.pending_resp.max(fatal);
                     resp = resp.max(self.deliver(env));
                 } else if let Some(s) = self.sink.as_mut() {
                     resp = resp.max(s.packet(OCSD_OP_EOT, 0, None, std::ptr::null(), &[]));
