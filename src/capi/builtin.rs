@@ -1,8 +1,8 @@
 //! Per-protocol tables of the C API: where a `void *` from the client is
 //! turned into the protocol's Rust type.
 //!
-//! Two matches grow as the protocol modules land (each protocol exposes its
-//! C structs in `crate::<protocol>::types`):
+//! Two matches, one arm per built-in protocol (each protocol exposes its C
+//! structs in `crate::<protocol>::types`):
 //!
 //! - [`builtin_cfg_from_ptr`]: decoder name -> copy of the C configuration
 //!   struct (`ocsd_etmv4_cfg`, `ocsd_stm_cfg`, ...) boxed as `dyn Any`, for
@@ -12,9 +12,8 @@
 //!   (`TracePacket::write_str`), for `ocsd_pkt_str`. Add one arm per
 //!   protocol: `OCSD_PROTOCOL_ETMV4I | OCSD_PROTOCOL_ETE => pkt_text::<crate::etmv4::types::ocsd_etmv4_i_pkt>(pkt, out)`.
 //!
-//! A built-in name or protocol without an arm yet answers
-//! `OCSD_ERR_NO_PROTOCOL`. On this branch no protocol module has landed, so
-//! both matches only hold that fallback.
+//! A built-in name or protocol without an arm (ETMv4 data trace, which has
+//! no decoder) answers `OCSD_ERR_NO_PROTOCOL`.
 
 use std::any::Any;
 use std::os::raw::c_void;

@@ -98,16 +98,14 @@ impl OcsdError {
         s
     }
 
-    /// OpenCSD's `ocsdError::getErrorString`: severity prefix and details.
+    /// OpenCSD's `ocsdError::getErrorString`: the details for an error,
+    /// warning or info (OpenCSD builds a severity prefix, then overwrites it
+    /// with the details, so none is shown), otherwise its "invalid" text.
     pub fn error_string(&self) -> String {
-        let prefix = match self.sev {
-            OCSD_ERR_SEV_ERROR => "ERROR:",
-            OCSD_ERR_SEV_WARN => "WARN :",
-            OCSD_ERR_SEV_INFO => "INFO :",
-            _ => return "LIBRARY INTERNAL ERROR: Invalid Error Object".to_string(),
-        };
-        let _ = prefix; // OpenCSD replaces the prefix with the details.
-        self.details()
+        match self.sev {
+            OCSD_ERR_SEV_ERROR | OCSD_ERR_SEV_WARN | OCSD_ERR_SEV_INFO => self.details(),
+            _ => "LIBRARY INTERNAL ERROR: Invalid Error Object".to_string(),
+        }
     }
 }
 

@@ -39,9 +39,8 @@ pub fn create_builtin(name: &str, cfg: &dyn Any, create_flags: u32) -> Result<Bo
         return Err(OCSD_ERR_INVALID_PARAM_VAL);
     }
     let full = create_flags & OCSD_CREATE_FLG_FULL_DECODER != 0;
-    let _ = (cfg, full);
     match name {
-        // Protocols register here as their modules land:
+        // one arm per built-in protocol with a decoder (ETMv4 data trace has none)
         OCSD_BUILTIN_DCD_ETMV4I => Ok(crate::etmv4::create_etmv4i(downcast(cfg)?, full)),
         OCSD_BUILTIN_DCD_ETE => Ok(crate::etmv4::create_ete(downcast(cfg)?, full)),
         OCSD_BUILTIN_DCD_ETMV3 => crate::etmv3::create(downcast(cfg)?, full),
