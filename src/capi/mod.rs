@@ -130,7 +130,13 @@ pub extern "C" fn ocsd_get_version_str() -> *const c_char {
 pub extern "C" fn ocsd_create_dcd_tree(src_type: ocsd_dcd_tree_src_t, deformatterCfgFlags: u32) -> dcd_tree_handle_t {
     ffi_guard!(C_API_INVALID_TREE_HANDLE, {
         match DecodeTree::new(src_type, deformatterCfgFlags, Box::new(logger::DefaultLog)) {
-            Ok(tree) => handles::insert(|id| Box::new(TreeHandle::new(id, tree))),
+            Ok(mut tree) => {
+                // as OpenCSD's: decoders run once the client has attached an
+                // element output and (instruction following) memory
+                tree.interfaces_required = true;
+                tree.mem_attached = false;
+                handles::insert(|id| Box::new(TreeHandle::new(id, tree)))
+            }
             Err(_) => C_API_INVALID_TREE_HANDLE,
         }
     })
@@ -552,6 +558,7 @@ pub extern "C" fn ocsd_gen_elem_init(p_pkt: *mut ocsd_generic_trace_elem, elem_t
 fn with_mapper(handle: dcd_tree_handle_t, f: impl FnOnce(&mut MemMapper) -> ocsd_err_t) -> ocsd_err_t {
     with_tree(handle, OCSD_ERR_INVALID_PARAM_VAL, |t| {
         t.has_mapper = true;
+        t.tree.mem_attached = true;
         f(&mut t.tree.mapper)
     })
 }

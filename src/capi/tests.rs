@@ -291,6 +291,12 @@ impl PacketProcessor for ByteProc {
 struct ByteDec;
 impl PacketDecoder for ByteDec {
     type Packet = BytePkt;
+    fn name(&self) -> &str {
+        "DCD_BYTE"
+    }
+    fn uses_memory(&self) -> bool {
+        false
+    }
     fn packet_in(&mut self, index_sop: ocsd_trc_index_t, pkt: &BytePkt, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
         for k in 0..3u64 {
             let mut e = ocsd_generic_trace_elem::new(OCSD_GEN_TRC_ELEM_CUSTOM);
@@ -397,9 +403,49 @@ fn packet_callbacks_on_stack() {
     let mut raw: Vec<u8> = Vec::new();
     assert_eq!(ocsd_dt_attach_packet_callback(h, 0, OCSD_C_API_CB_PKT_MON, raw_mon_cb as *mut c_void, &mut raw as *mut Vec<u8> as *const c_void), OCSD_OK);
     let mut n = 0u32;
+    // as OpenCSD's, a full decoder refuses to run without an element output
+    assert_eq!(ocsd_dt_process_data(h, OCSD_OP_DATA, 0, 3, [4u8, 5, 6].as_ptr(), &mut n), OCSD_RESP_FATAL_NOT_INIT);
+    assert_eq!(raw, vec![4]);
+    assert_eq!(ocsd_dt_process_data(h, OCSD_OP_RESET, 0, 0, null(), null_mut()), OCSD_RESP_FATAL_NOT_INIT);
+    assert_eq!(ocsd_dt_set_gen_elem_outfn(h, Some(elem_cb), null()), OCSD_OK);
+    assert_eq!(ocsd_dt_process_data(h, OCSD_OP_RESET, 0, 0, null(), null_mut()), OCSD_RESP_CONT);
+    raw.clear();
     assert_eq!(ocsd_dt_process_data(h, OCSD_OP_DATA, 0, 3, [4u8, 5, 6].as_ptr(), &mut n), OCSD_RESP_CONT);
     assert_eq!(n, 3);
     assert_eq!(raw, vec![4, 5, 6]);
+    ocsd_destroy_dcd_tree(h);
+}
+
+/// OpenCSD's decoders check their interfaces on every operation: an ETMv4
+/// decoder needs an element output, then memory (the C API creates its
+/// memory map with the first accessor); STM needs no memory.
+#[test]
+fn decoders_need_their_interfaces() {
+    use crate::etmv4::types::ocsd_etmv4_cfg;
+    let mut cfg: ocsd_etmv4_cfg = unsafe { std::mem::zeroed() };
+    cfg.reg_idr0 = 0x28000EA1;
+    cfg.reg_idr1 = 0x4100F403;
+    cfg.reg_idr2 = 0x00000488;
+    cfg.reg_traceidr = 0x10;
+    cfg.arch_ver = ARCH_V8;
+    cfg.core_prof = profile_CortexA;
+    let async_and_info = [0u8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x01, 0x00];
+    let name = CString::new(OCSD_BUILTIN_DCD_ETMV4I).unwrap();
+    let h = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
+    let mut id = 0u8;
+    assert_eq!(ocsd_dt_create_decoder(h, name.as_ptr(), OCSD_CREATE_FLG_FULL_DECODER as c_int, &cfg as *const _ as *const c_void, &mut id), OCSD_OK);
+    let mut n = 0u32;
+    let run = |n: &mut u32| ocsd_dt_process_data(h, OCSD_OP_DATA, 0, async_and_info.len() as u32, async_and_info.as_ptr(), n);
+    // no element output: fatal at the first packet (the 12-byte async)
+    assert_eq!(run(&mut n), OCSD_RESP_FATAL_NOT_INIT);
+    assert_eq!(n, 12);
+    assert_eq!(ocsd_dt_set_gen_elem_outfn(h, Some(elem_cb), null()), OCSD_OK);
+    // no memory yet
+    assert_eq!(ocsd_dt_process_data(h, OCSD_OP_EOT, 0, 0, null(), null_mut()), OCSD_RESP_FATAL_NOT_INIT);
+    assert_eq!(ocsd_dt_add_callback_mem_acc(h, 0x1000, 0x1fff, OCSD_MEM_SPACE_ANY, Some(mem_cb), null()), OCSD_OK);
+    assert_eq!(ocsd_dt_process_data(h, OCSD_OP_RESET, 0, 0, null(), null_mut()), OCSD_RESP_CONT);
+    assert_eq!(run(&mut n), OCSD_RESP_CONT);
+    assert_eq!(n as usize, async_and_info.len());
     ocsd_destroy_dcd_tree(h);
 }
 

@@ -201,6 +201,16 @@ pub struct DecodeCtx<'a> {
 pub trait PacketDecoder {
     type Packet: TracePacket;
 
+    /// The component name it logs under (`DCD_ETMV4_0016`).
+    fn name(&self) -> &str;
+
+    /// Whether it reads target memory (instruction following): OpenCSD's
+    /// decoder then refuses to run until a memory access interface is
+    /// attached.
+    fn uses_memory(&self) -> bool {
+        true
+    }
+
     /// Decode one packet that started at trace index `index_sop`.
     fn packet_in(&mut self, index_sop: ocsd_trc_index_t, pkt: &Self::Packet, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t;
 

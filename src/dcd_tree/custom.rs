@@ -312,7 +312,7 @@ mod tests {
         let mut sink = Collect(Vec::new(), 2);
         let mut mem = MemMapper::new();
         let mut log = Msgs(Vec::new());
-        let mut env = StackEnv { elem_sink: Some(&mut sink), mem: &mut mem, log: &mut log };
+        let mut env = StackEnv { elem_sink: Some(&mut sink), mem: &mut mem, log: &mut log, attached: crate::dcd_tree::Interfaces::ALL };
         let (r, n) = d.data_in(OCSD_OP_DATA, 100, &[7, 8, 9], &mut env);
         assert_eq!((r, n), (OCSD_RESP_WAIT, 2));
         let (r, n) = d.data_in(OCSD_OP_DATA, 102, &[9], &mut env);

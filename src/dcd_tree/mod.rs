@@ -14,7 +14,7 @@ use crate::abi::*;
 use crate::common::{ErrorLog, GenElemSink, OcsdError};
 use crate::deformatter::{DeformatterOut, FrameDeformatter};
 use crate::mem::MemMapper;
-pub use stack::{PacketObserver, Stack, StackEnv, TraceIdDecoder};
+pub use stack::{Interfaces, PacketObserver, Stack, StackEnv, TraceIdDecoder};
 
 /// Receives the deformatter's raw frame output.
 pub trait RawFrameMonitor {
@@ -45,6 +45,13 @@ pub struct DecodeTree {
     /// A fatal response from one trace ID held back while another ID still
     /// has elements for a waiting client (see [`TreeOut::id_op_all`]).
     pending_fatal: ocsd_datapath_resp_t,
+    /// Decoders need an element sink and (instruction following) memory
+    /// attached, as OpenCSD's do (see [`Interfaces`]): set by the C API,
+    /// whose trees start with neither.
+    pub interfaces_required: bool,
+    /// A memory access interface is attached (OpenCSD's C API creates its
+    /// memory map with the first accessor added).
+    pub mem_attached: bool,
 }
 
 impl DecodeTree {
@@ -63,6 +70,8 @@ impl DecodeTree {
             raw_monitor: None,
             stats_demux_enabled: true,
             pending_fatal: OCSD_RESP_CONT,
+            interfaces_required: false,
+            mem_attached: true,
         };
         match src_type {
             OCSD_TRC_SRC_FRAME_FORMATTED => {
@@ -225,6 +234,10 @@ impl DecodeTree {
         data: &[u8],
         tail: &[u8],
     ) -> (ocsd_datapath_resp_t, usize) {
+        let attached = Interfaces {
+            elem_out: !self.interfaces_required || self.elem_sink.is_some(),
+            mem: !self.interfaces_required || self.mem_attached,
+        };
         let DecodeTree { deformatter, stacks, id_filter, mapper, elem_sink, logger, dfmt_logger, raw_monitor, src_type, pending_fatal, .. } =
             self;
         let mut discard = Discard;
@@ -243,6 +256,7 @@ impl DecodeTree {
                     dfmt_logger: dfmt_logger.as_deref_mut(),
                     raw_monitor: raw_monitor.as_deref_mut(),
                     pending_fatal,
+                    attached,
                 };
                 d.data_in(op, index, data, &mut out)
             }
@@ -250,7 +264,7 @@ impl DecodeTree {
                 debug_assert_eq!(*src_type, OCSD_TRC_SRC_SINGLE);
                 match stacks[0].as_deref_mut() {
                     Some(stack) => {
-                        let mut env = StackEnv { elem_sink: Some(sink), mem: mapper, log: logger.as_mut() };
+                        let mut env = StackEnv { elem_sink: Some(sink), mem: mapper, log: logger.as_mut(), attached };
                         if op == OCSD_OP_DATA {
                             stack.data_in_tail(index, data, tail, &mut env)
                         } else {
@@ -294,6 +308,7 @@ struct TreeOut<'a> {
     dfmt_logger: Option<&'a mut (dyn ErrorLog + 'static)>,
     raw_monitor: Option<&'a mut (dyn RawFrameMonitor + 'static)>,
     pending_fatal: &'a mut ocsd_datapath_resp_t,
+    attached: Interfaces,
 }
 
 impl TreeOut<'_> {
@@ -308,10 +323,10 @@ impl DeformatterOut for TreeOut<'_> {
     }
 
     fn id_data(&mut self, id: u8, index: ocsd_trc_index_t, data: &[u8], tail: &[u8]) -> (ocsd_datapath_resp_t, usize) {
-        let TreeOut { stacks, mapper, sink, logger, .. } = self;
+        let TreeOut { stacks, mapper, sink, logger, attached, .. } = self;
         match stacks.get_mut(id as usize).and_then(|s| s.as_deref_mut()) {
             Some(stack) => {
-                let mut env = StackEnv { elem_sink: Some(&mut **sink), mem: *mapper, log: *logger };
+                let mut env = StackEnv { elem_sink: Some(&mut **sink), mem: *mapper, log: *logger, attached: *attached };
                 stack.data_in_tail(index, data, tail, &mut env)
             }
             None => (OCSD_RESP_CONT, data.len()),
@@ -338,9 +353,9 @@ impl DeformatterOut for TreeOut<'_> {
             if !self.passes_filter(id) {
                 continue;
             }
-            let TreeOut { stacks, mapper, sink, logger, .. } = self;
+            let TreeOut { stacks, mapper, sink, logger, attached, .. } = self;
             if let Some(stack) = stacks[id as usize].as_deref_mut() {
-                let mut env = StackEnv { elem_sink: Some(&mut **sink), mem: *mapper, log: *logger };
+                let mut env = StackEnv { elem_sink: Some(&mut **sink), mem: *mapper, log: *logger, attached: *attached };
                 let (r, _) = stack.data_in(op, index, &[], &mut env);
                 if resp_is_fatal(r) {
                     fatal = fatal.max(r);

@@ -27,6 +27,43 @@ pub struct StackEnv<'a> {
     pub elem_sink: Option<&'a mut dyn GenElemSink>,
     pub mem: &'a mut dyn MemAccess,
     pub log: &'a mut dyn ErrorLog,
+    /// Which of the decoder's interfaces the client has attached.
+    pub attached: Interfaces,
+}
+
+/// The interfaces a packet decoder needs attached before it runs.
+///
+/// OpenCSD's decoders check them on every operation (`checkInit`): without
+/// an element output, or (for protocols that follow instructions) without
+/// a memory access interface, they log `OCSD_ERR_NOT_INIT` and answer
+/// `OCSD_RESP_FATAL_NOT_INIT`. A C API tree starts with neither attached;
+/// the Rust tree and the lister always have both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Interfaces {
+    pub elem_out: bool,
+    pub mem: bool,
+}
+
+impl Interfaces {
+    pub const ALL: Interfaces = Interfaces { elem_out: true, mem: true };
+
+    /// OpenCSD's message for the first missing interface `dec` needs.
+    fn missing_for<D: PacketDecoder>(&self, dec: &D) -> Option<&'static str> {
+        if !self.elem_out {
+            Some("No element output interface attached and enabled")
+        } else if dec.uses_memory() && !self.mem {
+            Some("No memory access interface attached and enabled")
+        } else {
+            None
+        }
+    }
+}
+
+/// Log `dec`'s missing interface as OpenCSD does; the fatal response.
+fn not_init<D: PacketDecoder>(dec: &D, msg: &str, log: &mut dyn ErrorLog, numbered: bool) -> ocsd_datapath_resp_t {
+    let mut l = ComponentLog::new(log, !numbered, false);
+    l.log_error(dec.name(), &OcsdError::with_msg(OCSD_ERR_SEV_ERROR, OCSD_ERR_NOT_INIT, msg));
+    OCSD_RESP_FATAL_NOT_INIT
 }
 
 /// The protocol-independent face of a per-ID stack, as the tree sees it.
@@ -129,6 +166,7 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
             },
             mem: &mut *env.mem,
             log: ComponentLog::new(&mut *env.log, !self.numbered, detached),
+            attached: env.attached,
             proc_flags: self.proc_flags,
             pending: &mut self.pending_resp,
         };
@@ -162,6 +200,7 @@ struct Out<'s, 'e, P: TracePacket, D: PacketDecoder<Packet = P>> {
     mem: &'e mut dyn MemAccess,
     /// The packet processor's view of the error log.
     log: ComponentLog<'e>,
+    attached: Interfaces,
     proc_flags: u32,
     /// A fatal decoder response held back until the elements queued before
     /// it have been delivered.
@@ -182,6 +221,9 @@ impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, 
         }
         if let Some(d) = self.dec.as_deref_mut() {
             let unnumbered = self.log.unnumbered;
+            if let Some(msg) = self.attached.missing_for(&*d) {
+                return not_init(&*d, msg, &mut *self.log.inner, !unnumbered);
+            }
             let mut dlog = ComponentLog::new(&mut *self.log.inner, unnumbered, false);
             let mut ctx = DecodeCtx { out: self.queue, mem: &mut *self.mem, log: &mut dlog };
             let r = d.packet_in(index_sop, pkt, &mut ctx);
@@ -298,6 +340,11 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
         match op {
             OCSD_OP_DATA => self.data_in_tail(index, data, &[], env),
             OCSD_OP_FLUSH => {
+                if let Some(d) = self.dec.as_ref() {
+                    if let Some(msg) = env.attached.missing_for(d) {
+                        return (not_init(d, msg, &mut *env.log, self.numbered), 0);
+                    }
+                }
                 // elements still owed to a waiting client go first, then
                 // whatever the packet processor holds
                 let r = self.deliver(env);
@@ -308,6 +355,11 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
                 (proc_.flush(&mut out), 0)
             }
             OCSD_OP_EOT => {
+                if let Some(d) = self.dec.as_ref() {
+                    if let Some(msg) = env.attached.missing_for(d) {
+                        return (not_init(d, msg, &mut *env.log, self.numbered), 0);
+                    }
+                }
                 let mut resp = {
                     let (proc_, mut out) = self.split(env);
                     proc_.eot(&mut out)
@@ -335,6 +387,11 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
                 (resp, 0)
             }
             OCSD_OP_RESET => {
+                if let Some(d) = self.dec.as_ref() {
+                    if let Some(msg) = env.attached.missing_for(d) {
+                        return (not_init(d, msg, &mut *env.log, self.numbered), 0);
+                    }
+                }
                 self.proc_.reset(index);
                 if let Some(d) = self.dec.as_mut() {
                     d.reset(index);

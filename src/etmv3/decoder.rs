@@ -571,6 +571,10 @@ impl EtmV3Decoder {
 impl PacketDecoder for EtmV3Decoder {
     type Packet = ocsd_etmv3_pkt;
 
+    fn name(&self) -> &str {
+        EtmV3Decoder::name(self)
+    }
+
     fn packet_in(&mut self, index_sop: ocsd_trc_index_t, pkt: &ocsd_etmv3_pkt, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
         self.index = index_sop;
         let mut resp = OCSD_RESP_CONT;

@@ -1833,6 +1833,10 @@ impl EtmV4IPktDecoder {
 impl PacketDecoder for EtmV4IPktDecoder {
     type Packet = ocsd_etmv4_i_pkt;
 
+    fn name(&self) -> &str {
+        EtmV4IPktDecoder::name(self)
+    }
+
     fn packet_in(&mut self, index_sop: ocsd_trc_index_t, pkt: &ocsd_etmv4_i_pkt, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
         self.index_curr_pkt = index_sop;
         // memory may change between calls (clients can map and unmap)

@@ -190,6 +190,14 @@ impl ItmDecoder {
 impl PacketDecoder for ItmDecoder {
     type Packet = ocsd_itm_pkt;
 
+    fn name(&self) -> &str {
+        ItmDecoder::name(self)
+    }
+
+    fn uses_memory(&self) -> bool {
+        false
+    }
+
     fn packet_in(&mut self, index_sop: ocsd_trc_index_t, pkt: &ocsd_itm_pkt, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
         self.index_curr_pkt = index_sop;
         loop {

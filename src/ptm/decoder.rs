@@ -450,6 +450,10 @@ impl PtmDecoder {
 impl PacketDecoder for PtmDecoder {
     type Packet = ocsd_ptm_pkt;
 
+    fn name(&self) -> &str {
+        PtmDecoder::name(self)
+    }
+
     fn packet_in(&mut self, index_sop: ocsd_trc_index_t, pkt: &ocsd_ptm_pkt, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
         self.index = index_sop;
         let mut resp = OCSD_RESP_CONT;

@@ -198,6 +198,14 @@ impl StmDecoder {
 impl PacketDecoder for StmDecoder {
     type Packet = ocsd_stm_pkt;
 
+    fn name(&self) -> &str {
+        StmDecoder::name(self)
+    }
+
+    fn uses_memory(&self) -> bool {
+        false
+    }
+
     fn packet_in(&mut self, index_sop: ocsd_trc_index_t, pkt: &ocsd_stm_pkt, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
         self.index_curr_pkt = index_sop;
         let mut resp = OCSD_RESP_CONT;
