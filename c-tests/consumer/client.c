@@ -17,6 +17,15 @@ static ocsd_datapath_resp_t on_elem(const void *ctx, const ocsd_trc_index_t idx,
     return OCSD_RESP_CONT;
 }
 
+/* No program image: every read answers 0 bytes (OpenCSD's decoder needs a
+ * memory access interface attached before it runs). */
+static uint32_t no_mem(const void *ctx, const ocsd_vaddr_t addr, const ocsd_mem_space_acc_t space,
+                       const uint32_t req, uint8_t *buf)
+{
+    (void)ctx; (void)addr; (void)space; (void)req; (void)buf;
+    return 0;
+}
+
 int main(void)
 {
     /* One ETMv4 source, trace ID 0x10, as in the juno snapshot. */
@@ -43,6 +52,8 @@ int main(void)
     if (csid != 0x10)
         return 4;
     ocsd_dt_set_gen_elem_outfn(tree, on_elem, NULL);
+    if (ocsd_dt_add_callback_mem_acc(tree, 0, ~(ocsd_vaddr_t)0, OCSD_MEM_SPACE_ANY, no_mem, NULL) != OCSD_OK)
+        return 8;
     if (!OCSD_DATA_RESP_IS_CONT(ocsd_dt_process_data(tree, OCSD_OP_DATA, 0, sizeof(trace), trace, &used)))
         return 5;
     if (used != sizeof(trace))
