@@ -457,11 +457,17 @@ fn snapshot_decoder(
                 continue;
             }
             let space = AddressSpace(crate::config::mem_space_from_str(&d.space));
+            let raw = || MemoryImage::dump_file_region(&path, d.address, d.offset, (d.length > 0).then_some(d.length));
             let img = match std::fs::read(&path) {
-                Ok(data) if ElfImage::is_elf(&data) => {
-                    MemoryImage::elf_bytes(&path, data, (d.address != 0).then_some(d.address)).map_err(|e| Error::Snapshot(e.to_string()))
-                }
-                Ok(_) => MemoryImage::dump_file_region(&path, d.address, d.offset, (d.length > 0).then_some(d.length)),
+                Ok(data) if d.offset == 0 && ElfImage::is_elf(&data) => match MemoryImage::elf_bytes(&path, data, (d.address != 0).then_some(d.address)) {
+                    Ok(img) => Ok(img),
+                    Err(e) => {
+                        // as OpenCSD would: the file's bytes at the dump's address
+                        warnings.push(format!("{e}; mapped as raw bytes"));
+                        raw()
+                    }
+                },
+                Ok(_) => raw(),
                 Err(e) => Err(Error::Io { path: path.clone(), message: e.to_string() }),
             };
             match img.and_then(|i| decoder.add_memory(i.in_space(space))) {

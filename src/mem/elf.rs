@@ -7,7 +7,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use goblin::elf::program_header::{PF_X, PT_LOAD};
+use goblin::elf::program_header::{ProgramHeader, PF_X, PT_LOAD};
 
 /// One loadable segment: `data` is the segment's bytes in the file
 /// (p_filesz of them), mapped at `address`.
@@ -34,7 +34,8 @@ pub struct ElfImage {
     pub is_64: bool,
     pub machine: u16,
     pub entry: u64,
-    /// Executable PT_LOAD segments with bytes in the file, by address.
+    /// Executable PT_LOAD segments with bytes in the file, by address
+    /// (data segments are not needed to follow code, and may be cut off).
     pub segments: Vec<ElfSegment>,
 }
 
@@ -75,9 +76,18 @@ impl ElfImage {
         if data[5] == 2 {
             return Err(ElfError::BigEndian);
         }
-        let elf = goblin::elf::Elf::parse(&data).map_err(|e| ElfError::Malformed(e.to_string()))?;
+        // Only the ELF header and the program headers are read: section
+        // headers (often cut off in memory dumps of ELF files) are not needed.
+        let malformed = |e: goblin::error::Error| ElfError::Malformed(e.to_string());
+        let header = goblin::elf::Elf::parse_header(&data).map_err(malformed)?;
+        let ctx = goblin::container::Ctx::new(header.container().map_err(malformed)?, header.endianness().map_err(malformed)?);
+        let phoff = usize::try_from(header.e_phoff).map_err(|_| ElfError::Malformed("program header offset out of range".into()))?;
+        if phoff >= data.len() && header.e_phnum > 0 {
+            return Err(ElfError::Malformed(format!("program headers at 0x{phoff:x} are beyond the end of the file (0x{:x} bytes): truncated", data.len())));
+        }
+        let phdrs = ProgramHeader::parse(&data, phoff, header.e_phnum as usize, ctx).map_err(malformed)?;
         let mut segments = Vec::new();
-        for ph in elf.program_headers.iter().filter(|p| p.p_type == PT_LOAD && p.p_filesz > 0) {
+        for ph in phdrs.iter().filter(|p| p.p_type == PT_LOAD && p.p_filesz > 0 && p.p_flags & PF_X != 0) {
             let end = ph.p_offset.checked_add(ph.p_filesz);
             match end {
                 Some(end) if end <= data.len() as u64 => {}
@@ -92,9 +102,6 @@ impl ElfImage {
             }
             if ph.p_vaddr.checked_add(ph.p_filesz).is_none() {
                 return Err(ElfError::Malformed(format!("segment at 0x{:x} wraps the address space", ph.p_vaddr)));
-            }
-            if ph.p_flags & PF_X == 0 {
-                continue;
             }
             segments.push(ElfSegment {
                 address: ph.p_vaddr,
@@ -113,7 +120,7 @@ impl ElfImage {
                 return Err(ElfError::Overlap { a: a.address, a_end: a.address + a.size as u64, b: b.address, b_end: b.address + b.size as u64 });
             }
         }
-        Ok(ElfImage { is_64: elf.is_64, machine: elf.header.e_machine, entry: elf.entry, segments, data: Arc::new(data) })
+        Ok(ElfImage { is_64: ctx.container.is_big(), machine: header.e_machine, entry: header.e_entry, segments, data: Arc::new(data) })
     }
 
     /// Read and parse the file at `path`.
@@ -253,6 +260,18 @@ mod tests {
             assert_eq!(placed[0].address, 0x4000_0000);
             assert_eq!(placed[1].address, 0x4000_8000);
         }
+    }
+
+    #[test]
+    fn section_headers_and_data_beyond_the_file_do_not_matter() {
+        // a memory dump of an ELF: section headers and the data segment cut off
+        let mut f = build(true, &[(0x400000, RX, &[1, 2, 3, 4]), (0x410000, RW, &[7; 64])]);
+        f[40..48].copy_from_slice(&0x10_0000u64.to_le_bytes()); // e_shoff beyond the end
+        f[60..62].copy_from_slice(&12u16.to_le_bytes()); // e_shnum
+        f.truncate(f.len() - 32);
+        let img = ElfImage::parse(f).unwrap();
+        assert_eq!(img.segments.len(), 1);
+        assert_eq!(img.segments[0].address, 0x400000);
     }
 
     #[test]
