@@ -76,6 +76,10 @@ impl ElfImage {
         if data[5] == 2 {
             return Err(ElfError::BigEndian);
         }
+        let need = if data[4] == 2 { 64 } else { 52 };
+        if data.len() < need {
+            return Err(ElfError::Malformed(format!("truncated: {} bytes, the ELF header alone needs {need}", data.len())));
+        }
         // Only the ELF header and the program headers are read: section
         // headers (often cut off in memory dumps of ELF files) are not needed.
         let malformed = |e: goblin::error::Error| ElfError::Malformed(e.to_string());
