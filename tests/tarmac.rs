@@ -53,3 +53,11 @@ fn decode_matches_the_models_tarmac() {
     assert_eq!(report.ids[0].trace_id, 2);
     assert_eq!(report.ids[0].cpu, "cpu0");
 }
+
+#[test]
+#[ignore]
+fn show_tarmac() {
+    let Some(snap) = ack_test_scr() else { return };
+    let t = tarmac_of(&snap, true);
+    std::fs::write("/tmp/tarmac_002.txt", &t).unwrap();
+}

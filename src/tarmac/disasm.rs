@@ -1,9 +1,9 @@
 //! Instruction disassembly for the Tarmac writer, over the `yaxpeax-arm`
 //! crate (pure Rust, A64 and A32/T32).
 //!
-//! Branch and address-forming instructions get their absolute target
-//! appended, as Arm's models print it (`B $+0x10 ; 0x10310000`), since
-//! the disassembler only knows offsets.
+//! The disassembler writes PC-relative operands as offsets (`$+0x10`);
+//! for A64 and A32 they are replaced with the absolute target address,
+//! as Arm's models print them (`b 0x10310000`). T32 keeps the offset.
 
 use std::fmt::Write as _;
 
@@ -83,8 +83,11 @@ impl Disassembler {
                 let mut r = U8Reader::new(bytes);
                 match self.a64.decode(&mut r) {
                     Ok(inst) => {
+                        let from = out.len();
                         let _ = write!(out, "{}", inst);
-                        a64_target(&inst, addr, out);
+                        if let Some(t) = a64_target(&inst, addr) {
+                            absolute(out, from, t);
+                        }
                     }
                     Err(_) => out.push_str("<undefined>"),
                 }
@@ -94,9 +97,10 @@ impl Disassembler {
                 let mut r = U8Reader::new(bytes);
                 match dec.decode(&mut r) {
                     Ok(inst) => {
+                        let from = out.len();
                         let _ = write!(out, "{}", inst);
-                        if isa == Isa::A32 {
-                            a32_target(&inst, addr, out);
+                        if let Some(t) = aarch32_branch_target(isa, addr, bytes) {
+                            absolute(out, from, t);
                         }
                     }
                     Err(_) => out.push_str("<undefined>"),
@@ -106,29 +110,39 @@ impl Disassembler {
     }
 }
 
-/// ` ; 0xTARGET` for PC-relative operands of A64 instructions.
-fn a64_target(inst: &a64::Instruction, addr: u64, out: &mut String) {
-    for op in inst.operands.iter() {
-        if let a64::Operand::PCOffset(off) = op {
-            let base = if inst.opcode == a64::Opcode::ADRP { addr & !0xfff } else { addr };
-            let _ = write!(out, " ; {:#x}", base.wrapping_add(*off as u64));
-            return;
-        }
-    }
+/// Replace the `$+OFFSET` / `$-OFFSET` operand written from `from` on
+/// with `0xTARGET`.
+fn absolute(out: &mut String, from: usize, target: u64) {
+    let Some(p) = out[from..].find('$').map(|p| p + from) else { return };
+    let end = out[p..].find(|c: char| c == ',' || c.is_whitespace()).map_or(out.len(), |e| e + p);
+    out.replace_range(p..end, &format!("{:#x}", target));
 }
 
-/// ` ; 0xTARGET` for A32 branch immediates (relative to the instruction
-/// address + 8).
-fn a32_target(inst: &a32::Instruction, addr: u64, out: &mut String) {
-    for op in inst.operands.iter() {
-        let off = match op {
-            a32::Operand::BranchOffset(o) => (*o as i64) << 2,
-            a32::Operand::BranchThumbOffset(o) => (*o as i64) << 1,
-            _ => continue,
-        };
-        let _ = write!(out, " ; {:#x}", (addr as u32).wrapping_add(8).wrapping_add(off as u32));
-        return;
-    }
+/// Target of the PC-relative operand of an A64 instruction.
+fn a64_target(inst: &a64::Instruction, addr: u64) -> Option<u64> {
+    inst.operands.iter().find_map(|op| match op {
+        a64::Operand::PCOffset(off) => {
+            let base = if inst.opcode == a64::Opcode::ADRP { addr & !0xfff } else { addr };
+            Some(base.wrapping_add(*off as u64))
+        }
+        _ => None,
+    })
+}
+
+/// Target of an A32 / T32 direct branch, from the crate's own instruction
+/// decoder (the one instruction following uses).
+fn aarch32_branch_target(isa: Isa, addr: u64, bytes: &[u8]) -> Option<u64> {
+    use crate::abi::*;
+    let mut w = [0u8; 4];
+    w[..bytes.len().min(4)].copy_from_slice(&bytes[..bytes.len().min(4)]);
+    let mut info = ocsd_instr_info {
+        pe_type: ocsd_arch_profile_t { arch: ARCH_V8, profile: profile_CortexA },
+        isa: if isa == Isa::A32 { ocsd_isa_arm } else { ocsd_isa_thumb2 },
+        instr_addr: addr,
+        opcode: u32::from_le_bytes(w),
+        ..Default::default()
+    };
+    (crate::instr::decode_instruction(&mut info) == OCSD_OK && info.type_ == OCSD_INSTR_BR).then_some(info.branch_addr & !1)
 }
 
 #[cfg(test)]
@@ -145,15 +159,16 @@ mod tests {
     fn a64_branch_targets_are_absolute() {
         // B 0x10310000 at 0x10300000 (model's test_TARMAC line 1)
         let s = dis(Isa::A64, 0x1030_0000, &0x1400_4000u32.to_le_bytes());
-        assert!(s.starts_with("b "), "{}", s);
-        assert!(s.ends_with("; 0x10310000"), "{}", s);
+        assert_eq!(s, "b 0x10310000");
         // BL 0x163a0fb4 at 0x163a0ca8
         let s = dis(Isa::A64, 0x163a_0ca8, &0x9400_00c3u32.to_le_bytes());
-        assert!(s.starts_with("bl "), "{}", s);
-        assert!(s.ends_with("; 0x163a0fb4"), "{}", s);
+        assert_eq!(s, "bl 0x163a0fb4");
         // B.NE backwards: 0x54ffff01 at 0x1000 -> 0x1000 - 0x20
         let s = dis(Isa::A64, 0x1000, &0x54ff_ff01u32.to_le_bytes());
-        assert!(s.ends_with("; 0xfe0"), "{}", s);
+        assert_eq!(s, "b.ne 0xfe0");
+        // CBZ w0 with a register operand before the target
+        let s = dis(Isa::A64, 0x2000, &0x3400_0040u32.to_le_bytes());
+        assert_eq!(s, "cbz w0, 0x2008");
     }
 
     #[test]
@@ -161,19 +176,27 @@ mod tests {
         assert_eq!(dis(Isa::A64, 0, &0xd65f_03c0u32.to_le_bytes()), "ret");
         // ADRP x0, page +1 at 0x1234 -> 0x2000
         let s = dis(Isa::A64, 0x1234, &0xb000_0000u32.to_le_bytes());
-        assert!(s.starts_with("adrp x0"), "{}", s);
-        assert!(s.ends_with("; 0x2000"), "{}", s);
+        assert_eq!(s, "adrp x0, 0x2000");
     }
 
     #[test]
     fn a32_and_t32() {
         // BL {pc}+0x398 at 0x20158 -> 0x204f0 (tarmac-trace-utilities sample)
         let s = dis(Isa::A32, 0x20158, &0xeb00_00e4u32.to_le_bytes());
-        assert!(s.starts_with("bl "), "{}", s);
-        assert!(s.ends_with("; 0x204f0"), "{}", s);
+        assert_eq!(s, "bl 0x204f0");
+        // BNE {pc}-0xc at 0x202d8 -> 0x202cc
+        assert_eq!(dis(Isa::A32, 0x202d8, &0x1aff_fffbu32.to_le_bytes()), "bne 0x202cc");
         // T32 16-bit: MOVS r0,#1 = 0x2001
         let s = dis(Isa::T32, 0x8000, &0x2001u16.to_le_bytes());
         assert!(s.contains("r0"), "{}", s);
+        // T32 branches: BL (32-bit), B (16-bit, to itself), BEQ, CBZ, B.W
+        assert_eq!(dis(Isa::T32, 0x8000, &[0x00, 0xf0, 0x02, 0xf8]), "bl.w 0x8008");
+        assert_eq!(dis(Isa::T32, 0x8000, &0xe7feu16.to_le_bytes()), "b 0x8000");
+        assert_eq!(dis(Isa::T32, 0x8000, &0xd000u16.to_le_bytes()), "beq 0x8004");
+        assert_eq!(dis(Isa::T32, 0x8000, &0xb100u16.to_le_bytes()), "cbz r0, 0x8004");
+        assert_eq!(dis(Isa::T32, 0x8000, &[0x00, 0xf0, 0x00, 0xb8]), "b.w 0x8004");
+        // A32 BLX imm (to Thumb at +8)
+        assert_eq!(dis(Isa::A32, 0x1000, &0xfa00_0000u32.to_le_bytes()), "blx 0x1008");
         assert_eq!(t32_size(0x2001), 2);
         assert_eq!(t32_size(0xf000), 4);
         assert_eq!(t32_size(0xe800), 4);

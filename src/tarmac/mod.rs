@@ -67,3 +67,6 @@ pub use disasm::{Disassembler, Isa};
 pub use reader::{ReadError, RefInstr, Reference};
 pub use snapshot_source::decode_snapshot;
 pub use writer::{TarmacConfig, TarmacStats, TarmacWriter};
+
+#[cfg(test)]
+mod tests;
