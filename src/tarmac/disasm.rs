@@ -115,7 +115,16 @@ impl Disassembler {
 fn absolute(out: &mut String, from: usize, target: u64) {
     let Some(p) = out[from..].find('$').map(|p| p + from) else { return };
     let end = out[p..].find(|c: char| c == ',' || c.is_whitespace()).map_or(out.len(), |e| e + p);
-    out.replace_range(p..end, &format!("{:#x}", target));
+    // `0x` and the hex digits, built on the stack (no allocation)
+    let mut hex = [0u8; 18];
+    let digits = (64 - target.leading_zeros() as usize).div_ceil(4).max(1);
+    hex[0] = b'0';
+    hex[1] = b'x';
+    for i in 0..digits {
+        hex[2 + i] = b"0123456789abcdef"[((target >> (4 * (digits - 1 - i))) & 0xf) as usize];
+    }
+    // ASCII only, so always valid UTF-8
+    out.replace_range(p..end, std::str::from_utf8(&hex[..2 + digits]).unwrap_or(""));
 }
 
 /// Target of the PC-relative operand of an A64 instruction.
@@ -197,6 +206,9 @@ mod tests {
         assert_eq!(dis(Isa::T32, 0x8000, &[0x00, 0xf0, 0x00, 0xb8]), "b.w 0x8004");
         // A32 BLX imm (to Thumb at +8)
         assert_eq!(dis(Isa::A32, 0x1000, &0xfa00_0000u32.to_le_bytes()), "blx 0x1008");
+        // a branch to address 0 and one high in the address space
+        assert_eq!(dis(Isa::A64, 0x10, &0x17ff_fffcu32.to_le_bytes()), "b 0x0");
+        assert_eq!(dis(Isa::A64, 0xffff_ffc0_0000_0000, &0x1400_0001u32.to_le_bytes()), "b 0xffffffc000000004");
         assert_eq!(t32_size(0x2001), 2);
         assert_eq!(t32_size(0xf000), 4);
         assert_eq!(t32_size(0xe800), 4);
