@@ -32,4 +32,5 @@ pub mod itm;
 pub mod dcd_tree;
 pub mod printers;
 pub mod snapshot;
+pub mod perf;
 pub mod capi;
