@@ -6,9 +6,12 @@
 //! - [`dump`]: the packet dump `perf report -D` prints.
 #![forbid(unsafe_code)]
 
+pub mod autofdo;
 pub mod cs_meta;
+pub mod decode;
 pub mod dump;
 pub mod file;
+pub mod spaces;
 
 pub use cs_meta::CsMeta;
 pub use file::PerfData;

@@ -1,7 +1,9 @@
 //! `ocsd perf FILE`: CoreSight trace in a perf.data recording, without perf.
 //! A thin layer over `opencsd_c_api::perf`.
 
+use std::cell::RefCell;
 use std::io::Write;
+use std::rc::Rc;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -28,6 +30,29 @@ pub struct PerfArgs {
     /// OpenCSD 1.3.x) or 1.8 (OpenCSD 1.8.0, this library).
     #[arg(long, value_name = "VERSION", default_value = "1.3")]
     pub dump_text: String,
+    /// Print one `FROM => TO` line per branch sample, as
+    /// `perf script -F ip,addr --itrace=b` does.
+    #[arg(long)]
+    pub branches: bool,
+    /// Write an AutoFDO profile (simpleperf inject's text format) to OUT.
+    #[arg(long, value_name = "OUT")]
+    pub autofdo: Option<PathBuf>,
+}
+
+/// Prints branch samples as perf script does.
+struct BranchPrinter<W: Write> {
+    w: W,
+    err: Option<std::io::Error>,
+}
+
+impl<W: Write> perf::decode::SampleSink for BranchPrinter<W> {
+    fn branch(&mut self, b: &perf::decode::BranchSample) {
+        if self.err.is_none() {
+            if let Err(e) = writeln!(self.w, " {:>16x} => {:>16x}", b.from, b.to) {
+                self.err = Some(e);
+            }
+        }
+    }
 }
 
 fn block_mode(s: &str) -> Result<BlockMode, String> {
@@ -66,6 +91,31 @@ fn run_inner(args: &PerfArgs) -> Result<(), PerfError> {
         let mut w = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
         perf::dump::dump(&pd, &meta, mode, style, &mut w)?;
         w.flush().map_err(|e| PerfError::Io(e.to_string()))?;
+    }
+    let warn = |ws: Vec<String>| {
+        for w in ws {
+            eprintln!("{}", w);
+        }
+    };
+    if args.branches {
+        let spaces = perf::spaces::Spaces::new(&pd, args.symfs.as_deref());
+        let stdout = std::io::stdout();
+        let p = Rc::new(RefCell::new(BranchPrinter { w: std::io::BufWriter::with_capacity(1 << 16, stdout.lock()), err: None }));
+        warn(perf::decode::decode(&pd, &meta, mode, spaces, p.clone())?.1);
+        let mut p = p.borrow_mut();
+        if let Some(e) = p.err.take() {
+            return Err(PerfError::Io(e.to_string()));
+        }
+        p.w.flush().map_err(|e| PerfError::Io(e.to_string()))?;
+    }
+    if let Some(out) = &args.autofdo {
+        // simpleperf decodes each AUX record's data, format from its flags
+        let spaces = perf::spaces::Spaces::new(&pd, args.symfs.as_deref());
+        let a = Rc::new(RefCell::new(perf::autofdo::AutoFdo::default()));
+        let spaces = perf::decode::decode(&pd, &meta, BlockMode::ByAux, spaces, a.clone())?;
+        warn(spaces.1);
+        let mut f = std::io::BufWriter::new(std::fs::File::create(out).map_err(|e| PerfError::Io(format!("{}: {}", out.display(), e)))?);
+        a.borrow().write(&spaces.0, &mut f).and_then(|_| f.flush()).map_err(|e| PerfError::Io(format!("{}: {}", out.display(), e)))?;
     }
     Ok(())
 }
