@@ -161,6 +161,7 @@ impl Spaces {
                 }
             }
         }
+        cands.dedup();
         let mut found = None;
         for c in cands {
             tried.push(c.display().to_string());
