@@ -779,7 +779,10 @@ impl EtmV4IPktDecoder {
                 self.res.discard = true;
             }
             ETM4_PKT_I_Q => {
-                let count = pkt.Q_pkt.q_count.min(i32::MAX as u32) as i32;
+                // OpenCSD keeps the count in an int: counts above i32::MAX wrap
+                // negative, walk no instructions and are reported back as the
+                // original unsigned value in the I_RANGE_NOPATH element.
+                let count = pkt.Q_pkt.q_count as i32;
                 let addr = if pkt.Q_pkt.addr_present() != 0 {
                     self.curr_spec_depth = self.curr_spec_depth.saturating_add(1);
                     Some(etmv4_addr_val_t { val: pkt.v_addr.val, isa: pkt.v_addr_ISA })
@@ -887,17 +890,16 @@ impl EtmV4IPktDecoder {
 
     fn commit_elements(&mut self, ctx: &mut DecodeCtx) -> ocsd_err_t {
         let num_commit_req = self.res.commit;
-        let mut err_idx: ocsd_trc_index_t = 0;
         let mut context_flush = false;
         let mut err = OCSD_OK;
         self.out.reset();
 
         while self.res.commit > 0 && err == OCSD_OK && !context_flush {
             let Some(back) = self.stack.back().copied() else {
-                err = self.seq_err(ctx.log, OCSD_ERR_COMMIT_PKT_OVERRUN, err_idx, "Not enough elements to commit");
+                // OpenCSD 1.8.0 reports this overrun at trace index 0
+                err = self.seq_err(ctx.log, OCSD_ERR_COMMIT_PKT_OVERRUN, 0, "Not enough elements to commit");
                 break;
             };
-            err_idx = back.root_index;
             let mut pop = true;
             match back.kind {
                 P0Kind::TrcOn => {
@@ -967,6 +969,13 @@ impl EtmV4IPktDecoder {
                         err = self.process_exception(ctx);
                         if self.state != State::NoSync {
                             self.res.commit -= 1;
+                        } else if err == OCSD_OK {
+                            // OpenCSD counts the exception as committed even
+                            // when processing it reset the decoder: the
+                            // count drops below zero, the emptied stack is
+                            // then short of elements and a commit overrun is
+                            // reported (and the decoder reset) as well.
+                            err = self.seq_err(ctx.log, OCSD_ERR_COMMIT_PKT_OVERRUN, 0, "Not enough elements to commit");
                         }
                     }
                     if self.state == State::NoSync {
@@ -1556,7 +1565,9 @@ impl EtmV4IPktDecoder {
                     }
                 }
                 _ => {
-                    return self.seq_err(ctx.log, OCSD_ERR_BAD_PACKET_SEQ, excep_idx, "Address missing in exception packet.");
+                    // reported at the packet being decoded, not at the exception
+                    let ci = self.index_curr_pkt;
+                    return self.seq_err(ctx.log, OCSD_ERR_BAD_PACKET_SEQ, ci, "Address missing in exception packet.");
                 }
             }
         }

@@ -480,3 +480,74 @@ fn corrupt_input_does_not_panic() {
         h.eot();
     }
 }
+
+#[test]
+fn exception_without_address_reports_commit_overrun_too() {
+    // An exception packet followed by an atom instead of its address: the
+    // atom commits the exception, which finds no address. OpenCSD reports the
+    // error at the packet being decoded (the atom), resets, then still counts
+    // the exception as committed, so a commit overrun (at index 0) follows
+    // before the decoder waits for a new sync.
+    let mut h = Harness::new(cfg(0, false), &program());
+    h.sync_at(0x1000, 0);
+    h.take();
+    h.pkt(except(3)); // idx 4
+    h.pkt(atoms("E")); // idx 5
+    assert_eq!(
+        h.log.0,
+        vec![
+            "DCD_ETMV4_0016 : 0x0013 (OCSD_ERR_BAD_PACKET_SEQ) [Bad packet sequence]; TrcIdx=5; CS ID=10; Address missing in exception packet.",
+            "DCD_ETMV4_0016 : 0x001a (OCSD_ERR_COMMIT_PKT_OVERRUN) [Overrun in commit packet stack - tried to commit more than available]; TrcIdx=0; CS ID=10; Not enough elements to commit",
+        ]
+    );
+    // trace on and context were committed (and sent, on the context flush)
+    // before the exception was reached
+    let mut want: Vec<String> = SYNC_ELEMS[1..].iter().map(|s| s.to_string()).collect();
+    want.push("5:10:OCSD_GEN_TRC_ELEM_NO_SYNC( [bad-packet])".into());
+    assert_eq!(h.take(), want);
+    // decoding resumes after a new sync
+    h.sync_at(0x1000, 0);
+    h.pkt(atoms("N"));
+    let got = h.take();
+    assert_eq!(
+        got.last().map(String::as_str),
+        Some("10:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x1000:[0x100c] num_i(3) last_sz(4) (ISA=A64) N BR   <cond>)")
+    );
+    assert_eq!(h.log.0.len(), 2);
+}
+
+#[test]
+fn commit_overrun_is_reported_at_index_zero() {
+    let mut h = Harness::new(cfg(8, false), &program());
+    h.sync_at(0x1000, 0);
+    h.take();
+    h.pkt(atoms("N")); // idx 4
+    let mut cm = typed(ETM4_PKT_I_COMMIT);
+    cm.commit_elements = 5;
+    h.pkt(cm); // idx 5: one atom + trace on + context committed, then short
+    assert_eq!(
+        h.log.0,
+        vec!["DCD_ETMV4_0016 : 0x001a (OCSD_ERR_COMMIT_PKT_OVERRUN) [Overrun in commit packet stack - tried to commit more than available]; TrcIdx=0; CS ID=10; Not enough elements to commit"]
+    );
+}
+
+#[test]
+fn q_count_above_i32_max_wraps_like_opencsd() {
+    // OpenCSD holds the Q count in an int: a count above i32::MAX walks no
+    // instructions and the no-path range reports the original count.
+    let mut h = Harness::new(cfg(0, false), &program());
+    h.sync_at(0x1000, 0);
+    h.take();
+    let mut q = typed(ETM4_PKT_I_Q);
+    q.Q_pkt.q_count = 2_998_923_684;
+    q.Q_pkt.set_addr_present(1);
+    q.v_addr.val = 0x1020;
+    h.pkt(q);
+    let got = h.take();
+    assert_eq!(
+        got.last().map(String::as_str),
+        Some("4:10:OCSD_GEN_TRC_ELEM_I_RANGE_NOPATH(first 0x1000:[next 0x1020] num_i(2998923684) )"),
+        "{:?}",
+        got
+    );
+}
