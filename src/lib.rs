@@ -2,6 +2,7 @@
 //!
 //! The crate mirrors the decode pipeline:
 //! - [`deformatter`]: CoreSight frame deformatter (trace ID demultiplexing);
+//! - [`config`]: protocol configurations from ID / control register values;
 //! - one module per protocol ([`etmv4`], [`ete`], [`etmv3`], [`ptm`],
 //!   [`stm`], [`itm`]), each with its packet types, packet processor,
 //!   packet decoder and packet text;
@@ -21,6 +22,7 @@
 pub mod abi;
 pub mod common;
 pub mod deformatter;
+pub mod config;
 pub mod mem;
 pub mod instr;
 pub mod etmv4;

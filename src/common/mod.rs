@@ -15,7 +15,7 @@ use crate::abi::*;
 use crate::abi::gen_elem::ocsd_generic_trace_elem;
 
 pub use elem_queue::ElemQueue;
-pub use error::{ErrorLog, OcsdError};
+pub use error::{ComponentLog, ErrorLog, OcsdError};
 
 /// A protocol packet: the `#[repr(C)]` packet struct of the protocol
 /// (`ocsd_etmv4_i_pkt`, ...) that C clients receive through packet sink and
