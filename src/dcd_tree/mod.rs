@@ -313,11 +313,6 @@ impl DeformatterOut for TreeOut<'_> {
     fn id_data(&mut self, id: u8, index: ocsd_trc_index_t, data: &[u8], tail: &[u8]) -> (ocsd_datapath_resp_t, usize) {
         let TreeOut { stacks, mapper, sink, logger, .. } = self;
         match stacks.get_mut(id as usize).and_then(|s| s.as_deref_mut()) {
-            // As in OpenCSD, a packet processor refuses an empty data block:
-            // a frame that switches to an attached ID without giving it a
-            // byte (seen on corrupted trace) stops the data path, as an
-            // empty block does on a single-source tree.
-            Some(_) if data.is_empty() => (OCSD_RESP_FATAL_INVALID_PARAM, 0),
             Some(stack) => {
                 let mut env = StackEnv { elem_sink: Some(&mut **sink), mem: *mapper, log: *logger };
                 stack.data_in_tail(index, data, tail, &mut env)

@@ -46,5 +46,3 @@ mod conformance_tests;
 mod pkt_proc_tests;
 #[cfg(test)]
 mod decoder_tests;
-#[cfg(test)]
-mod tree_tests;
