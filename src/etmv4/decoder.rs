@@ -1103,13 +1103,14 @@ impl EtmV4IPktDecoder {
                 break;
             }
         }
-        if self.state == State::NoSync {
-            self.cancel_keep.clear();
-            return err;
-        }
-        // put back what the cancel does not affect, newest at the front
+        // put back what the cancel does not affect, newest at the front;
+        // as in OpenCSD this happens even when an overrun reset the decoder,
+        // so those elements wait on the emptied stack for the next sync
         while let Some(e) = self.cancel_keep.pop() {
             self.stack.push_front(e);
+        }
+        if self.state == State::NoSync {
+            return err;
         }
         self.curr_spec_depth = self.curr_spec_depth.saturating_sub(num_cancel_req.saturating_sub(self.res.cancel));
         err

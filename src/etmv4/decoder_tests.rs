@@ -551,3 +551,30 @@ fn q_count_above_i32_max_wraps_like_opencsd() {
         got
     );
 }
+
+#[test]
+fn cancel_overrun_keeps_timestamps_for_later() {
+    // Cancelling more than is stacked is an overrun: error at the cancel
+    // packet and a reset. The timestamp set aside by the cancel goes back on
+    // the stack all the same (as in OpenCSD) and comes out at end of trace.
+    let mut h = Harness::new(cfg(8, false), &program());
+    h.sync_at(0x1000, 0);
+    h.take();
+    h.pkt(atoms("E")); // idx 4
+    let mut ts = typed(ETM4_PKT_I_TIMESTAMP);
+    ts.ts.timestamp = 0x99;
+    h.pkt(ts); // idx 5
+    let mut c = typed(ETM4_PKT_I_CANCEL_F1);
+    c.cancel_elements = 3;
+    h.pkt(c); // idx 6
+    assert_eq!(
+        h.log.0,
+        vec!["DCD_ETMV4_0016 : 0x001a (OCSD_ERR_COMMIT_PKT_OVERRUN) [Overrun in commit packet stack - tried to commit more than available]; TrcIdx=6; CS ID=10; Not enough elements to cancel"]
+    );
+    assert_eq!(h.take(), vec!["6:10:OCSD_GEN_TRC_ELEM_NO_SYNC( [bad-packet])"]);
+    h.eot();
+    assert_eq!(
+        h.take(),
+        vec!["5:10:OCSD_GEN_TRC_ELEM_TIMESTAMP( [ TS=0x000000000099]; )", "6:10:OCSD_GEN_TRC_ELEM_EO_TRACE( [end-of-trace])"]
+    );
+}
