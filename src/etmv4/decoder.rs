@@ -1605,9 +1605,13 @@ impl EtmV4IPktDecoder {
                             excep_idx,
                             "Warning: unsupported instruction set processing exception packet.",
                         );
-                        return OCSD_OK;
+                    } else {
+                        self.log(ctx.log, OCSD_ERR_SEV_ERROR, err, excep_idx, "Error processing exception packet.");
                     }
-                    return self.seq_err(ctx.log, err, excep_idx, "Error processing exception packet.");
+                    // unlike an atom, OpenCSD does not resynchronise after a
+                    // failed walk to the exception's return address: the
+                    // error goes back up the data path
+                    return err;
                 }
                 let mut range_out = false;
                 if res == WpRes::Found {
@@ -1776,8 +1780,7 @@ impl EtmV4IPktDecoder {
                 let a = match self.stack.back_at(pos) {
                     Some(P0Elem { kind: P0Kind::Addr, data: P0Data::Addr(a), .. }) => a,
                     _ => {
-                        let ci = self.index_curr_pkt;
-                        self.log(ctx.log, OCSD_ERR_SEV_ERROR, OCSD_ERR_BAD_PACKET_SEQ, ci, "Address missing in Q packet.");
+                        self.log(ctx.log, OCSD_ERR_SEV_ERROR, OCSD_ERR_BAD_PACKET_SEQ, idx, "Address missing in Q packet.");
                         return OCSD_ERR_BAD_PACKET_SEQ;
                     }
                 };
@@ -1815,8 +1818,8 @@ impl EtmV4IPktDecoder {
             }
         }
         if err != OCSD_OK {
-            let ci = self.index_curr_pkt;
-            self.log(ctx.log, OCSD_ERR_SEV_ERROR, err, ci, "Error processing Q packet");
+            // reported at the Q packet, as OpenCSD does
+            self.log(ctx.log, OCSD_ERR_SEV_ERROR, err, idx, "Error processing Q packet");
             return err;
         }
         let mut incomplete = true;

@@ -578,3 +578,37 @@ fn cancel_overrun_keeps_timestamps_for_later() {
         vec!["5:10:OCSD_GEN_TRC_ELEM_TIMESTAMP( [ TS=0x000000000099]; )", "6:10:OCSD_GEN_TRC_ELEM_EO_TRACE( [end-of-trace])"]
     );
 }
+
+#[test]
+fn failed_walk_to_exception_return_address_is_fatal() {
+    // An instruction range limit of 2 and an exception whose return address
+    // is 3 instructions on: the walk fails. For an exception (unlike an
+    // atom) OpenCSD logs the error and passes it up: the data path stops.
+    let dec = EtmV4IPktDecoder::with_env(16, cfg(0, false), 2, false);
+    let mut h = Harness::with_dec(dec, &program());
+    h.sync_at(0x1000, 0);
+    h.take();
+    assert_eq!(h.pkt(except(3)), OCSD_RESP_CONT); // idx 4
+    assert_eq!(h.pkt(addr(0x100c)), OCSD_RESP_FATAL_INVALID_DATA); // idx 5
+    assert_eq!(
+        h.log.0.last().map(String::as_str),
+        Some("DCD_ETMV4_0016 : 0x002d (OCSD_ERR_I_RANGE_LIMIT_OVERRUN) [An optional limit on consecutive instructions in range during decode has been exceeded.]; TrcIdx=4; CS ID=10; Error processing exception packet.")
+    );
+    // no resynchronisation element: the decoder did not reset
+    assert!(!h.take().iter().any(|e| e.contains("NO_SYNC")));
+}
+
+#[test]
+fn q_without_address_is_reported_at_the_q_packet() {
+    let mut h = Harness::new(cfg(0, false), &program());
+    h.sync_at(0x1000, 0);
+    h.take();
+    let mut q = typed(ETM4_PKT_I_Q);
+    q.Q_pkt.q_count = 2;
+    h.pkt(q); // idx 4, waits for its address
+    assert_eq!(h.pkt(atoms("E")), OCSD_RESP_FATAL_INVALID_DATA); // idx 5
+    assert_eq!(
+        h.log.0.last().map(String::as_str),
+        Some("DCD_ETMV4_0016 : 0x0013 (OCSD_ERR_BAD_PACKET_SEQ) [Bad packet sequence]; TrcIdx=4; CS ID=10; Address missing in Q packet.")
+    );
+}
