@@ -741,9 +741,11 @@ impl EtmV4IPktDecoder {
             ETM4_PKT_I_EVENT => self.stack.push_params(P0Kind::Event, false, t, idx, &[pkt.event_val as u32]),
             ETM4_PKT_I_CCNT_F1 | ETM4_PKT_I_CCNT_F2 | ETM4_PKT_I_CCNT_F3 => {
                 self.stack.push_params(P0Kind::Cc, false, t, idx, &[pkt.cycle_count]);
-                if pkt.pkt_valid.commit_elem_valid() != 0 {
-                    self.res.commit = pkt.commit_elements.min(i32::MAX as u32) as i32;
-                }
+                // OpenCSD takes the packet's commit count whether or not this
+                // packet carried one: without a commit field (TRCIDR0.COMMOPT
+                // set) that is the count of the last commit-carrying packet
+                // since the processor last reset.
+                self.res.commit = pkt.commit_elements.min(i32::MAX as u32) as i32;
             }
             ETM4_PKT_I_TIMESTAMP => {
                 let ts = pkt.ts.timestamp;

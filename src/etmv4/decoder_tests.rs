@@ -612,3 +612,28 @@ fn q_without_address_is_reported_at_the_q_packet() {
         Some("DCD_ETMV4_0016 : 0x0013 (OCSD_ERR_BAD_PACKET_SEQ) [Bad packet sequence]; TrcIdx=4; CS ID=10; Address missing in Q packet.")
     );
 }
+
+#[test]
+fn cycle_count_reuses_last_commit_count() {
+    // With TRCIDR0.COMMOPT set, cycle count packets carry no commit field;
+    // OpenCSD still takes the packet's commit count, which is the last one
+    // seen (here the commit packet's 1), so the cycle count commits an atom.
+    let mut h = Harness::new(cfg(8, false), &program());
+    h.sync_at(0x1000, 0);
+    h.take();
+    h.pkt(atoms("N")); // idx 4
+    let mut cm = typed(ETM4_PKT_I_COMMIT);
+    cm.commit_elements = 1;
+    h.pkt(cm); // idx 5
+    h.take();
+    h.pkt(atoms("E")); // idx 6
+    let mut cc = typed(ETM4_PKT_I_CCNT_F3);
+    cc.cycle_count = 3;
+    cc.commit_elements = 1; // left over from the commit packet, not valid
+    h.pkt(cc); // idx 7
+    assert_eq!(
+        h.take(),
+        vec!["6:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x100c:[0x1014] num_i(2) last_sz(4) (ISA=A64) E BR  b+link )"]
+    );
+    assert!(h.log.0.is_empty(), "{:?}", h.log.0);
+}
