@@ -64,6 +64,8 @@ pub struct Spaces {
     pub warnings: Vec<String>,
     /// First ITRACE_START thread per CPU (context when the trace has none).
     pub itrace_tid: HashMap<u32, i32>,
+    /// Last command name per thread (COMM records).
+    comm: HashMap<i32, String>,
 }
 
 impl Spaces {
@@ -76,6 +78,7 @@ impl Spaces {
             symfs: symfs.map(|p| p.to_path_buf()),
             warnings: Vec::new(),
             itrace_tid: HashMap::new(),
+            comm: HashMap::new(),
         };
         let mut bin_index: HashMap<String, usize> = HashMap::new();
         for r in &pd.sideband {
@@ -99,8 +102,9 @@ impl Spaces {
                         s.tid_to_pid.insert(m.tid, m.pid);
                     }
                 }
-                Sideband::Comm { pid, tid, .. } => {
+                Sideband::Comm { pid, tid, name, .. } => {
                     s.tid_to_pid.insert(*tid, *pid);
+                    s.comm.insert(*tid, name.clone());
                 }
                 Sideband::Fork { pid, tid, .. } => {
                     s.tid_to_pid.insert(*tid, *pid);
@@ -115,6 +119,15 @@ impl Spaces {
             }
         }
         s
+    }
+
+    /// The thread's command name (its process's, else `tid N`).
+    pub fn comm_of(&self, tid: i32) -> String {
+        self.comm
+            .get(&tid)
+            .or_else(|| self.comm.get(&self.pid_of(tid)))
+            .cloned()
+            .unwrap_or_else(|| if tid < 0 { "[unknown]".into() } else { format!("tid {}", tid) })
     }
 
     pub fn pid_of(&self, tid: i32) -> i32 {
