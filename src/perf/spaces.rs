@@ -66,6 +66,8 @@ pub struct Spaces {
     pub itrace_tid: HashMap<u32, i32>,
     /// Last command name per thread (COMM records).
     comm: HashMap<i32, String>,
+    /// The last read's thread and mapping (reads come in runs).
+    last: Option<(i32, Map)>,
 }
 
 impl Spaces {
@@ -79,6 +81,7 @@ impl Spaces {
             warnings: Vec::new(),
             itrace_tid: HashMap::new(),
             comm: HashMap::new(),
+            last: None,
         };
         let mut bin_index: HashMap<String, usize> = HashMap::new();
         for r in &pd.sideband {
@@ -212,7 +215,14 @@ impl Spaces {
 
     /// Read target memory of thread `tid` at `addr`: bytes read.
     pub fn read(&mut self, tid: i32, addr: u64, buf: &mut [u8]) -> usize {
-        let Some(m) = self.find_map(tid, addr).cloned() else { return 0 };
+        let m = match &self.last {
+            Some((t, m)) if *t == tid && addr >= m.start && addr < m.end => m.clone(),
+            _ => {
+                let Some(m) = self.find_map(tid, addr).cloned() else { return 0 };
+                self.last = Some((tid, m.clone()));
+                m
+            }
+        };
         let Some(data) = self.load(m.bin) else { return 0 };
         let n = (buf.len() as u64).min(m.end - addr) as usize;
         let off = addr - m.start + m.pgoff;

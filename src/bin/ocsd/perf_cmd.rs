@@ -81,6 +81,8 @@ fn block_mode(s: &str) -> Result<BlockMode, String> {
 pub fn run(args: &PerfArgs) -> ExitCode {
     match run_inner(args) {
         Ok(()) => ExitCode::SUCCESS,
+        // output closed early (`| head`): not an error
+        Err(PerfError::Io(m)) if m.contains("Broken pipe") => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("ocsd perf: {}: {}", args.file.display(), e);
             let _ = e;
