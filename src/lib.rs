@@ -62,7 +62,9 @@
 //! - [`printers`]: generic element and raw frame text;
 //! - [`api`]: the safe Rust API;
 //! - [`capi`]: the thin C API layer (`ocsd_*` functions);
-//! - [`snapshot`]: the snapshot reader used by `trc_pkt_lister`.
+//! - [`snapshot`]: the snapshot reader used by `trc_pkt_lister`;
+//! - [`tarmac`]: Tarmac output of the decoded instructions, and comparison
+//!   with a reference execution trace.
 //!
 //! Unsafe code is confined to the C ABI types, the C API layer and the
 //! element printer's extended-data read: the pipeline modules and the Rust
@@ -86,4 +88,5 @@ pub mod itm;
 pub mod dcd_tree;
 pub mod printers;
 pub mod snapshot;
+pub mod tarmac;
 pub mod capi;
