@@ -25,6 +25,7 @@ pub mod abi;
 pub mod common;
 pub mod deformatter;
 pub mod config;
+pub mod api;
 pub mod mem;
 pub mod instr;
 pub mod etmv4;

@@ -75,6 +75,9 @@ pub trait PacketOut<P> {
 pub trait PacketProcessor {
     type Packet: TracePacket;
 
+    /// The component name it logs under (`PKTP_ETMV4I_0016`).
+    fn name(&self) -> &str;
+
     /// Process `data`, whose first byte is at trace index `index`. For each
     /// complete packet call `out.packet`. Returns the response and the number
     /// of bytes consumed; stops early (consumed < len) after a packet whose

@@ -254,9 +254,9 @@ impl ProtocolConfig {
     /// core's architecture / profile. `missing` is told, in register order,
     /// of each register that is absent: with `Some(default)` when a default
     /// is used, `None` when it is required (the result is then an error).
-    pub fn from_registers(
+    pub fn from_registers<R: RegisterSource + ?Sized>(
         protocol: Protocol,
-        regs: &dyn RegisterSource,
+        regs: &R,
         ap: ocsd_arch_profile_t,
         missing: &mut dyn FnMut(&str, Option<u32>),
     ) -> Result<ProtocolConfig, ConfigError> {

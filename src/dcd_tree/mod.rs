@@ -250,9 +250,6 @@ impl DecodeTree {
                 debug_assert_eq!(*src_type, OCSD_TRC_SRC_SINGLE);
                 match stacks[0].as_deref_mut() {
                     Some(stack) => {
-                        if op == OCSD_OP_DATA && data.is_empty() {
-                            return (OCSD_RESP_FATAL_INVALID_PARAM, 0);
-                        }
                         let mut env = StackEnv { elem_sink: Some(sink), mem: mapper, log: logger.as_mut() };
                         if op == OCSD_OP_DATA {
                             stack.data_in_tail(index, data, tail, &mut env)

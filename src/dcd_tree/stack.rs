@@ -5,7 +5,7 @@ use std::any::Any;
 use std::os::raw::c_void;
 
 use crate::abi::*;
-use crate::common::{ComponentLog, DecodeCtx, ElemQueue, ErrorLog, GenElemSink, MemAccess, PacketDecoder, PacketOut, PacketProcessor, TracePacket};
+use crate::common::{ComponentLog, DecodeCtx, ElemQueue, ErrorLog, GenElemSink, MemAccess, OcsdError, PacketDecoder, PacketOut, PacketProcessor, TracePacket};
 
 /// Watches the packets of one trace ID: the client's packet sink or packet
 /// monitor callback, or a packet printer.
@@ -265,6 +265,22 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
     }
 
     fn data_in_tail(&mut self, index: ocsd_trc_index_t, data: &[u8], tail: &[u8], env: &mut StackEnv) -> (ocsd_datapath_resp_t, usize) {
+        if data.is_empty() {
+            // OpenCSD's packet processor base refuses an empty block: a
+            // fatal error (a frame deformatter can hand one over, for an ID
+            // that starts at the end of a frame with no data yet)
+            let (proc_, mut out) = self.split(env);
+            let name = proc_.name().to_string();
+            out.logger().log_error(
+                &name,
+                &OcsdError::with_msg(
+                    OCSD_ERR_SEV_ERROR,
+                    OCSD_ERR_INVALID_PARAM_VAL,
+                    "Packet Processor: Zero length data block or NULL pointer error\n",
+                ),
+            );
+            return (OCSD_RESP_FATAL_INVALID_PARAM, 0);
+        }
         // elements still owed to a waiting client go first
         if !self.queue.is_empty() {
             let r = self.deliver(env);

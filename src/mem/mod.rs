@@ -14,6 +14,8 @@ use std::sync::Arc;
 use crate::abi::*;
 use crate::common::MemAccess;
 
+pub mod elf;
+
 /// A client read function: (address, memory space, trace ID, buffer) ->
 /// bytes read.
 pub type ReadFn = Box<dyn FnMut(ocsd_vaddr_t, ocsd_mem_space_acc_t, u8, &mut [u8]) -> usize + Send>;
