@@ -37,7 +37,7 @@ pub struct Divergence {
     /// Position within its segment (0-based).
     pub in_segment: u64,
     /// Trace index (byte offset in the trace) of the element holding it.
-    pub trace_index: ocsd_trc_index_t,
+    pub trace_index: u64,
     pub addr: u64,
     pub isa: Isa,
     /// Opcode read from memory (`None`: not readable).
@@ -257,7 +257,7 @@ struct Pos {
     segment: u64,
     instr_no: u64,
     in_segment: u64,
-    trace_index: ocsd_trc_index_t,
+    trace_index: u64,
 }
 
 struct IdState {
@@ -295,7 +295,7 @@ impl<'r> Comparer<'r> {
 
     /// Take one decoded element (trace index `index`, trace ID
     /// `trace_id`); `mem` is the target memory of the decode.
-    pub fn element(&mut self, index: ocsd_trc_index_t, trace_id: u8, elem: &ocsd_generic_trace_elem, mem: &mut dyn MemAccess) {
+    pub fn element(&mut self, index: u64, trace_id: u8, elem: &ocsd_generic_trace_elem, mem: &mut dyn MemAccess) {
         let ncpus = self.refs.cpus.len();
         let st = self.ids[trace_id as usize].get_or_insert_with(|| IdState {
             ctx: None,

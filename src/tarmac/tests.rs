@@ -208,7 +208,7 @@ fn reference(cpus: &[(&str, &[u64])]) -> Reference {
     Reference::read(text.as_bytes(), "ref").unwrap()
 }
 
-fn run_compare(refs: &Reference, elems: &[(u32, ocsd_generic_trace_elem)]) -> CompareReport {
+fn run_compare(refs: &Reference, elems: &[(u64, ocsd_generic_trace_elem)]) -> CompareReport {
     let mut mem = word_mem(0x1000, 0x1000);
     let mut c = Comparer::new(refs);
     for (idx, e) in elems {

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use opencsd_c_api::api::{AddressSpace, Decoder, DecoderBuilder, Element, ElementKind, MemoryImage};
+use opencsd_c_api::tarmac::{Comparer, Reference, TarmacConfig, TarmacWriter};
 
 use crate::config_file::{self, parse_num};
 use crate::{CompareArgs, DecodeArgs, Format, InputArgs};
@@ -154,6 +155,7 @@ fn progress_bar(len: u64) -> Option<indicatif::ProgressBar> {
 enum Out {
     Text,
     Json,
+    Tarmac,
 }
 
 pub fn run_decode(a: &DecodeArgs) -> ExitCode {
@@ -167,9 +169,7 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
     let out_kind = match a.format {
         Format::Text => Out::Text,
         Format::Json => Out::Json,
-        Format::Tarmac => {
-            return Err(Failure::input("--format tarmac is not available in this build (the Tarmac writer is not built in)"));
-        }
+        Format::Tarmac => Out::Tarmac,
     };
     let (mut dec, trace_path) = open_input(&a.input, a.stats)?;
     let trace_name = trace_path.display().to_string();
@@ -180,6 +180,9 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
         Some(p) => Box::new(BufWriter::with_capacity(1 << 16, File::create(p).map_err(|e| Failure::input(format!("{}: cannot create: {e}", p.display())))?)),
         None => Box::new(BufWriter::with_capacity(1 << 16, std::io::stdout().lock())),
     };
+    // Tarmac: the writer takes the output over for the decode
+    let mut tarmac = matches!(out_kind, Out::Tarmac)
+        .then(|| TarmacWriter::new(std::mem::replace(&mut out, Box::new(std::io::sink())), TarmacConfig { disasm: !a.no_disasm }));
     let pb = progress_bar(len);
     let start = Instant::now();
     let mut stats = Stats::default();
@@ -197,6 +200,10 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
                 out.write_all(line.as_bytes())
             }
             Out::Json => serde_json::to_writer(&mut out, &e).map_err(std::io::Error::from).and_then(|_| out.write_all(b"\n")),
+            Out::Tarmac => match tarmac.as_mut() {
+                Some(w) => w.element(e.trace_id, &e.raw(), it.decoder().memory()),
+                None => Ok(()),
+            },
         };
         if let Err(err) = r {
             write_err = Some(err);
@@ -218,6 +225,19 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
     drop(it);
     if let Some(pb) = pb {
         pb.finish_and_clear();
+    }
+    if let Some(w) = tarmac.take() {
+        let st = w.stats();
+        if st.no_memory > 0 {
+            eprintln!("ocsd decode: {} instruction(s) written without opcode: no memory image at their address (add --elf/--dump)", st.no_memory);
+        }
+        if st.truncated_ranges > 0 {
+            eprintln!("ocsd decode: {} Thumb range(s) cut short: no memory image to size their instructions", st.truncated_ranges);
+        }
+        match w.finish() {
+            Ok(inner) => out = inner,
+            Err(err) => write_err = write_err.or(Some(err)),
+        }
     }
     let flushed = out.flush();
     if let Some(err) = write_err.or(flushed.err()) {
@@ -262,9 +282,33 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
 }
 
 pub fn run_compare(a: &CompareArgs) -> ExitCode {
-    let _ = &a.reference;
-    if let Err(f) = open_input(&a.input, false) {
-        return fail("compare", f);
+    match compare(a) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(f) => fail("compare", f),
     }
-    fail("compare", Failure::input("compare is not available in this build (the Tarmac reader is not built in)"))
+}
+
+/// Decode and compare with the reference; prints the report. `Ok(true)`
+/// when everything matches.
+fn compare(a: &CompareArgs) -> Result<bool, Failure> {
+    let reference = Reference::from_file(&a.reference).map_err(|e| Failure::input(e.to_string()))?;
+    let (mut dec, trace_path) = open_input(&a.input, false)?;
+    let trace_name = trace_path.display().to_string();
+    let file = File::open(&trace_path).map_err(|e| Failure::input(format!("{trace_name}: cannot read: {e}")))?;
+    let mut cmp = Comparer::new(&reference);
+    let mut it = dec.decode(std::io::BufReader::new(file));
+    while let Some(e) = it.next() {
+        cmp.element(e.index, e.trace_id, &e.raw(), it.decoder().memory());
+    }
+    if let Some(err) = it.error() {
+        return Err(Failure::input(format!("{trace_name}: {err}")));
+    }
+    drop(it);
+    let report = cmp.finish();
+    if report.ids.is_empty() {
+        return Err(Failure::input(format!("{trace_name}: no instructions decoded: nothing to compare (check the trace configuration and memory images)")));
+    }
+    println!("{report}");
+    Ok(report.matches())
 }
