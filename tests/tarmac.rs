@@ -8,7 +8,10 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use opencsd_c_api::tarmac::{decode_snapshot, CompareReport, Comparer, Reference, TarmacConfig, TarmacWriter};
+use opencsd_c_api::abi::gen_elem::ocsd_generic_trace_elem;
+use opencsd_c_api::api::Decoder;
+use opencsd_c_api::common::MemAccess;
+use opencsd_c_api::tarmac::{CompareReport, Comparer, Reference, TarmacConfig, TarmacWriter};
 
 fn shared_dir() -> Option<PathBuf> {
     if let Ok(p) = std::env::var("OCSD_SHARED") {
@@ -31,15 +34,29 @@ fn ack_test_scr() -> Option<PathBuf> {
     }
 }
 
+/// Decode the snapshot with the Rust API, handing each element (as the C
+/// element) and the decoder's memory to `f`.
+fn decode_each(snap: &Path, mut f: impl FnMut(u64, u8, &ocsd_generic_trace_elem, &mut dyn MemAccess)) {
+    let s = Decoder::from_snapshot(snap, None).unwrap();
+    let mut dec = s.decoder;
+    let file = std::fs::File::open(&s.trace_file).unwrap();
+    let mut it = dec.decode(std::io::BufReader::new(file));
+    while let Some(e) = it.next() {
+        let raw = e.raw();
+        f(e.index, e.trace_id, &raw, it.decoder().memory());
+    }
+    assert!(it.error().is_none());
+}
+
 fn compare(snap: &Path, reference: &Reference) -> CompareReport {
     let mut cmp = Comparer::new(reference);
-    decode_snapshot(snap.to_str().unwrap(), None, |idx, id, elem, mem| cmp.element(idx, id, elem, mem)).unwrap();
+    decode_each(snap, |idx, id, elem, mem| cmp.element(idx, id, elem, mem));
     cmp.finish()
 }
 
 fn tarmac_of(snap: &Path, disasm: bool) -> String {
     let mut w = TarmacWriter::new(Vec::new(), TarmacConfig { disasm });
-    decode_snapshot(snap.to_str().unwrap(), None, |_, id, elem, mem| w.element(id, elem, mem).unwrap()).unwrap();
+    decode_each(snap, |_, id, elem, mem| w.element(id, elem, mem).unwrap());
     String::from_utf8(w.finish().unwrap()).unwrap()
 }
 

@@ -5,7 +5,9 @@
 //! *segments* at each discontinuity ([`is_discontinuity`]: no sync, trace
 //! on, exception, memory not accessible, end of trace...). Each segment
 //! must appear in the reference as consecutive instructions (same
-//! address and instruction set, and the same opcode when memory gave one),
+//! address and instruction set, the same opcode when memory gave one, and
+//! for the last instruction of each range the same outcome: executed, or
+//! condition failed as its `N` atom says),
 //! and the segments in decode order. Segments are placed greedily at
 //! their earliest possible position, which finds a placement whenever
 //! one exists.
@@ -13,7 +15,8 @@
 //! Each trace ID is compared with every CPU of the reference (models tag
 //! lines `cpu0`, `cpu1`...); a trace ID matches when one CPU's
 //! instructions hold all its segments. Memory use: the reference
-//! instructions (24 bytes each); the decoded stream is not kept.
+//! instructions (32 bytes each) and the instructions of the current
+//! decoded segment; the rest of the decoded stream is not kept.
 
 use std::fmt;
 
@@ -34,11 +37,13 @@ pub struct Divergence {
     /// Position within its segment (0-based).
     pub in_segment: u64,
     /// Trace index (byte offset in the trace) of the element holding it.
-    pub trace_index: ocsd_trc_index_t,
+    pub trace_index: u64,
     pub addr: u64,
     pub isa: Isa,
     /// Opcode read from memory (`None`: not readable).
     pub opcode: Option<u32>,
+    /// Whether the decode says it executed (`false`: condition failed).
+    pub executed: bool,
     /// Where the segment was placed in the reference: the reference
     /// instruction found instead (`None`: the segment's first instruction
     /// occurs nowhere after the previous segment, or the reference ended).
@@ -100,15 +105,19 @@ impl fmt::Display for Divergence {
         if let Some(op) = self.opcode {
             write!(f, ", opcode {:08x}", op)?;
         }
+        if !self.executed {
+            write!(f, ", condition failed")?;
+        }
         write!(f, ")")?;
         match (&self.reference, self.in_segment) {
             (Some(r), _) => write!(
                 f,
-                " differs from reference line {}: {:#x} ({:?}, opcode {:0w$x})",
+                " differs from reference line {}: {:#x} ({:?}, opcode {:0w$x}{})",
                 r.line,
                 r.addr,
                 r.isa,
                 r.opcode,
+                if r.executed { "" } else { ", condition failed" },
                 w = r.opcode_digits as usize
             ),
             (None, 0) => write!(f, " not found in the reference after line {}", self.after_line),
@@ -160,8 +169,12 @@ struct StreamMatch {
     divergence: Option<Divergence>,
 }
 
+/// Whether reference instruction `r` is decoded instruction `d`: same
+/// address and instruction set, same opcode when memory gave one, and for
+/// the last instruction of a range (the only one whose execution the
+/// trace tells: its atom) the same outcome, taken or condition failed.
 fn same(r: &RefInstr, d: &Instr) -> bool {
-    r.addr == d.addr && r.isa == d.isa && (!d.readable || r.opcode == d.opcode())
+    r.addr == d.addr && r.isa == d.isa && (!d.readable || r.opcode == d.opcode()) && (!d.last || r.executed == d.executed)
 }
 
 impl StreamMatch {
@@ -169,8 +182,10 @@ impl StreamMatch {
         StreamMatch { cursor: 0, cand: 0, k: 0, instructions: 0, segments: 0, divergence: None }
     }
 
-    /// Take decoded instruction `d`; `first`: it starts a segment.
-    fn instr(&mut self, refs: &[RefInstr], d: &Instr, first: bool, pos: &Pos) {
+    /// Take decoded instruction `d`, the last of `seg` (the current
+    /// segment's instructions so far); `first`: it starts a segment.
+    fn instr(&mut self, refs: &[RefInstr], seg: &[Instr], first: bool, pos: &Pos) {
+        let d = seg.last().expect("the segment holds d");
         if self.divergence.is_some() {
             return;
         }
@@ -189,17 +204,13 @@ impl StreamMatch {
             self.k += 1;
             return;
         }
-        // Move the placement: a later start whose first k instructions
-        // equal those matched so far (read back from the reference) and
-        // whose next one is `d`.
+        // Move the placement: a later start where the segment so far
+        // (`seg`, which ends with `d`) fits.
         let k = self.k;
-        let (cand, first_ref) = (self.cand, refs[self.cand]);
+        let cand = self.cand;
         let mut p = cand + 1;
         while p + k < refs.len() {
-            if refs[p].addr == first_ref.addr
-                && (0..k).all(|j| refs[p + j].addr == refs[cand + j].addr && refs[p + j].isa == refs[cand + j].isa && refs[p + j].opcode == refs[cand + j].opcode)
-                && same(&refs[p + k], d)
-            {
+            if (0..=k).all(|j| same(&refs[p + j], &seg[j])) {
                 self.cand = p;
                 self.k += 1;
                 return;
@@ -223,6 +234,7 @@ impl StreamMatch {
             addr: d.addr,
             isa: d.isa,
             opcode: d.readable.then(|| d.opcode()),
+            executed: d.executed,
             reference: found,
             after_line,
         });
@@ -245,7 +257,7 @@ struct Pos {
     segment: u64,
     instr_no: u64,
     in_segment: u64,
-    trace_index: ocsd_trc_index_t,
+    trace_index: u64,
 }
 
 struct IdState {
@@ -255,6 +267,9 @@ struct IdState {
     instr_no: u64,
     /// Instructions in the current segment.
     in_segment: u64,
+    /// The current segment's instructions (storage reused between
+    /// segments), to move a placement.
+    seg: Vec<Instr>,
     streams: Vec<StreamMatch>,
 }
 
@@ -280,13 +295,14 @@ impl<'r> Comparer<'r> {
 
     /// Take one decoded element (trace index `index`, trace ID
     /// `trace_id`); `mem` is the target memory of the decode.
-    pub fn element(&mut self, index: ocsd_trc_index_t, trace_id: u8, elem: &ocsd_generic_trace_elem, mem: &mut dyn MemAccess) {
+    pub fn element(&mut self, index: u64, trace_id: u8, elem: &ocsd_generic_trace_elem, mem: &mut dyn MemAccess) {
         let ncpus = self.refs.cpus.len();
         let st = self.ids[trace_id as usize].get_or_insert_with(|| IdState {
             ctx: None,
             segment: 0,
             instr_no: 0,
             in_segment: 0,
+            seg: Vec::with_capacity(1024),
             streams: vec![StreamMatch::new(); ncpus],
         });
         match elem.elem_type {
@@ -301,8 +317,12 @@ impl<'r> Comparer<'r> {
                     }
                     st.instr_no += 1;
                     let pos = Pos { segment: st.segment, instr_no: st.instr_no, in_segment: st.in_segment, trace_index: index };
+                    if first {
+                        st.seg.clear();
+                    }
+                    st.seg.push(*d);
                     for (s, (_, cpu_refs)) in st.streams.iter_mut().zip(refs.cpus.iter()) {
-                        s.instr(cpu_refs, d, first, &pos);
+                        s.instr(cpu_refs, &st.seg, first, &pos);
                     }
                     st.in_segment += 1;
                 });
@@ -318,6 +338,7 @@ impl<'r> Comparer<'r> {
 
     fn end_segment(st: &mut IdState) {
         let had = st.in_segment > 0;
+        st.seg.clear();
         for s in st.streams.iter_mut() {
             s.end_segment(had);
         }

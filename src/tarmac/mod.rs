@@ -13,10 +13,11 @@
 //!   `N instructions in M segments match` or the first divergence.
 //!
 //! Both take the elements one at a time, with the target memory the
-//! decode used, so they work with any source of elements:
+//! decode used (with the Rust API: `Element::raw()` and
+//! `Decoder::memory()`), so they work with any source of elements:
 //!
 //! ```
-//! use opencsd_c_api::abi::gen_elem::ocsd_generic_trace_elem;
+//! use opencsd_c_api::abi::gen_elem::*;
 //! use opencsd_c_api::abi::*;
 //! use opencsd_c_api::mem::{Accessor, MemMapper, Source};
 //! use opencsd_c_api::tarmac::{TarmacConfig, TarmacWriter};
@@ -59,13 +60,11 @@ pub mod compare;
 pub mod disasm;
 pub mod instrs;
 pub mod reader;
-pub mod snapshot_source;
 pub mod writer;
 
 pub use compare::{CompareReport, Comparer, Divergence, IdReport};
 pub use disasm::{Disassembler, Isa};
 pub use reader::{ReadError, RefInstr, Reference};
-pub use snapshot_source::decode_snapshot;
 pub use writer::{TarmacConfig, TarmacStats, TarmacWriter};
 
 #[cfg(test)]

@@ -32,6 +32,9 @@ pub struct RefInstr {
     /// Number of hex digits of the opcode field (4 or 8 normally).
     pub opcode_digits: u8,
     pub isa: Isa,
+    /// `false` for an instruction whose condition failed (`IS`, or `ES`
+    /// with `CCFAIL`).
+    pub executed: bool,
     /// Line number in the reference file (1-based).
     pub line: u64,
 }
@@ -157,9 +160,10 @@ fn parse_line(line: &str) -> Result<Option<(&str, RefInstr)>, String> {
             None => return Ok(None),
         };
     }
-    let is_es = match tok {
-        "IT" | "IS" | "IF" => false,
-        "ES" => true,
+    let (is_es, mut executed) = match tok {
+        "IT" | "IF" => (false, true),
+        "IS" => (false, false),
+        "ES" => (true, true),
         _ => return Ok(None),
     };
     let rest: Vec<&str> = toks.collect();
@@ -205,9 +209,13 @@ fn parse_line(line: &str) -> Result<Option<(&str, RefInstr)>, String> {
         }
     }
     let isa_tok = rest.get(i).copied();
+    if is_es && rest.get(i + 3) == Some(&"CCFAIL") {
+        // ES (ADDR:OPCODE) ISA MODE : CCFAIL ...
+        executed = false;
+    }
     let isa = isa_tok.and_then(Isa::from_token).ok_or_else(|| format!("expected instruction set O, A or T, found '{}'", isa_tok.unwrap_or("")))?;
     let opcode = parse_hex(&op_tok).filter(|_| op_tok.len() <= 8).ok_or_else(|| format!("bad opcode '{}'", op_tok))? as u32;
-    Ok(Some((cpu, RefInstr { addr, opcode, opcode_digits: op_tok.len() as u8, isa, line: 0 })))
+    Ok(Some((cpu, RefInstr { addr, opcode, opcode_digits: op_tok.len() as u8, isa, executed, line: 0 })))
 }
 
 #[cfg(test)]
@@ -225,8 +233,9 @@ mod tests {
         assert_eq!((i.addr, i.opcode, i.isa), (0x1030_0000, 0x1400_4000, Isa::A64));
         let (_, i) = one("5653 clk cpu0 IT (5617) 000a7238:0000100a7238_NS d4000121 O EL0t_n : SVC      #9").unwrap();
         assert_eq!((i.addr, i.opcode), (0xa7238, 0xd400_0121));
+        assert!(i.executed);
         let (cpu, i) = one("26 clk cpu1 IS (26) 163a0bf4 54000081 O EL3h_s : B.NE     0x163a0c04").unwrap();
-        assert_eq!((cpu.as_str(), i.addr), ("cpu1", 0x163a_0bf4));
+        assert_eq!((cpu.as_str(), i.addr, i.executed), ("cpu1", 0x163a_0bf4, false));
         let (cpu, i) = one("3 clk IT (3) 00020158 eb0000e4 A svc_s : BL       {pc}+0x398 ; 0x204f0").unwrap();
         assert_eq!((cpu.as_str(), i.addr, i.isa), ("", 0x20158, Isa::A32));
         let (_, i) = one("10ns IT (10) 00008000 2001 T thread : MOVS r0,#1").unwrap();
@@ -240,7 +249,9 @@ mod tests {
         assert_eq!((i.addr, i.opcode), (0x8000, 0xe3a0_0001));
         // ES form
         let (_, i) = one("100 ES (00008004:e12fff1e) A svc : CCFAIL BX lr").unwrap();
-        assert_eq!((i.addr, i.opcode), (0x8004, 0xe12f_ff1e));
+        assert_eq!((i.addr, i.opcode, i.executed), (0x8004, 0xe12f_ff1e, false));
+        let (_, i) = one("101 ES (00008008:e12fff1e) A svc : BX lr").unwrap();
+        assert!(i.executed);
         // our own writer's output, with the no-disasm form
         let (_, i) = one("7 clk IT (7) ffffffc000081000 d2800020 O EL1h_n :").unwrap();
         assert_eq!(i.addr, 0xffff_ffc0_0008_1000);

@@ -208,7 +208,7 @@ fn reference(cpus: &[(&str, &[u64])]) -> Reference {
     Reference::read(text.as_bytes(), "ref").unwrap()
 }
 
-fn run_compare(refs: &Reference, elems: &[(u32, ocsd_generic_trace_elem)]) -> CompareReport {
+fn run_compare(refs: &Reference, elems: &[(u64, ocsd_generic_trace_elem)]) -> CompareReport {
     let mut mem = word_mem(0x1000, 0x1000);
     let mut c = Comparer::new(refs);
     for (idx, e) in elems {
@@ -331,4 +331,23 @@ fn several_trace_ids_report_each() {
     assert!(r.matches());
     assert_eq!(r.to_string(), "ID 0x10 (cpu0): 2 instructions in 1 segments match\nID 0x12 (cpu1): 2 instructions in 1 segments match");
     assert_eq!((r.instructions(), r.segments()), (4, 2));
+}
+
+#[test]
+fn the_last_instructions_outcome_must_agree() {
+    // the model executed 0x1000 (IT) and 0x1004 (IS: condition failed)
+    let text = "1 clk IT (1) 00001000 0b000000 O EL1h_n : X\n2 clk IS (2) 00001004 0b000001 O EL1h_n : B.NE\n";
+    let refs = Reference::read(text.as_bytes(), "r").unwrap();
+    let not_taken = range(ocsd_isa_aarch64, 0x1000, 0x1008, 2, false, OCSD_S_INSTR_NONE);
+    assert!(run_compare(&refs, &[(0, on()), (1, not_taken)]).matches());
+    // the decode says taken: a divergence at the branch
+    let r = run_compare(&refs, &[(0, on()), (1, a64(0x1000, 2))]);
+    let d = r.ids[0].divergence.as_ref().unwrap();
+    assert_eq!((d.addr, d.executed), (0x1004, true));
+    assert!(r.to_string().ends_with("differs from reference line 2: 0x1004 (A64, opcode 0b000001, condition failed)"), "{}", r);
+    // a condition-failed instruction inside a range (not a waypoint: the
+    // trace cannot tell) is accepted either way
+    let text = "1 clk IS (1) 00001000 0b000000 O EL1h_n : X\n2 clk IT (2) 00001004 0b000001 O EL1h_n : B\n";
+    let refs = Reference::read(text.as_bytes(), "r").unwrap();
+    assert!(run_compare(&refs, &[(0, on()), (1, a64(0x1000, 2))]).matches());
 }

@@ -225,7 +225,14 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
     }
     let mut tarmac_stats = None;
     if let Out::Tarmac(w) = out_kind {
-        tarmac_stats = Some(w.stats());
+        let st = w.stats();
+        if st.no_memory > 0 {
+            eprintln!("ocsd decode: {} instruction(s) written without opcode: no memory image at their address (add --elf/--dump)", st.no_memory);
+        }
+        if st.truncated_ranges > 0 {
+            eprintln!("ocsd decode: {} Thumb range(s) cut short: no memory image to size their instructions", st.truncated_ranges);
+        }
+        tarmac_stats = Some(st);
         match w.finish() {
             Ok(o) => out = o,
             Err(err) => write_err = write_err.or(Some(err)),
@@ -306,7 +313,7 @@ fn compare(a: &CompareArgs) -> Result<bool, Failure> {
     }
     let report = cmp.finish();
     if report.ids.is_empty() {
-        return Err(Failure::input(format!("{trace_name}: no instructions decoded: nothing to compare")));
+        return Err(Failure::input(format!("{trace_name}: no instructions decoded: nothing to compare (check the trace configuration and memory images)")));
     }
     println!("{report}");
     Ok(report.matches())
