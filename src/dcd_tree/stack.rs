@@ -81,6 +81,9 @@ pub struct Stack<P: PacketProcessor, D: PacketDecoder<Packet = P::Packet>> {
     pending_resp: ocsd_datapath_resp_t,
     /// Error counts at the last statistics reset.
     stats_base: (u64, u32, u32),
+    /// The decoder stopped at its memory-access gate (the client answered
+    /// WAIT there) and resumes on FLUSH.
+    dec_suspended: bool,
 }
 
 impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'static> Stack<P, D> {
@@ -98,6 +101,7 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
             channel_total: 0,
             pending_resp: OCSD_RESP_CONT,
             stats_base: (0, 0, 0),
+            dec_suspended: false,
         }
     }
 
@@ -111,6 +115,7 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
             env,
             proc_flags: self.proc_flags,
             pending: &mut self.pending_resp,
+            suspended: &mut self.dec_suspended,
         };
         (&mut self.proc_, out)
     }
@@ -132,6 +137,47 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
     }
 }
 
+impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'static> Stack<P, D> {
+    /// Bring the stack up to date for a waiting client: deliver what is
+    /// queued, then let a decoder stopped at its memory-access gate resume
+    /// (and deliver what that gives). CONT when nothing is owed any more.
+    fn catch_up(&mut self, env: &mut StackEnv) -> ocsd_datapath_resp_t {
+        let r = self.deliver(env);
+        if !self.queue.is_empty() || !resp_is_cont(r) {
+            return if resp_is_cont(r) { OCSD_RESP_WAIT } else { r };
+        }
+        if !std::mem::replace(&mut self.dec_suspended, false) {
+            return r;
+        }
+        let Some(d) = self.dec.as_mut() else { return r };
+        let mut ctx = DecodeCtx::with_sink(&mut self.queue, env.mem, env.log, sink_of(&mut env.elem_sink));
+        let rf = d.flush(&mut ctx);
+        if ctx.gate_closed() {
+            self.dec_suspended = true;
+            if resp_is_fatal(rf) {
+                self.pending_resp = self.pending_resp.max(rf);
+            }
+            return ctx.client_resp();
+        }
+        if resp_is_fatal(rf) {
+            self.pending_resp = self.pending_resp.max(rf);
+        }
+        let r = self.deliver(env);
+        if !self.queue.is_empty() || !resp_is_cont(r) {
+            return if resp_is_cont(r) { OCSD_RESP_WAIT } else { r };
+        }
+        r.max(rf)
+    }
+}
+
+/// The client's element sink, reborrowed for a decode context.
+fn sink_of<'r>(s: &'r mut Option<&mut dyn GenElemSink>) -> Option<&'r mut dyn GenElemSink> {
+    match s {
+        Some(s) => Some(&mut **s),
+        None => None,
+    }
+}
+
 /// The packet processor's output for one call.
 struct Out<'s, 'e, 'a, P: TracePacket, D: PacketDecoder<Packet = P>> {
     dec: Option<&'s mut D>,
@@ -143,6 +189,8 @@ struct Out<'s, 'e, 'a, P: TracePacket, D: PacketDecoder<Packet = P>> {
     /// A fatal decoder response held back until the elements queued before
     /// it have been delivered.
     pending: &'s mut ocsd_datapath_resp_t,
+    /// Set when the decoder stops at its memory-access gate.
+    suspended: &'s mut bool,
 }
 
 impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, '_, P, D> {
@@ -158,8 +206,19 @@ impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, 
             return OCSD_RESP_CONT;
         }
         if let Some(d) = self.dec.as_deref_mut() {
-            let mut ctx = DecodeCtx { out: self.queue, mem: self.env.mem, log: self.env.log };
+            let env = &mut *self.env;
+            let mut ctx = DecodeCtx::with_sink(self.queue, env.mem, env.log, sink_of(&mut env.elem_sink));
             let r = d.packet_in(index_sop, pkt, &mut ctx);
+            if ctx.gate_closed() {
+                // the decoder stopped at its memory-access gate: it resumes
+                // on FLUSH (whatever is still queued goes out first)
+                *self.suspended = true;
+                let cr = ctx.client_resp();
+                if resp_is_fatal(r) {
+                    *self.pending = r;
+                }
+                return cr;
+            }
             let rd = match self.env.elem_sink.as_deref_mut() {
                 Some(s) => self.queue.deliver(s),
                 None => {
@@ -240,11 +299,11 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
     }
 
     fn data_in_tail(&mut self, index: ocsd_trc_index_t, data: &[u8], tail: &[u8], env: &mut StackEnv) -> (ocsd_datapath_resp_t, usize) {
-        // elements still owed to a waiting client go first
-        if !self.queue.is_empty() {
-            let r = self.deliver(env);
-            if !self.queue.is_empty() || !resp_is_cont(r) {
-                return (if resp_is_cont(r) { OCSD_RESP_WAIT } else { r }, 0);
+        // elements (and decode) still owed to a waiting client go first
+        if !self.queue.is_empty() || self.dec_suspended {
+            let r = self.catch_up(env);
+            if !resp_is_cont(r) {
+                return (r, 0);
             }
         }
         let (proc_, mut out) = self.split(env);
@@ -258,10 +317,11 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
             OCSD_OP_DATA => self.data_in_tail(index, data, &[], env),
             OCSD_OP_FLUSH => {
                 // elements still owed to a waiting client go first, then
-                // whatever the packet processor holds
-                let r = self.deliver(env);
-                if !self.queue.is_empty() || !resp_is_cont(r) {
-                    return (if resp_is_cont(r) { OCSD_RESP_WAIT } else { r }, 0);
+                // the decode the gate suspended, then whatever the packet
+                // processor holds
+                let r = self.catch_up(env);
+                if !resp_is_cont(r) {
+                    return (r, 0);
                 }
                 let (proc_, mut out) = self.split(env);
                 (proc_.flush(&mut out), 0)
@@ -275,7 +335,7 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
                     // a fatal response waits behind the elements queued
                     // before it, as on the data path
                     let mut fatal = if resp_is_fatal(resp) { std::mem::replace(&mut resp, OCSD_RESP_CONT) } else { OCSD_RESP_CONT };
-                    let mut ctx = DecodeCtx { out: &mut self.queue, mem: env.mem, log: env.log };
+                    let mut ctx = DecodeCtx::new(&mut self.queue, env.mem, env.log);
                     let r = d.eot(&mut ctx);
                     if resp_is_fatal(r) {
                         fatal = fatal.max(r);
@@ -299,6 +359,7 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
                 }
                 self.queue.clear();
                 self.pending_resp = OCSD_RESP_CONT;
+                self.dec_suspended = false;
                 if let Some(s) = self.sink.as_mut() {
                     s.packet(OCSD_OP_RESET, index, None, std::ptr::null(), &[]);
                 }
