@@ -100,6 +100,62 @@ for dir in "$shared"/conformance/snapshots/* "$shared"/conformance/snapshots-ete
 done
 echo "ctx_mem_client: $passed checks passed so far"
 
+# Output order and the string-print callback: print_client printf's while
+# the library prints (packet, raw frame and element printers, msgout), with
+# callback memory and WAIT/FLUSH; stdout (and stderr) redirected to a file.
+pc="$out/print_client"
+gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$root/include" -o "$pc" "$here/dropin/print_client.c" \
+    -L"$lib" -l:libopencsd_c_api.so.1 || { fail "print_client (compile)"; echo "$passed passed, $failed failed"; exit 1; }
+# snapshots that OpenCSD 1.3.3 and 1.8.0 print alike
+for name in Snowball tc2-ptm-rstk-t32; do
+    plan="$out/$name.plan"
+    python3 "$here/bench/snapshot_plan.py" "$shared/conformance/snapshots/$name" -o "$plan" 2>/dev/null || { fail "$name: snapshot_plan.py"; continue; }
+    for mode in stdout stderr cb file elem-printer; do
+        case $mode in
+            file) args="-out file:print_client.log" ;;
+            elem-printer) args="-out stdout -elem-printer" ;;
+            *) args="-out $mode" ;;
+        esac
+        for w in 3 7; do
+            rm -f "$out/print_client.log"
+            (cd "$out" && LD_LIBRARY_PATH="$lib" "$pc" $args -wait $w -raw "$plan" > "$out/pc.ours" 2>&1)
+            [ -f "$out/print_client.log" ] && mv "$out/print_client.log" "$out/pc.ours.log"
+            (cd "$out" && "$pc" $args -wait $w -raw "$plan" > "$out/pc.sys" 2>&1)
+            [ -f "$out/print_client.log" ] && mv "$out/print_client.log" "$out/pc.sys.log"
+            # 1.3.3 prints no memory space in ADDR_NACC elements (1.8.0 does)
+            sed -i 's/; Memspace \[[^]]*\]//' "$out/pc.ours"
+            what="print_client $name -out $mode, WAIT every $w ($(wc -l < "$out/pc.ours") lines)"
+            if ! cmp -s "$out/pc.ours" "$out/pc.sys"; then
+                fail "$what: output differs from the system OpenCSD's"
+                diff "$out/pc.sys" "$out/pc.ours" | head -n 6 | sed 's/^/    /'
+            elif [ "$mode" = file ] && ! cmp -s "$out/pc.ours.log" "$out/pc.sys.log"; then
+                fail "$what: log file differs from the system OpenCSD's"
+            else
+                pass "$what"
+            fi
+            rm -f "$out/pc.ours.log" "$out/pc.sys.log"
+        done
+    done
+done
+# every string the library prints goes to the string-print callback, in
+# order, and nothing else is printed (also the error log: corrupted trace)
+for snap in snapshots/Snowball snapshots/juno_r1_1 snapshots-corrupt/TC2-c1001 snapshots-corrupt/juno_r1_1-c1000; do
+    [ -d "$shared/conformance/$snap" ] || continue
+    name=$(basename "$snap")
+    plan="$out/$name.plan"
+    python3 "$here/bench/snapshot_plan.py" "$shared/conformance/$snap" -o "$plan" 2>/dev/null || { fail "$name: snapshot_plan.py"; continue; }
+    for extra in "" "-elem-printer"; do
+        LD_LIBRARY_PATH="$lib" "$pc" -out stdout $extra -wait 5 -raw "$plan" 2>&1 | grep -v "strings to the callback" > "$out/pc.stdout"
+        LD_LIBRARY_PATH="$lib" "$pc" -out cbraw $extra -wait 5 -raw "$plan" 2>&1 | grep -v "strings to the callback" > "$out/pc.cb"
+        errs=$(grep -c ' : 0x' "$out/pc.stdout")
+        what="string-print callback $name $extra ($(wc -l < "$out/pc.stdout") lines, $errs error log lines)"
+        if cmp -s "$out/pc.stdout" "$out/pc.cb"; then pass "$what"; else
+            fail "$what: callback output differs from stdout output"
+            diff "$out/pc.stdout" "$out/pc.cb" | head -n 6 | sed 's/^/    /'
+        fi
+    done
+done
+
 # perf report -D: the packet dump perf prints through the C API's packet
 # printers and the string-print callback. OpenCSD 1.8.0 marks the first
 # TRACE_INFO after a reset as "; Decoder Sync point TINFO" (its packet
