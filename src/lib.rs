@@ -38,4 +38,5 @@ pub mod dcd_tree;
 pub mod printers;
 pub mod snapshot;
 pub mod tarmac;
+pub mod perf;
 pub mod capi;

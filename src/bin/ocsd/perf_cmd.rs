@@ -1,15 +1,121 @@
-//! `ocsd perf`: placeholder until the perf.data reader lands (this file is
-//! replaced by the perf subcommand's own).
+//! `ocsd perf FILE`: CoreSight trace in a perf.data recording, without perf.
+//! A thin layer over `opencsd_c_api::perf`.
 
+use std::cell::RefCell;
+use std::io::Write;
+use std::rc::Rc;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
+use opencsd_c_api::perf::{self, dump::{BlockMode, TextStyle}, PerfData, PerfError};
+
 #[derive(clap::Args, Debug, Clone)]
+#[command(about = "Decode the CoreSight trace of a perf.data recording (perf record -e cs_etm// or simpleperf record -e cs-etm)")]
 pub struct PerfArgs {
     /// The perf.data file.
-    pub file: std::path::PathBuf,
+    pub file: PathBuf,
+    /// Look for the traced binaries under this folder (as perf's --symfs).
+    #[arg(long, value_name = "DIR")]
+    pub symfs: Option<PathBuf>,
+    /// Print the packets of each AUX buffer as `perf report -D` does.
+    #[arg(long)]
+    pub dump: bool,
+    /// How to cut the trace into blocks: auto (as perf: split at AUX
+    /// records only when the AUXTRACE index is in perf's layout), whole
+    /// (each AUXTRACE record, frame formatted), aux (split at AUX records,
+    /// format from their flags).
+    #[arg(long, value_name = "MODE", default_value = "auto")]
+    pub blocks: String,
+    /// Packet text of --dump: 1.3 (as Debian's perf prints it, with
+    /// OpenCSD 1.3.x) or 1.8 (OpenCSD 1.8.0, this library).
+    #[arg(long, value_name = "VERSION", default_value = "1.3")]
+    pub dump_text: String,
+    /// Print one `FROM => TO` line per branch sample, as
+    /// `perf script -F ip,addr --itrace=b` does.
+    #[arg(long)]
+    pub branches: bool,
+    /// Write an AutoFDO profile (simpleperf inject's text format) to OUT.
+    #[arg(long, value_name = "OUT")]
+    pub autofdo: Option<PathBuf>,
 }
 
+/// Prints branch samples as perf script does.
+struct BranchPrinter<W: Write> {
+    w: W,
+    err: Option<std::io::Error>,
+}
+
+impl<W: Write> perf::decode::SampleSink for BranchPrinter<W> {
+    fn branch(&mut self, b: &perf::decode::BranchSample) {
+        if self.err.is_none() {
+            if let Err(e) = writeln!(self.w, " {:>16x} => {:>16x}", b.from, b.to) {
+                self.err = Some(e);
+            }
+        }
+    }
+}
+
+fn block_mode(s: &str) -> Result<BlockMode, String> {
+    match s {
+        "auto" => Ok(BlockMode::Auto),
+        "whole" => Ok(BlockMode::Whole),
+        "aux" => Ok(BlockMode::ByAux),
+        _ => Err(format!("--blocks: unknown mode '{}' (auto, whole, aux)", s)),
+    }
+}
+
+/// Run the subcommand: 0 on success, 2 on an error (bad or missing input).
 pub fn run(args: &PerfArgs) -> ExitCode {
-    eprintln!("ocsd perf: {}: perf.data decoding is not available in this build", args.file.display());
-    ExitCode::from(2)
+    match run_inner(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("ocsd perf: {}: {}", args.file.display(), e);
+            let _ = e;
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run_inner(args: &PerfArgs) -> Result<(), PerfError> {
+    let mode = block_mode(&args.blocks).map_err(PerfError::Io)?;
+    let style = match args.dump_text.as_str() {
+        "1.3" => TextStyle::V1_3,
+        "1.8" => TextStyle::V1_8,
+        s => return Err(PerfError::Io(format!("--dump-text: unknown version '{}' (1.3, 1.8)", s))),
+    };
+    let pd = PerfData::open(&args.file)?;
+    let meta = pd.cs_meta()?;
+    pd.require_trace()?;
+    if args.dump {
+        let stdout = std::io::stdout();
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
+        perf::dump::dump(&pd, &meta, mode, style, &mut w)?;
+        w.flush().map_err(|e| PerfError::Io(e.to_string()))?;
+    }
+    let warn = |ws: Vec<String>| {
+        for w in ws {
+            eprintln!("{}", w);
+        }
+    };
+    if args.branches {
+        let spaces = perf::spaces::Spaces::new(&pd, args.symfs.as_deref());
+        let stdout = std::io::stdout();
+        let p = Rc::new(RefCell::new(BranchPrinter { w: std::io::BufWriter::with_capacity(1 << 16, stdout.lock()), err: None }));
+        warn(perf::decode::decode(&pd, &meta, mode, spaces, p.clone())?.1);
+        let mut p = p.borrow_mut();
+        if let Some(e) = p.err.take() {
+            return Err(PerfError::Io(e.to_string()));
+        }
+        p.w.flush().map_err(|e| PerfError::Io(e.to_string()))?;
+    }
+    if let Some(out) = &args.autofdo {
+        // simpleperf decodes each AUX record's data, format from its flags
+        let spaces = perf::spaces::Spaces::new(&pd, args.symfs.as_deref());
+        let a = Rc::new(RefCell::new(perf::autofdo::AutoFdo::default()));
+        let spaces = perf::decode::decode(&pd, &meta, BlockMode::ByAux, spaces, a.clone())?;
+        warn(spaces.1);
+        let mut f = std::io::BufWriter::new(std::fs::File::create(out).map_err(|e| PerfError::Io(format!("{}: {}", out.display(), e)))?);
+        a.borrow().write(&spaces.0, &mut f).and_then(|_| f.flush()).map_err(|e| PerfError::Io(format!("{}: {}", out.display(), e)))?;
+    }
+    Ok(())
 }

@@ -1,0 +1,490 @@
+//! Reading a perf.data file: the records of the data section, in file
+//! order, each with its file offset.
+//!
+//! `linux-perf-data` reads the file header's attributes and feature
+//! sections (build IDs, simpleperf's meta information) and parses the
+//! bodies of the kernel's records (MMAP, MMAP2, COMM, SWITCH, ... with their
+//! `sample_id_all` trailers). The walk over the data section is done here:
+//! the crate's record iterator re-orders records by time and its errors do
+//! not carry the file offset, and both the packet dump (perf's order) and
+//! the error messages (record and offset) need them.
+
+use std::collections::HashMap;
+use std::io::Cursor;
+
+use linux_perf_data::linux_perf_event_reader::{
+    CommonData, EventRecord, RawData, RawEventRecord, RecordParseInfo, RecordType,
+};
+use linux_perf_data::{Endianness, PerfFileReader};
+
+use super::PerfError;
+
+/// `PERF_RECORD_*` user types (perf's own records).
+pub const PERF_RECORD_AUXTRACE_INFO: u32 = 70;
+pub const PERF_RECORD_AUXTRACE: u32 = 71;
+/// Kernel record types not parsed by the crate.
+pub const PERF_RECORD_AUX: u32 = 11;
+pub const PERF_RECORD_ITRACE_START: u32 = 12;
+const PERF_RECORD_MISC_MMAP_BUILD_ID: u16 = 1 << 14;
+
+/// `PERF_AUX_FLAG_*` of an AUX record.
+pub const PERF_AUX_FLAG_TRUNCATED: u64 = 0x01;
+pub const PERF_AUX_FLAG_OVERWRITE: u64 = 0x02;
+pub const PERF_AUX_FLAG_PARTIAL: u64 = 0x04;
+pub const PERF_AUX_FLAG_COLLISION: u64 = 0x08;
+/// CoreSight: the AUX data is not frame formatted (ETE / TRBE).
+pub const PERF_AUX_FLAG_CORESIGHT_FORMAT_RAW: u64 = 0x100;
+
+/// Name of a record type as perf prints it (for messages).
+pub fn record_name(t: u32) -> String {
+    let n = match t {
+        1 => "MMAP",
+        2 => "LOST",
+        3 => "COMM",
+        4 => "EXIT",
+        5 => "THROTTLE",
+        6 => "UNTHROTTLE",
+        7 => "FORK",
+        8 => "READ",
+        9 => "SAMPLE",
+        10 => "MMAP2",
+        11 => "AUX",
+        12 => "ITRACE_START",
+        13 => "LOST_SAMPLES",
+        14 => "SWITCH",
+        15 => "SWITCH_CPU_WIDE",
+        64 => "HEADER_ATTR",
+        67 => "HEADER_BUILD_ID",
+        68 => "FINISHED_ROUND",
+        69 => "ID_INDEX",
+        70 => "AUXTRACE_INFO",
+        71 => "AUXTRACE",
+        72 => "AUXTRACE_ERROR",
+        _ => return format!("type {}", t),
+    };
+    format!("PERF_RECORD_{}", n)
+}
+
+/// One AUXTRACE record: a block of trace from one AUX buffer.
+#[derive(Debug, Clone)]
+pub struct AuxtraceRecord {
+    /// File offset of the record.
+    pub file_offset: u64,
+    /// Where its trace bytes are in the file.
+    pub data_start: usize,
+    pub size: u64,
+    /// Offset of this block in the AUX buffer's stream.
+    pub offset: u64,
+    pub reference: u64,
+    /// Queue index (the CPU, or the thread's index in per-thread mode).
+    pub idx: u32,
+    pub tid: i32,
+    pub cpu: i32,
+}
+
+/// An AUX record: new data in the AUX buffer.
+#[derive(Debug, Clone)]
+pub struct AuxRecord {
+    pub file_offset: u64,
+    pub aux_offset: u64,
+    pub aux_size: u64,
+    pub flags: u64,
+    pub common: CommonData,
+}
+
+impl AuxRecord {
+    pub fn truncated(&self) -> bool {
+        self.flags & PERF_AUX_FLAG_TRUNCATED != 0
+    }
+    pub fn partial(&self) -> bool {
+        self.flags & PERF_AUX_FLAG_PARTIAL != 0
+    }
+    pub fn raw_format(&self) -> bool {
+        self.flags & PERF_AUX_FLAG_CORESIGHT_FORMAT_RAW != 0
+    }
+}
+
+/// A mapping of a file (or anonymous / kernel memory) into a process.
+#[derive(Debug, Clone)]
+pub struct MmapEvent {
+    pub pid: i32,
+    pub tid: i32,
+    pub start: u64,
+    pub len: u64,
+    pub pgoff: u64,
+    pub path: String,
+    /// Build ID carried by an MMAP2 record (`PERF_RECORD_MISC_MMAP_BUILD_ID`).
+    pub build_id: Option<Vec<u8>>,
+    /// Executable mapping (MMAP2 protection, or MMAP without the data flag).
+    pub exec: bool,
+    pub kernel: bool,
+}
+
+/// The sideband records that give each thread's address space and the
+/// thread running on each CPU.
+#[derive(Debug, Clone)]
+pub enum Sideband {
+    Mmap(MmapEvent),
+    Comm { pid: i32, tid: i32, name: String, exec: bool },
+    /// Trace started for a thread (on `common.cpu`).
+    ItraceStart { pid: i32, tid: i32 },
+    /// Context switch: `out` switching out; for CPU-wide records the
+    /// other thread.
+    Switch { out: bool, next_prev: Option<(i32, i32)> },
+    Fork { pid: i32, ppid: i32, tid: i32 },
+    Exit { pid: i32, tid: i32 },
+}
+
+#[derive(Debug, Clone)]
+pub struct SidebandRecord {
+    pub file_offset: u64,
+    pub common: CommonData,
+    pub event: Sideband,
+}
+
+/// A perf.data file read into memory.
+pub struct PerfData {
+    pub bytes: Vec<u8>,
+    pub endian: Endianness,
+    pub data_offset: u64,
+    pub data_size: u64,
+    /// The AUXTRACE_INFO record: (file offset, type, private u64 words).
+    pub auxtrace_info: Option<(u64, u32, Vec<u64>)>,
+    pub auxtrace: Vec<AuxtraceRecord>,
+    pub aux: Vec<AuxRecord>,
+    pub sideband: Vec<SidebandRecord>,
+    /// Build IDs of the file's build-id table, by path.
+    pub build_ids: HashMap<String, Vec<u8>>,
+    /// Whether the HEADER_AUXTRACE feature holds an index in perf's own
+    /// layout (simpleperf writes the entries without perf's count word, and
+    /// perf then reads the trace as it arrives, assuming frame-formatted
+    /// trace).
+    pub perf_auxtrace_index: bool,
+    /// simpleperf's meta information (`key` -> `value`), when present.
+    pub simpleperf_meta: HashMap<String, String>,
+}
+
+fn rd_u16(b: &[u8], at: usize, e: Endianness) -> Option<u16> {
+    let s: [u8; 2] = b.get(at..at + 2)?.try_into().ok()?;
+    Some(match e {
+        Endianness::LittleEndian => u16::from_le_bytes(s),
+        Endianness::BigEndian => u16::from_be_bytes(s),
+    })
+}
+fn rd_u32(b: &[u8], at: usize, e: Endianness) -> Option<u32> {
+    let s: [u8; 4] = b.get(at..at + 4)?.try_into().ok()?;
+    Some(match e {
+        Endianness::LittleEndian => u32::from_le_bytes(s),
+        Endianness::BigEndian => u32::from_be_bytes(s),
+    })
+}
+pub(crate) fn rd_u64(b: &[u8], at: usize, e: Endianness) -> Option<u64> {
+    let s: [u8; 8] = b.get(at..at + 8)?.try_into().ok()?;
+    Some(match e {
+        Endianness::LittleEndian => u64::from_le_bytes(s),
+        Endianness::BigEndian => u64::from_be_bytes(s),
+    })
+}
+
+const HEADER_AUXTRACE_FEATURE: u32 = 18;
+
+impl PerfData {
+    /// Read and check `path`.
+    pub fn open(path: &std::path::Path) -> Result<PerfData, PerfError> {
+        let bytes = std::fs::read(path).map_err(|e| PerfError::Io(format!("{}: {}", path.display(), e)))?;
+        Self::from_bytes(bytes)
+    }
+
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<PerfData, PerfError> {
+        let header_err = |msg: String| PerfError::Format { what: "file header".into(), offset: 0, msg };
+        if bytes.len() < 104 {
+            return Err(header_err(format!("file is {} bytes, shorter than a perf.data header (104)", bytes.len())));
+        }
+        let endian = match &bytes[0..8] {
+            b"PERFILE2" => Endianness::LittleEndian,
+            b"2ELIFREP" => Endianness::BigEndian,
+            _ => {
+                return Err(header_err(
+                    "not a perf.data file (no PERFILE2 magic; pipe-mode files are not read)".into(),
+                ))
+            }
+        };
+        let u64_at = |at: usize| rd_u64(&bytes, at, endian).unwrap_or(0);
+        let data_offset = u64_at(40);
+        let data_size = u64_at(48);
+        let file_len = bytes.len() as u64;
+        if data_offset > file_len {
+            return Err(header_err(format!("data section offset {:#x} is past the end of the file ({:#x} bytes)", data_offset, file_len)));
+        }
+        // Walk the data section first: it names the first broken record of
+        // a truncated or damaged file.
+        let mut pd = PerfData {
+            endian,
+            data_offset,
+            data_size,
+            auxtrace_info: None,
+            auxtrace: Vec::new(),
+            aux: Vec::new(),
+            sideband: Vec::new(),
+            build_ids: HashMap::new(),
+            perf_auxtrace_index: false,
+            simpleperf_meta: HashMap::new(),
+            bytes: Vec::new(),
+        };
+        let raw = pd.walk_records(&bytes)?;
+        if data_offset.saturating_add(data_size) > file_len {
+            return Err(PerfError::Format {
+                what: "data section".into(),
+                offset: data_offset,
+                msg: format!(
+                    "ends at {:#x}, past the end of the file ({:#x} bytes): the file is truncated",
+                    data_offset + data_size,
+                    file_len
+                ),
+            });
+        }
+        let reader = PerfFileReader::parse_file(Cursor::new(&bytes[..]))
+            .map_err(|e| PerfError::Format { what: "file header / feature sections".into(), offset: 0, msg: e.to_string() })?;
+        let perf_file = reader.perf_file;
+        let attrs = perf_file.event_attributes();
+        let parse_infos: Vec<RecordParseInfo> = attrs.iter().map(|a| RecordParseInfo::new(&a.attributes(), endian)).collect();
+        let id_to_attr: HashMap<u64, usize> =
+            attrs.iter().enumerate().flat_map(|(i, a)| a.ids().iter().map(move |id| (*id, i))).collect();
+        if let Ok(b) = perf_file.build_ids() {
+            for (_, info) in b {
+                pd.build_ids.insert(String::from_utf8_lossy(&info.path).into_owned(), info.build_id.clone());
+            }
+        }
+        if let Ok(Some(m)) = perf_file.simpleperf_meta_info() {
+            pd.simpleperf_meta = m.into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        }
+        if let Some(sec) = perf_file.feature_section_data(linux_perf_data::Feature(HEADER_AUXTRACE_FEATURE)) {
+            pd.perf_auxtrace_index = perf_index_layout(sec, endian);
+        }
+        drop(perf_file);
+
+        // Second pass: parse the kernel records' bodies with their attribute.
+        for r in raw {
+            let body = &bytes[r.offset as usize + 8..r.offset as usize + r.size as usize];
+            let rt = RecordType(r.rtype);
+            let pi = pick_parse_info(&parse_infos, &id_to_attr, rt, body, endian);
+            let rec = RawEventRecord::new(rt, r.misc, RawData::Single(body), pi);
+            let bad = |e: std::io::Error| PerfError::Format { what: record_name(r.rtype), offset: r.offset, msg: format!("malformed record body: {}", e) };
+            match r.rtype {
+                PERF_RECORD_AUX => {
+                    let (Some(ao), Some(asz), Some(fl)) = (rd_u64(body, 0, endian), rd_u64(body, 8, endian), rd_u64(body, 16, endian)) else {
+                        return Err(PerfError::Format { what: record_name(r.rtype), offset: r.offset, msg: format!("body of {} bytes is too short", body.len()) });
+                    };
+                    let common = rec.common_data().unwrap_or_default();
+                    pd.aux.push(AuxRecord { file_offset: r.offset, aux_offset: ao, aux_size: asz, flags: fl, common });
+                }
+                PERF_RECORD_ITRACE_START => {
+                    let (Some(pid), Some(tid)) = (rd_u32(body, 0, endian), rd_u32(body, 4, endian)) else {
+                        return Err(PerfError::Format { what: record_name(r.rtype), offset: r.offset, msg: "body too short".into() });
+                    };
+                    let common = rec.common_data().unwrap_or_default();
+                    pd.sideband.push(SidebandRecord { file_offset: r.offset, common, event: Sideband::ItraceStart { pid: pid as i32, tid: tid as i32 } });
+                }
+                _ => {
+                    // The crate asserts on an MMAP2 build ID longer than 20
+                    // bytes: refuse such a record here instead.
+                    if r.rtype == 10 && r.misc & PERF_RECORD_MISC_MMAP_BUILD_ID != 0 && body.get(24).map_or(true, |&n| n > 20) {
+                        return Err(PerfError::Format { what: record_name(r.rtype), offset: r.offset, msg: "build ID longer than 20 bytes".into() });
+                    }
+                    let ev = match rec.parse().map_err(bad)? {
+                        EventRecord::Mmap(m) => Some(Sideband::Mmap(MmapEvent {
+                            pid: m.pid,
+                            tid: m.tid,
+                            start: m.address,
+                            len: m.length,
+                            pgoff: m.page_offset,
+                            path: String::from_utf8_lossy(&m.path.as_slice()).into_owned(),
+                            build_id: None,
+                            exec: m.is_executable,
+                            kernel: matches!(m.cpu_mode, linux_perf_data::linux_perf_event_reader::CpuMode::Kernel),
+                        })),
+                        EventRecord::Mmap2(m) => {
+                            use linux_perf_data::linux_perf_event_reader::Mmap2FileId;
+                            let build_id = match &m.file_id {
+                                Mmap2FileId::BuildId(b) => Some(b.clone()),
+                                _ => None,
+                            };
+                            Some(Sideband::Mmap(MmapEvent {
+                                pid: m.pid,
+                                tid: m.tid,
+                                start: m.address,
+                                len: m.length,
+                                pgoff: m.page_offset,
+                                path: String::from_utf8_lossy(&m.path.as_slice()).into_owned(),
+                                build_id,
+                                exec: m.protection & 4 != 0,
+                                kernel: matches!(m.cpu_mode, linux_perf_data::linux_perf_event_reader::CpuMode::Kernel),
+                            }))
+                        }
+                        EventRecord::Comm(c) => Some(Sideband::Comm {
+                            pid: c.pid,
+                            tid: c.tid,
+                            name: String::from_utf8_lossy(&c.name.as_slice()).into_owned(),
+                            exec: c.is_execve,
+                        }),
+                        EventRecord::ContextSwitch(s) => {
+                            use linux_perf_data::linux_perf_event_reader::ContextSwitchRecord as C;
+                            Some(match s {
+                                C::In { prev_pid, prev_tid } => Sideband::Switch { out: false, next_prev: prev_pid.zip(prev_tid) },
+                                C::Out { next_pid, next_tid, .. } => Sideband::Switch { out: true, next_prev: next_pid.zip(next_tid) },
+                            })
+                        }
+                        EventRecord::Fork(f) => Some(Sideband::Fork { pid: f.pid, ppid: f.ppid, tid: f.tid }),
+                        EventRecord::Exit(f) => Some(Sideband::Exit { pid: f.pid, tid: f.tid }),
+                        _ => None,
+                    };
+                    if let Some(event) = ev {
+                        let common = rec.common_data().unwrap_or_default();
+                        pd.sideband.push(SidebandRecord { file_offset: r.offset, common, event });
+                    }
+                }
+            }
+        }
+        pd.bytes = bytes;
+        Ok(pd)
+    }
+
+    /// Walk the data section: check every record's size, keep the
+    /// AUXTRACE_INFO and AUXTRACE records, return the kernel records to
+    /// parse once the attributes are known.
+    fn walk_records(&mut self, bytes: &[u8]) -> Result<Vec<RawRec>, PerfError> {
+        let e = self.endian;
+        let file_len = bytes.len() as u64;
+        let end = self.data_offset.saturating_add(self.data_size).min(file_len);
+        let mut off = self.data_offset;
+        let mut out = Vec::new();
+        while off < end {
+            let o = off as usize;
+            let trunc = |what: String, msg: String| PerfError::Format { what, offset: off, msg };
+            if end - off < 8 {
+                return Err(trunc("record header".into(), format!("only {} bytes left in the data section: the file is truncated", end - off)));
+            }
+            let rtype = rd_u32(bytes, o, e).unwrap_or(0);
+            let misc = rd_u16(bytes, o + 4, e).unwrap_or(0);
+            let size = rd_u16(bytes, o + 6, e).unwrap_or(0) as u64;
+            if size < 8 {
+                return Err(trunc(record_name(rtype), format!("record size {} is smaller than its header", size)));
+            }
+            if off + size > end {
+                return Err(trunc(
+                    record_name(rtype),
+                    format!("record of {:#x} bytes runs past the end of the data ({:#x}): the file is truncated", size, end),
+                ));
+            }
+            let body = &bytes[o + 8..o + size as usize];
+            let mut next = off + size;
+            match rtype {
+                PERF_RECORD_AUXTRACE_INFO => {
+                    let t = rd_u32(body, 0, e).ok_or_else(|| trunc(record_name(rtype), "body too short".into()))?;
+                    let words: Vec<u64> = (8..body.len()).step_by(8).filter_map(|i| rd_u64(body, i, e)).collect();
+                    if self.auxtrace_info.is_none() {
+                        self.auxtrace_info = Some((off, t, words));
+                    }
+                }
+                PERF_RECORD_AUXTRACE => {
+                    let f = |i: usize| rd_u64(body, i, e);
+                    let (Some(sz), Some(ofs), Some(rf), Some(idx), Some(tid), Some(cpu)) =
+                        (f(0), f(8), f(16), rd_u32(body, 24, e), rd_u32(body, 28, e), rd_u32(body, 32, e))
+                    else {
+                        return Err(trunc(record_name(rtype), format!("body of {} bytes is too short", body.len())));
+                    };
+                    if sz > end - next {
+                        return Err(trunc(
+                            record_name(rtype),
+                            format!(
+                                "{:#x} bytes of trace data, only {:#x} left in the file: the file is truncated",
+                                sz,
+                                end - next
+                            ),
+                        ));
+                    }
+                    self.auxtrace.push(AuxtraceRecord {
+                        file_offset: off,
+                        data_start: next as usize,
+                        size: sz,
+                        offset: ofs,
+                        reference: rf,
+                        idx,
+                        tid: tid as i32,
+                        cpu: cpu as i32,
+                    });
+                    next += sz;
+                }
+                t if t < 64 => out.push(RawRec { offset: off, rtype, misc, size }),
+                _ => {}
+            }
+            off = next;
+        }
+        Ok(out)
+    }
+
+    /// The trace bytes of an AUXTRACE record.
+    pub fn aux_data(&self, r: &AuxtraceRecord) -> &[u8] {
+        &self.bytes[r.data_start..r.data_start + r.size as usize]
+    }
+}
+
+struct RawRec {
+    offset: u64,
+    rtype: u32,
+    misc: u16,
+    size: u64,
+}
+
+/// The attribute's parse info for a record: the only one, or the one whose
+/// ID the record carries (IDENTIFIER), or the first.
+fn pick_parse_info(
+    infos: &[RecordParseInfo],
+    id_to_attr: &HashMap<u64, usize>,
+    rt: RecordType,
+    body: &[u8],
+    e: Endianness,
+) -> RecordParseInfo {
+    let first = infos[0];
+    if infos.len() == 1 || infos.iter().all(|p| *p == first) {
+        return first;
+    }
+    use linux_perf_data::linux_perf_event_reader::SampleFormat;
+    let all_ident = infos.iter().all(|p| p.sample_format.contains(SampleFormat::IDENTIFIER));
+    if all_ident {
+        // IDENTIFIER is the first word of a sample, the last of a
+        // non-sample record's sample_id trailer.
+        let id = if rt == RecordType::SAMPLE { rd_u64(body, 0, e) } else { body.len().checked_sub(8).and_then(|at| rd_u64(body, at, e)) };
+        if let Some(i) = id.and_then(|id| id_to_attr.get(&id)) {
+            return infos[*i];
+        }
+    }
+    // Same id position in every attribute: look up by the first's layout.
+    let rec = RawEventRecord::new(rt, 0, RawData::Single(body), first);
+    if let Some(i) = rec.id().and_then(|id| id_to_attr.get(&id)) {
+        return infos[*i];
+    }
+    first
+}
+
+/// Whether a HEADER_AUXTRACE section is laid out as perf writes it: a u64
+/// count, then that many (file offset, size) pairs.
+fn perf_index_layout(sec: &[u8], e: Endianness) -> bool {
+    let Some(nr) = rd_u64(sec, 0, e) else { return false };
+    // perf reads blocks of up to 256 entries, each block with its count.
+    let mut at = 0usize;
+    let mut nr = nr;
+    loop {
+        if nr > 256 || at + 8 + nr as usize * 16 > sec.len() {
+            return false;
+        }
+        at += 8 + nr as usize * 16;
+        if at == sec.len() {
+            return true;
+        }
+        match rd_u64(sec, at, e) {
+            Some(n) => nr = n,
+            None => return false,
+        }
+    }
+}

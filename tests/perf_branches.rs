@@ -1,0 +1,174 @@
+//! Branch samples against `perf script -F ip,addr --itrace=b` on the same
+//! recording and the same binary. The traced programs are not shipped, so a
+//! synthetic ELF stands in for `/data/local/tmp/etm_test_loop` (with the
+//! recorded build ID, found through `--symfs`): both perf (through Debian's
+//! OpenCSD) and this library follow the trace through its code, and must
+//! print the same branches. Several code patterns exercise conditional,
+//! unconditional, call, return and indirect branches.
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::rc::Rc;
+
+use opencsd_c_api::perf::autofdo::AutoFdo;
+use opencsd_c_api::perf::decode::{decode, BranchSample, SampleSink};
+use opencsd_c_api::perf::dump::BlockMode;
+use opencsd_c_api::perf::spaces::Spaces;
+use opencsd_c_api::perf::PerfData;
+
+fn shared_dir() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("OCSD_SHARED") {
+        return Some(PathBuf::from(p));
+    }
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    p.is_dir().then_some(p)
+}
+
+/// A minimal AArch64 ELF: one R+X PT_LOAD over the whole file, a GNU
+/// build-ID note, `.text` at 0x1000..0x2000 filled with `words` repeated.
+fn synthetic_elf(build_id: &[u8], words: &[u32]) -> Vec<u8> {
+    let size = 0x3000usize;
+    let mut b = vec![0u8; size];
+    let put = |b: &mut Vec<u8>, at: usize, bytes: &[u8]| b[at..at + bytes.len()].copy_from_slice(bytes);
+    let mut note = Vec::new();
+    note.extend(4u32.to_le_bytes());
+    note.extend((build_id.len() as u32).to_le_bytes());
+    note.extend(3u32.to_le_bytes());
+    note.extend(b"GNU\0");
+    note.extend(build_id);
+    put(&mut b, 0x200, &note);
+    for (i, o) in (0x1000..0x2000).step_by(4).enumerate() {
+        put(&mut b, o, &words[i % words.len()].to_le_bytes());
+    }
+    let shstr = b"\0.note.gnu.build-id\0.text\0.shstrtab\0";
+    put(&mut b, 0x2000, shstr);
+    let (phoff, shoff) = (64u64, 0x2100u64);
+    let mut eh = Vec::new();
+    eh.extend(b"\x7fELF\x02\x01\x01\0");
+    eh.extend([0u8; 8]);
+    eh.extend(3u16.to_le_bytes()); // ET_DYN
+    eh.extend(183u16.to_le_bytes()); // EM_AARCH64
+    eh.extend(1u32.to_le_bytes());
+    eh.extend(0u64.to_le_bytes());
+    eh.extend(phoff.to_le_bytes());
+    eh.extend(shoff.to_le_bytes());
+    eh.extend(0u32.to_le_bytes());
+    for v in [64u16, 56, 2, 64, 4, 3] {
+        eh.extend(v.to_le_bytes());
+    }
+    put(&mut b, 0, &eh);
+    let ph = |t: u32, f: u32, off: u64, sz: u64, al: u64| {
+        let mut v = Vec::new();
+        v.extend(t.to_le_bytes());
+        v.extend(f.to_le_bytes());
+        for x in [off, off, off, sz, sz, al] {
+            v.extend(x.to_le_bytes());
+        }
+        v
+    };
+    let mut phs = ph(1, 5, 0, size as u64, 0x1000);
+    phs.extend(ph(4, 4, 0x200, note.len() as u64, 4));
+    put(&mut b, phoff as usize, &phs);
+    let sh = |name: u32, t: u32, flags: u64, addr: u64, off: u64, sz: u64, al: u64| {
+        let mut v = Vec::new();
+        v.extend(name.to_le_bytes());
+        v.extend(t.to_le_bytes());
+        for x in [flags, addr, off, sz] {
+            v.extend(x.to_le_bytes());
+        }
+        v.extend(0u32.to_le_bytes());
+        v.extend(0u32.to_le_bytes());
+        v.extend(al.to_le_bytes());
+        v.extend(0u64.to_le_bytes());
+        v
+    };
+    let mut shs = sh(0, 0, 0, 0, 0, 0, 0);
+    shs.extend(sh(1, 7, 2, 0x200, 0x200, note.len() as u64, 4));
+    shs.extend(sh(20, 1, 6, 0x1000, 0x1000, 0x1000, 4));
+    shs.extend(sh(26, 3, 0, 0, 0x2000, shstr.len() as u64, 1));
+    put(&mut b, shoff as usize, &shs);
+    b
+}
+
+struct Lines(Vec<String>);
+impl SampleSink for Lines {
+    fn branch(&mut self, b: &BranchSample) {
+        self.0.push(format!(" {:>16x} => {:>16x}", b.from, b.to));
+    }
+}
+
+const PATTERNS: &[&[u32]] = &[
+    &[0x5400_0021],                                                   // b.ne .+4
+    &[0xd503_201f, 0x5400_0021, 0x9400_0002, 0xd65f_03c0],             // nop, b.ne, bl, ret
+    &[0xd503_201f, 0xd503_201f, 0x1400_0002, 0x5400_0041, 0xd61f_0000], // b, b.ne .+8, br x0
+    &[0x5400_0021, 0xd65f_03c0, 0xd503_201f],
+];
+
+#[test]
+fn branches_match_perf_script_on_synthetic_binaries() {
+    let Some(shared) = shared_dir() else {
+        eprintln!("\n*** SKIPPED: reference data not found ***\n");
+        return;
+    };
+    let rec = shared.join("perf/etm_test_loop.perf.data");
+    let pd = PerfData::open(&rec).unwrap();
+    let meta = pd.cs_meta().unwrap();
+    let build_id = hex("0c9a20bf9c009d0e4e8bbf9fad0300ae");
+    let symfs = std::env::temp_dir().join(format!("ocsd-perf-symfs-{}", std::process::id()));
+    let bin = symfs.join("data/local/tmp/etm_test_loop");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    let mut total = 0;
+    for (n, words) in PATTERNS.iter().enumerate() {
+        std::fs::write(&bin, synthetic_elf(&build_id, words)).unwrap();
+        let out = Command::new("perf")
+            .args(["script", "-F", "ip,addr", "--itrace=b", "--symfs"])
+            .arg(&symfs)
+            .arg("-i")
+            .arg(&rec)
+            .env("PAGER", "cat")
+            .output()
+            .expect("running perf (Debian package linux-perf; .ci/run installs it)");
+        let want: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect();
+        let lines = Rc::new(RefCell::new(Lines(Vec::new())));
+        let spaces = Spaces::new(&pd, Some(&symfs));
+        let (spaces, warnings) = decode(&pd, &meta, BlockMode::Auto, spaces, lines.clone()).unwrap();
+        assert!(spaces.binaries.iter().any(|b| b.found_at.as_deref() == Some(bin.as_path())), "{:?}", warnings);
+        let got = lines.borrow().0.clone();
+        assert!(!want.is_empty(), "pattern {}: perf printed no branches", n);
+        assert_eq!(got, want, "pattern {}: branches differ from perf script's", n);
+        total += got.len();
+
+        // the AutoFDO profile of the same decode: ranges inside the binary
+        let a = Rc::new(RefCell::new(AutoFdo::default()));
+        let (spaces, _) = decode(&pd, &meta, BlockMode::ByAux, Spaces::new(&pd, Some(&symfs)), a.clone()).unwrap();
+        let mut text = Vec::new();
+        a.borrow().write(&spaces, &mut text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.contains("// build_id: 0x0c9a20bf9c009d0e4e8bbf9fad0300ae00000000\n// /data/local/tmp/etm_test_loop\n"), "{}", text);
+        let nranges: usize = text.lines().next().unwrap().parse().unwrap();
+        assert!(nranges > 0, "{}", text);
+    }
+    eprintln!("{} branch samples equal perf script's over {} code patterns", total, PATTERNS.len());
+    let _ = std::fs::remove_dir_all(&symfs);
+}
+
+#[test]
+fn missing_binaries_warn_once_each_and_decode_goes_on() {
+    let Some(shared) = shared_dir() else { return };
+    let pd = PerfData::open(&shared.join("perf/kernel.perf.data")).unwrap();
+    let meta = pd.cs_meta().unwrap();
+    let lines = Rc::new(RefCell::new(Lines(Vec::new())));
+    let empty = std::env::temp_dir().join("ocsd-perf-empty-symfs");
+    let (_, warnings) = decode(&pd, &meta, BlockMode::Auto, Spaces::new(&pd, Some(&empty)), lines.clone()).unwrap();
+    assert!(!warnings.is_empty());
+    let mut seen = std::collections::HashSet::new();
+    for w in &warnings {
+        assert!(w.starts_with("warning: "), "{}", w);
+        assert!(seen.insert(w.clone()), "warned twice: {}", w);
+    }
+}
+
+fn hex(s: &str) -> Vec<u8> {
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+}
