@@ -9,7 +9,9 @@
 #    only for the context the client has been shown, WAIT at random
 #    elements) on every shared snapshot: identical instruction ranges, no
 #    memory read while the client waits.
-# 2. `perf report -D` on every recording in ../shared/perf: identical output.
+# 2. print_client.c: output order and the string-print callback.
+# 3. `perf report -D` on every recording in ../shared/perf: identical output;
+#    `perf script` on etm_test_loop with stand-in programs: same samples.
 #
 # Needs ../shared (or $OCSD_SHARED), the system's libopencsd_c_api.so.1 and
 # /usr/bin/perf (.ci/run installs libopencsd1 and linux-perf). Prints one
@@ -184,6 +186,32 @@ if [ -x /usr/bin/perf ] || command -v perf >/dev/null 2>&1; then
             pass "perf report -D $name ($n lines, $k)"
         fi
     done
+    # perf script: the traced program of etm_test_loop is not shipped; a
+    # stand-in ELF with its build ID (c-tests/dropin/stand_in_elf.py) gives
+    # perf code to follow, so the full decode path runs: memory is asked
+    # for through perf's context-aware callback. Same branch samples with
+    # both libraries (OpenCSD 1.3.3: 208 for the first pattern).
+    rec="$shared/perf/etm_test_loop.perf.data"
+    if [ -e "$rec" ]; then
+        n=0
+        for words in 54000021 d503201f,54000021,94000002,d65f03c0 d503201f,d503201f,14000002,54000041,d61f0000 54000021,d65f03c0,d503201f; do
+            n=$((n + 1))
+            symfs="$out/symfs$n"
+            mkdir -p "$symfs/data/local/tmp"
+            python3 "$here/dropin/stand_in_elf.py" "$symfs/data/local/tmp/etm_test_loop" 0c9a20bf9c009d0e4e8bbf9fad0300ae "$words"
+            "$perf" script -F ip,addr --itrace=b --symfs "$symfs" -i "$rec" > "$out/script$n.sys" 2>/dev/null
+            LD_LIBRARY_PATH="$lib" "$perf" script -F ip,addr --itrace=b --symfs "$symfs" -i "$rec" > "$out/script$n.ours" 2>/dev/null
+            k=$(wc -l < "$out/script$n.sys")
+            if [ "$k" -eq 0 ]; then
+                fail "perf script etm_test_loop, stand-in $n: no samples with the system OpenCSD"
+            elif cmp -s "$out/script$n.sys" "$out/script$n.ours"; then
+                pass "perf script etm_test_loop, stand-in program $n ($k branch samples)"
+            else
+                fail "perf script etm_test_loop, stand-in program $n: $k samples with the system OpenCSD, $(wc -l < "$out/script$n.ours") here"
+                diff "$out/script$n.sys" "$out/script$n.ours" | head -n 6 | sed 's/^/    /'
+            fi
+        done
+    fi
 else
     fail "perf not installed (apt-get install linux-perf)"
 fi
