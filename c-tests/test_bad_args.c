@@ -1,8 +1,11 @@
 /*
  * test_bad_args.c : every C API function with bad arguments (NULL / unknown /
  * destroyed handles, NULL pointers, unknown decoder names, short buffers),
- * checking OpenCSD 1.8.0's return codes.
+ * checking OpenCSD 1.8.0's return codes; and hostile clients: calls on a
+ * tree from inside its own element and memory callbacks, non-regular files
+ * as memory images (run under valgrind by run_c_tests.sh).
  */
+#include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
 #include "opencsd/c_api/opencsd_c_api.h"
@@ -47,6 +50,205 @@ static void all_fns_with_handle(dcd_tree_handle_t h)
     CHECK_EQ(ocsd_dt_set_raw_frame_printer(h, OCSD_DFRMTR_PACKED_RAW_OUT), OCSD_ERR_NOT_INIT);
     CHECK_EQ(ocsd_dt_set_gen_elem_printer(h), OCSD_ERR_NOT_INIT);
     CHECK_EQ(ocsd_dt_set_pkt_protocol_printer(h, 0x10, 1), OCSD_ERR_NOT_INIT);
+    ocsd_destroy_dcd_tree(h);
+}
+
+/* ------------------------------------------------------------------ */
+/* Hostile callbacks: calls on the tree from inside its own element and
+ * memory callbacks. A small custom decoder reads 4 bytes of memory per
+ * trace byte through the library and outputs one element per byte. */
+
+typedef struct {
+    ocsd_extern_dcd_cb_fns cb;
+    uint8_t cs_id;
+} mis_dcd_t;
+
+static char s_mis_name[] = "misuse_dcd";
+
+static ocsd_datapath_resp_t mis_data_in(const void *h, const ocsd_datapath_op_t op, const ocsd_trc_index_t index,
+                                        const uint32_t size, const uint8_t *data, uint32_t *used)
+{
+    const mis_dcd_t *d = (const mis_dcd_t *)h;
+    ocsd_datapath_resp_t resp = OCSD_RESP_CONT;
+    uint32_t i;
+    if (op != OCSD_OP_DATA)
+        return OCSD_RESP_CONT;
+    *used = 0;
+    for (i = 0; i < size && OCSD_DATA_RESP_IS_CONT(resp); i++) {
+        uint8_t word[4] = {0};
+        uint32_t n = 4;
+        ocsd_generic_trace_elem e;
+        d->cb.fn_memory_access(d->cb.lib_context, 0x1000 + data[i], d->cs_id, OCSD_MEM_SPACE_ANY, &n, word);
+        memset(&e, 0, sizeof(e));
+        ocsd_gen_elem_init(&e, OCSD_GEN_TRC_ELEM_CUSTOM);
+        e.st_addr = data[i];
+        resp = d->cb.fn_gen_elem_out(d->cb.lib_context, index + i, d->cs_id, &e);
+        *used = i + 1;
+    }
+    return resp;
+}
+static void mis_update(const void *h, const int flags) { (void)h; (void)flags; }
+static ocsd_err_t mis_create(const int flags, const void *cfg, const ocsd_extern_dcd_cb_fns *cb, ocsd_extern_dcd_inst_t *inst)
+{
+    mis_dcd_t *d = calloc(1, sizeof(*d));
+    (void)flags;
+    if (!d)
+        return OCSD_ERR_MEM;
+    d->cb = *cb;
+    d->cs_id = *(const uint8_t *)cfg;
+    inst->fn_data_in = mis_data_in;
+    inst->fn_update_pkt_mon = mis_update;
+    inst->decoder_handle = d;
+    inst->p_decoder_name = s_mis_name;
+    inst->cs_id = d->cs_id;
+    return OCSD_OK;
+}
+static ocsd_err_t mis_destroy(const void *h) { free((void *)h); return OCSD_OK; }
+static ocsd_err_t mis_csid(const void *cfg, unsigned char *id) { *id = *(const uint8_t *)cfg; return OCSD_OK; }
+
+enum { ACT_NONE, ACT_SET_OUTFN, ACT_SET_PRINTER, ACT_DESTROY, ACT_REMOVE, ACT_REENTER };
+
+typedef struct {
+    dcd_tree_handle_t h;
+    int elem_action, mem_action; /* what to do on the 3rd element / memory read */
+    int elems, elems2, reads;
+    ocsd_err_t act_err;
+    ocsd_datapath_resp_t reenter_resp;
+} hostile_t;
+
+static void hostile_act(hostile_t *c, int action);
+
+static ocsd_datapath_resp_t hostile_elem2(const void *ctx, const ocsd_trc_index_t i, const uint8_t id, const ocsd_generic_trace_elem *e)
+{
+    hostile_t *c = (hostile_t *)ctx;
+    (void)i; (void)id; (void)e;
+    c->elems2++;
+    if (c->elems2 == 2) /* and once more: to the library's element printer */
+        c->act_err = ocsd_dt_set_gen_elem_printer(c->h);
+    return OCSD_RESP_CONT;
+}
+
+static void hostile_act(hostile_t *c, int action)
+{
+    uint8_t byte = 1;
+    uint32_t used = 0;
+    switch (action) {
+    case ACT_SET_OUTFN: c->act_err = ocsd_dt_set_gen_elem_outfn(c->h, hostile_elem2, c); break;
+    case ACT_SET_PRINTER: c->act_err = ocsd_dt_set_gen_elem_printer(c->h); break;
+    case ACT_DESTROY: ocsd_destroy_dcd_tree(c->h); break;
+    case ACT_REMOVE: c->act_err = ocsd_dt_remove_decoder(c->h, 0x10); break;
+    case ACT_REENTER: c->reenter_resp = ocsd_dt_process_data(c->h, OCSD_OP_DATA, 0, 1, &byte, &used); break;
+    default: break;
+    }
+}
+
+static ocsd_datapath_resp_t hostile_elem(const void *ctx, const ocsd_trc_index_t i, const uint8_t id, const ocsd_generic_trace_elem *e)
+{
+    hostile_t *c = (hostile_t *)ctx;
+    (void)i; (void)id; (void)e;
+    if (++c->elems == 3)
+        hostile_act(c, c->elem_action);
+    return OCSD_RESP_CONT;
+}
+
+static uint32_t hostile_mem(const void *ctx, const ocsd_vaddr_t a, const ocsd_mem_space_acc_t m, const uint32_t n, uint8_t *b)
+{
+    hostile_t *c = (hostile_t *)ctx;
+    (void)a; (void)m;
+    if (++c->reads == 3)
+        hostile_act(c, c->mem_action);
+    memset(b, 0xaa, n);
+    return n;
+}
+
+/* One tree, one decode of 8 bytes with the hostile callbacks; returns
+ * the response of the DATA call. */
+static ocsd_datapath_resp_t hostile_run(hostile_t *c, int elem_action, int mem_action)
+{
+    uint8_t cfg = 0x10, data[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    uint32_t used = 0;
+    unsigned char id = 0;
+    ocsd_datapath_resp_t r;
+    memset(c, 0, sizeof(*c));
+    c->elem_action = elem_action;
+    c->mem_action = mem_action;
+    c->h = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
+    CHECK(c->h != C_API_INVALID_TREE_HANDLE);
+    CHECK_EQ(ocsd_dt_create_decoder(c->h, "MISUSE", OCSD_CREATE_FLG_FULL_DECODER, &cfg, &id), OCSD_OK);
+    CHECK_EQ(ocsd_dt_add_callback_mem_acc(c->h, 0, 0xffff, OCSD_MEM_SPACE_ANY, hostile_mem, c), OCSD_OK);
+    CHECK_EQ(ocsd_dt_set_gen_elem_outfn(c->h, hostile_elem, c), OCSD_OK);
+    r = ocsd_dt_process_data(c->h, OCSD_OP_DATA, 0, sizeof(data), data, &used);
+    return r;
+}
+
+static void hostile_callbacks(void)
+{
+    static ocsd_extern_dcd_fact_t fact;
+    hostile_t c;
+    uint8_t byte = 1;
+    uint32_t used = 0;
+    ocsd_file_mem_region_t reg = { 0, 0x1000, 4096 };
+    dcd_tree_handle_t h;
+
+    memset(&fact, 0, sizeof(fact));
+    fact.createDecoder = mis_create;
+    fact.destroyDecoder = mis_destroy;
+    fact.csidFromConfig = mis_csid;
+    CHECK_EQ(ocsd_register_custom_decoder("MISUSE", &fact), OCSD_OK);
+
+    /* a new element callback from inside the element callback: OpenCSD
+     * survives this; here it takes over from the next element, and a
+     * printer set from inside that one takes over after it */
+    ocsd_def_errlog_init(OCSD_ERR_SEV_ERROR, 1);
+    ocsd_def_errlog_config_output(0, NULL); /* the printer prints nothing */
+    CHECK_EQ(hostile_run(&c, ACT_SET_OUTFN, ACT_NONE), OCSD_RESP_CONT);
+    CHECK_EQ(c.act_err, OCSD_OK);
+    CHECK_EQ(c.elems, 3);
+    CHECK_EQ(c.elems2, 2);
+    CHECK_EQ(ocsd_dt_process_data(c.h, OCSD_OP_DATA, 8, 1, &byte, &used), OCSD_RESP_CONT);
+    CHECK_EQ(c.elems2, 2); /* the printer has it now */
+    ocsd_destroy_dcd_tree(c.h);
+    CHECK_EQ(hostile_run(&c, ACT_SET_PRINTER, ACT_NONE), OCSD_RESP_CONT);
+    CHECK_EQ(c.act_err, OCSD_OK);
+    CHECK_EQ(c.elems, 3);
+    ocsd_destroy_dcd_tree(c.h);
+
+    /* destroying the tree from inside its element or memory callback: the
+     * tree goes when the running call returns; the handle is dead at once */
+    hostile_run(&c, ACT_DESTROY, ACT_NONE);
+    CHECK_EQ(c.elems, 8);
+    CHECK_EQ(ocsd_dt_process_data(c.h, OCSD_OP_FLUSH, 0, 0, NULL, NULL), OCSD_RESP_FATAL_NOT_INIT);
+    ocsd_destroy_dcd_tree(c.h); /* twice: a dead handle, ignored */
+    hostile_run(&c, ACT_NONE, ACT_DESTROY);
+    CHECK_EQ(c.reads, 8);
+    CHECK_EQ(ocsd_dt_set_gen_elem_outfn(c.h, hostile_elem, &c), OCSD_ERR_INVALID_PARAM_VAL);
+
+    /* removing the running decoder from inside a callback: removed when
+     * the running call returns */
+    CHECK_EQ(hostile_run(&c, ACT_REMOVE, ACT_NONE), OCSD_RESP_CONT);
+    CHECK_EQ(c.act_err, OCSD_OK);
+    CHECK_EQ(c.elems, 8);
+    CHECK_EQ(ocsd_dt_process_data(c.h, OCSD_OP_DATA, 8, 1, &byte, &used), OCSD_RESP_FATAL_NOT_INIT);
+    ocsd_destroy_dcd_tree(c.h);
+    CHECK_EQ(hostile_run(&c, ACT_NONE, ACT_REMOVE), OCSD_RESP_CONT);
+    CHECK_EQ(c.act_err, OCSD_OK);
+    CHECK_EQ(ocsd_dt_process_data(c.h, OCSD_OP_DATA, 8, 1, &byte, &used), OCSD_RESP_FATAL_NOT_INIT);
+    ocsd_destroy_dcd_tree(c.h);
+
+    /* any other call on the tree from its own callback is refused */
+    CHECK_EQ(hostile_run(&c, ACT_REENTER, ACT_NONE), OCSD_RESP_CONT);
+    CHECK_EQ(c.reenter_resp, OCSD_RESP_FATAL_NOT_INIT);
+    CHECK_EQ(c.elems, 8);
+    ocsd_destroy_dcd_tree(c.h);
+
+    CHECK_EQ(ocsd_deregister_decoders(), OCSD_OK);
+
+    /* a file that is not a regular file has no size to map: refused at
+     * once (reading /dev/zero to its end would never finish) */
+    h = ocsd_create_dcd_tree(OCSD_TRC_SRC_FRAME_FORMATTED, OCSD_DFRMTR_FRAME_MEM_ALIGN);
+    CHECK_EQ(ocsd_dt_add_binfile_mem_acc(h, 0x1000, OCSD_MEM_SPACE_ANY, "/dev/zero"), OCSD_ERR_MEM_ACC_RANGE_INVALID);
+    CHECK_EQ(ocsd_dt_add_binfile_region_mem_acc(h, &reg, 1, OCSD_MEM_SPACE_ANY, "/dev/zero"), OCSD_ERR_MEM_ACC_RANGE_INVALID);
+    CHECK_EQ(ocsd_dt_add_binfile_mem_acc(h, 0x1000, OCSD_MEM_SPACE_ANY, "/"), OCSD_ERR_MEM_ACC_RANGE_INVALID);
     ocsd_destroy_dcd_tree(h);
 }
 
@@ -211,6 +413,8 @@ int main(void)
     CHECK_EQ(ocsd_register_custom_decoder("BAD_FACT", NULL), OCSD_ERR_INVALID_PARAM_VAL);
     CHECK_EQ(ocsd_register_custom_decoder("ETMV4I", &fact), OCSD_ERR_DCDREG_NAME_REPEAT);
     CHECK_EQ(ocsd_deregister_decoders(), OCSD_OK);
+
+    hostile_callbacks();
 
     return CHECKS_DONE("test_bad_args");
 }

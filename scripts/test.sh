@@ -18,7 +18,7 @@ if [ -f tools/gen-headers/Cargo.toml ]; then
     suite "headers up to date" cargo run --release --quiet --manifest-path tools/gen-headers/Cargo.toml -- --check
 fi
 [ -f c-tests/run_abi_tests.sh ] && suite "C ABI layout and constants" bash c-tests/run_abi_tests.sh
-for t in c-tests/run_c_tests.sh c-tests/run_consumer_tests.sh; do
+for t in c-tests/run_c_tests.sh c-tests/run_consumer_tests.sh c-tests/run_dropin_tests.sh; do
     [ -f "$t" ] && suite "$t" bash "$t"
 done
 if [ ${#failures[@]} -gt 0 ]; then echo "failed suites: ${failures[*]}"; fi

@@ -27,6 +27,7 @@ unsafe impl Send for Ctx {}
 unsafe impl Sync for Ctx {}
 
 /// Generic elements to the client's `FnTraceElemIn`.
+#[derive(Clone, Copy)]
 pub struct CElemSink {
     pub f: unsafe extern "C" fn(*const c_void, ocsd_trc_index_t, u8, *const ocsd_generic_trace_elem) -> ocsd_datapath_resp_t,
     pub ctx: Ctx,
@@ -37,6 +38,39 @@ impl GenElemSink for CElemSink {
         // SAFETY: `f` is the client's non-NULL callback with OpenCSD's
         // FnTraceElemIn signature; `elem` is valid for the call.
         unsafe { (self.f)(self.ctx.0, index_sop, trc_chan_id, elem) }
+    }
+}
+
+/// The tree's element output: the client's callback or the element
+/// printer, replaceable from inside the callback itself
+/// (`ocsd_dt_set_gen_elem_outfn` / `ocsd_dt_set_gen_elem_printer` called
+/// while the tree is busy): the replacement takes over from the next
+/// element, and the running output is never dropped under its own feet.
+pub struct SwitchSink {
+    current: Box<dyn GenElemSink>,
+    ctl: Arc<super::handles::HandleCtl>,
+}
+
+impl SwitchSink {
+    pub fn new(req: super::handles::SinkReq, ctl: Arc<super::handles::HandleCtl>) -> Self {
+        SwitchSink { current: Self::make(req), ctl }
+    }
+
+    fn make(req: super::handles::SinkReq) -> Box<dyn GenElemSink> {
+        match req {
+            super::handles::SinkReq::Callback(c) => Box::new(c),
+            super::handles::SinkReq::Printer(enabled) => Box::new(ElemPrinter { enabled }),
+        }
+    }
+}
+
+impl GenElemSink for SwitchSink {
+    #[inline]
+    fn trace_elem_in(&mut self, index_sop: ocsd_trc_index_t, trc_chan_id: u8, elem: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
+        if let Some(req) = self.ctl.take_sink() {
+            self.current = Self::make(req);
+        }
+        self.current.trace_elem_in(index_sop, trc_chan_id, elem)
     }
 }
 

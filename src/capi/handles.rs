@@ -6,10 +6,18 @@
 //! it is not locked while a tree works, so callbacks from a tree may call
 //! the library (as with OpenCSD, one tree must not be used from two threads
 //! at once).
+//!
+//! Each tree has a [`HandleCtl`], kept beside it in the registry, that
+//! marks the tree busy while a C API call works on it. A call on the same
+//! tree from inside one of its callbacks (element, memory, packet, string
+//! output) never gets at the tree itself: it is refused, except for the
+//! changes that are safe to make later - a new element output (applied
+//! before the next element), decoder removal and tree destruction (applied
+//! when the running call returns).
 
 use std::os::raw::c_void;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use crate::abi::*;
 use crate::dcd_tree::DecodeTree;
@@ -35,6 +43,51 @@ impl TreeHandle {
     }
 }
 
+/// A new generic element output asked for from inside a callback.
+#[derive(Clone, Copy)]
+pub enum SinkReq {
+    /// `ocsd_dt_set_gen_elem_outfn`.
+    Callback(super::adapters::CElemSink),
+    /// `ocsd_dt_set_gen_elem_printer` (printing enabled or not).
+    Printer(bool),
+}
+
+/// Changes to a busy tree, asked for from inside its callbacks.
+#[derive(Default)]
+pub struct Pending {
+    pub sink: Option<SinkReq>,
+    pub remove_ids: Vec<u8>,
+}
+
+/// Per-tree state that re-entrant calls may touch (never the tree itself).
+#[derive(Default)]
+pub struct HandleCtl {
+    /// A C API call is working on the tree.
+    pub busy: AtomicBool,
+    /// Destroyed while busy: the running call drops the tree on return.
+    pub destroyed: AtomicBool,
+    /// `pending.sink` holds a new element output.
+    pub sink_pending: AtomicBool,
+    pub pending: Mutex<Pending>,
+}
+
+impl HandleCtl {
+    pub fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Take a new element output asked for from a callback, if any (one
+    /// relaxed load when there is none).
+    #[inline]
+    pub fn take_sink(&self) -> Option<SinkReq> {
+        if !self.sink_pending.load(Ordering::Acquire) {
+            return None;
+        }
+        self.sink_pending.store(false, Ordering::Release);
+        self.pending().sink.take()
+    }
+}
+
 /// A tree's address, movable between threads in the registry.
 #[derive(Clone, Copy)]
 pub struct TreePtr(pub *mut TreeHandle);
@@ -44,10 +97,10 @@ unsafe impl Send for TreePtr {}
 
 /// (handle number, tree) of the live trees; a plain vector (few trees, and
 /// no hash table internals for leak checkers to misread at exit).
-static TREES: Mutex<Vec<(usize, TreePtr)>> = Mutex::new(Vec::new());
+static TREES: Mutex<Vec<(usize, TreePtr, Arc<HandleCtl>)>> = Mutex::new(Vec::new());
 static NEXT_ID: AtomicUsize = AtomicUsize::new(1);
 
-fn registry() -> std::sync::MutexGuard<'static, Vec<(usize, TreePtr)>> {
+fn registry() -> std::sync::MutexGuard<'static, Vec<(usize, TreePtr, Arc<HandleCtl>)>> {
     TREES.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -55,20 +108,27 @@ fn registry() -> std::sync::MutexGuard<'static, Vec<(usize, TreePtr)>> {
 pub fn insert(make: impl FnOnce(usize) -> Box<TreeHandle>) -> *mut c_void {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
     let ptr = Box::into_raw(make(id));
-    registry().push((id, TreePtr(ptr)));
+    registry().push((id, TreePtr(ptr), Arc::new(HandleCtl::default())));
     id as *mut c_void
 }
 
 /// The tree of a live handle.
 pub fn lookup(handle: *mut c_void) -> Option<TreePtr> {
-    registry().iter().find(|(id, _)| *id == handle as usize).map(|(_, p)| *p)
+    lookup_ctl(handle).map(|(p, _)| p)
 }
 
-/// Unregister a handle; the caller owns (and drops) the tree.
-pub fn remove(handle: *mut c_void) -> Option<TreePtr> {
+/// The tree of a live handle and its control block.
+pub fn lookup_ctl(handle: *mut c_void) -> Option<(TreePtr, Arc<HandleCtl>)> {
+    registry().iter().find(|(id, _, _)| *id == handle as usize).map(|(_, p, c)| (*p, c.clone()))
+}
+
+/// Unregister a handle; the caller owns (and drops) the tree, unless it is
+/// busy (see [`HandleCtl::destroyed`]).
+pub fn remove(handle: *mut c_void) -> Option<(TreePtr, Arc<HandleCtl>)> {
     let mut r = registry();
-    let i = r.iter().position(|(id, _)| *id == handle as usize)?;
-    Some(r.swap_remove(i).1)
+    let i = r.iter().position(|(id, _, _)| *id == handle as usize)?;
+    let (_, p, c) = r.swap_remove(i);
+    Some((p, c))
 }
 
 /// Number of live trees (tests).

@@ -55,15 +55,14 @@ impl MsgLogger {
     /// Write `msg` to the stream outputs; returns the string callback to
     /// call (after the lock is released).
     fn log_msg(&mut self, msg: &str) -> Option<StrCallback> {
+        // as OpenCSD (std::cout / std::cerr, synchronised with C stdio, then
+        // flushed): through the C library's streams, so the text lands
+        // after whatever the client has printf'd and not yet flushed
         if self.flags & OUT_STDOUT != 0 {
-            let mut o = std::io::stdout().lock();
-            let _ = o.write_all(msg.as_bytes());
-            let _ = o.flush();
+            c_stdio::write_flush(c_stdio::Stream::Stdout, msg.as_bytes());
         }
         if self.flags & OUT_STDERR != 0 {
-            let mut e = std::io::stderr().lock();
-            let _ = e.write_all(msg.as_bytes());
-            let _ = e.flush();
+            c_stdio::write_flush(c_stdio::Stream::Stderr, msg.as_bytes());
         }
         if self.flags & OUT_FILE != 0 {
             if self.file.is_none() {
@@ -78,6 +77,48 @@ impl MsgLogger {
             return self.str_cb.clone();
         }
         None
+    }
+}
+
+/// The C library's `stdout` / `stderr` streams.
+mod c_stdio {
+    extern "C" {
+        // glibc and musl export the standard streams as these objects
+        static mut stdout: *mut libc::FILE;
+        static mut stderr: *mut libc::FILE;
+    }
+
+    #[derive(Clone, Copy)]
+    pub enum Stream {
+        Stdout,
+        Stderr,
+    }
+
+    /// `fwrite` the bytes to the stream, then `fflush` it.
+    pub fn write_flush(which: Stream, bytes: &[u8]) {
+        // SAFETY: reading the C library's stream pointers (initialised
+        // before main, never reassigned by this library); fwrite / fflush
+        // take the stream's own lock; `bytes` is valid for its length.
+        unsafe {
+            let f = match which {
+                Stream::Stdout => stdout,
+                Stream::Stderr => {
+                    // std::cerr is tied to std::cout: OpenCSD's stderr
+                    // output first flushes what stdout holds
+                    if !stdout.is_null() {
+                        libc::fflush(stdout);
+                    }
+                    stderr
+                }
+            };
+            if f.is_null() {
+                return;
+            }
+            if !bytes.is_empty() {
+                libc::fwrite(bytes.as_ptr() as *const libc::c_void, 1, bytes.len(), f);
+            }
+            libc::fflush(f);
+        }
     }
 }
 

@@ -36,6 +36,7 @@ mod tests;
 
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int, c_uchar, c_void};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use crate::abi::gen_elem::*;
@@ -58,14 +59,69 @@ macro_rules! ffi_guard {
     };
 }
 
-/// Run `f` on the tree of a live handle; `missing` for any other handle.
+/// Run `f` on the tree of a live handle; `missing` for any other handle,
+/// and for a tree that is busy with another call (a call made from inside
+/// one of the tree's own callbacks: see `handles`).
 fn with_tree<R>(handle: dcd_tree_handle_t, missing: R, f: impl FnOnce(&mut TreeHandle) -> R) -> R {
-    match handles::lookup(handle) {
-        // SAFETY: the registry holds only pointers from Box::into_raw of
-        // live trees; a tree is used by one thread at a time (API contract).
-        Some(p) => f(unsafe { &mut *p.0 }),
-        None => missing,
+    let Some((p, ctl)) = handles::lookup_ctl(handle) else { return missing };
+    if ctl.busy.swap(true, Ordering::AcqRel) {
+        return missing;
     }
+    /// Ends the busy state, then applies what callbacks asked for (also
+    /// when `f` unwinds).
+    struct Busy(handles::TreePtr, Arc<handles::HandleCtl>);
+    impl Drop for Busy {
+        fn drop(&mut self) {
+            let removals = std::mem::take(&mut self.1.pending().remove_ids);
+            if self.1.destroyed.load(Ordering::Acquire) {
+                // destroyed from a callback: the handle is gone from the
+                // registry, the tree is ours to drop
+                // SAFETY: the pointer came from Box::into_raw; the handle
+                // was removed from the registry by ocsd_destroy_dcd_tree,
+                // which left the drop to this (the only) running call.
+                let tree = unsafe { Box::from_raw(self.0 .0) };
+                logger::drop_tree_callback(tree.id);
+                drop(tree);
+                return;
+            }
+            // SAFETY: the tree is live (not destroyed) and `f` has returned,
+            // so no other reference to it exists.
+            let t = unsafe { &mut *self.0 .0 };
+            for id in removals {
+                if t.tree.src_type() != OCSD_TRC_SRC_FRAME_FORMATTED {
+                    let _ = t.tree.remove_decoder(0);
+                } else if is_valid_cs_src_id(id) {
+                    let _ = t.tree.remove_decoder(id);
+                }
+            }
+            if let Some(req) = self.1.take_sink() {
+                t.tree.set_elem_sink(Some(Box::new(SwitchSink::new(req, self.1.clone()))));
+            }
+            self.1.busy.store(false, Ordering::Release);
+        }
+    }
+    let busy = Busy(p, ctl);
+    // SAFETY: the registry holds only pointers from Box::into_raw of live
+    // trees; the busy flag (just set) keeps re-entrant calls off it, and a
+    // tree is used by one thread at a time (API contract).
+    let r = f(unsafe { &mut *busy.0 .0 });
+    drop(busy);
+    r
+}
+
+/// Ask for a new element output: now when the tree is idle, from the next
+/// element when it is busy (the call comes from one of its callbacks).
+fn set_elem_output(handle: dcd_tree_handle_t, req: handles::SinkReq) -> ocsd_err_t {
+    let Some((_, ctl)) = handles::lookup_ctl(handle) else { return OCSD_ERR_INVALID_PARAM_VAL };
+    if ctl.busy.load(Ordering::Acquire) {
+        ctl.pending().sink = Some(req);
+        ctl.sink_pending.store(true, Ordering::Release);
+        return OCSD_OK;
+    }
+    with_tree(handle, OCSD_ERR_INVALID_PARAM_VAL, |t| {
+        t.tree.set_elem_sink(Some(Box::new(SwitchSink::new(req, ctl.clone()))));
+        OCSD_OK
+    })
 }
 
 /// A C string argument (`None` for NULL).
@@ -146,7 +202,13 @@ pub extern "C" fn ocsd_create_dcd_tree(src_type: ocsd_dcd_tree_src_t, deformatte
 #[no_mangle]
 pub extern "C" fn ocsd_destroy_dcd_tree(handle: dcd_tree_handle_t) {
     ffi_guard!((), {
-        if let Some(p) = handles::remove(handle) {
+        if let Some((p, ctl)) = handles::remove(handle) {
+            if ctl.busy.load(Ordering::Acquire) {
+                // called from inside one of the tree's callbacks: the
+                // running call drops the tree when it returns
+                ctl.destroyed.store(true, Ordering::Release);
+                return;
+            }
             // SAFETY: the pointer came from Box::into_raw and was just taken
             // out of the registry, so it is dropped exactly once.
             let tree = unsafe { Box::from_raw(p.0) };
@@ -205,13 +267,10 @@ pub extern "C" fn ocsd_dt_process_data(
 #[no_mangle]
 pub extern "C" fn ocsd_dt_set_gen_elem_outfn(handle: dcd_tree_handle_t, pFn: FnTraceElemIn, p_context: *const c_void) -> ocsd_err_t {
     ffi_guard!(OCSD_ERR_FAIL, {
-        with_tree(handle, OCSD_ERR_INVALID_PARAM_VAL, |t| match pFn {
-            Some(f) => {
-                t.tree.set_elem_sink(Some(Box::new(CElemSink { f, ctx: Ctx(p_context) })));
-                OCSD_OK
-            }
+        match pFn {
+            Some(f) => set_elem_output(handle, handles::SinkReq::Callback(CElemSink { f, ctx: Ctx(p_context) })),
             None => OCSD_ERR_INVALID_PARAM_VAL,
-        })
+        }
     })
 }
 
@@ -291,6 +350,14 @@ fn create_custom(
 #[no_mangle]
 pub extern "C" fn ocsd_dt_remove_decoder(handle: dcd_tree_handle_t, CSID: c_uchar) -> ocsd_err_t {
     ffi_guard!(OCSD_ERR_FAIL, {
+        if let Some((_, ctl)) = handles::lookup_ctl(handle) {
+            if ctl.busy.load(Ordering::Acquire) {
+                // from inside a callback of this tree: removed when the
+                // running call returns
+                ctl.pending().remove_ids.push(CSID);
+                return OCSD_OK;
+            }
+        }
         with_tree(handle, OCSD_ERR_INVALID_PARAM_VAL, |t| {
             if t.tree.src_type() == OCSD_TRC_SRC_FRAME_FORMATTED {
                 if !is_valid_cs_src_id(CSID) {
@@ -605,6 +672,11 @@ pub extern "C" fn ocsd_dt_add_binfile_region_mem_acc(
             let Some(path) = path.filter(|p| !p.is_empty()) else { return OCSD_ERR_INVALID_PARAM_VAL };
             // SAFETY: the client's array of `num_regions` regions, non-NULL.
             let regions = unsafe { std::slice::from_raw_parts(region_array, num_regions as usize) };
+            let Ok(meta) = std::fs::metadata(&path) else { return OCSD_ERR_MEM_ACC_FILE_NOT_FOUND };
+            if !meta.is_file() {
+                // a device or FIFO has no size to map (see MemMapper::file_accessor)
+                return OCSD_ERR_MEM_ACC_RANGE_INVALID;
+            }
             let Ok(data) = std::fs::read(&path) else { return OCSD_ERR_MEM_ACC_FILE_NOT_FOUND };
             let data = Arc::new(data);
             let mut accs = Vec::with_capacity(regions.len());
@@ -808,10 +880,10 @@ pub extern "C" fn ocsd_dt_set_raw_frame_printer(handle: dcd_tree_handle_t, flags
 #[no_mangle]
 pub extern "C" fn ocsd_dt_set_gen_elem_printer(handle: dcd_tree_handle_t) -> ocsd_err_t {
     ffi_guard!(OCSD_ERR_FAIL, {
-        with_tree(handle, OCSD_ERR_NOT_INIT, |t| {
-            t.tree.set_elem_sink(Some(Box::new(ElemPrinter { enabled: logger::has_output() })));
-            OCSD_OK
-        })
+        if handles::lookup(handle).is_none() {
+            return OCSD_ERR_NOT_INIT;
+        }
+        set_elem_output(handle, handles::SinkReq::Printer(logger::has_output()))
     })
 }
 

@@ -186,18 +186,92 @@ impl MemAccess for NoMemory {
 }
 
 /// What a packet decoder is handed with each packet: the element queue it
-/// appends its output to, target memory, and the error logger.
+/// appends its output to, target memory, the error logger, and the
+/// client's element sink behind the queue.
+///
+/// # The memory-access rule
+///
+/// A client may answer memory requests from what it has been shown (perf
+/// reads the memory of the process named by the last `PE_CONTEXT` element
+/// it received), and may change its memory while it waits. So, as in
+/// OpenCSD, a decoder that has finished a resolution step (OpenCSD's
+/// `sendElements` points) passes [`DecodeCtx::gate`] before it reads memory
+/// for a later step: the gate delivers every queued element to the client
+/// and tells the decoder whether it may go on. When the client answers
+/// WAIT (or a fatal response) the decoder stops right there, at a point it
+/// can resume from, and returns; the stack holds further input and calls
+/// [`PacketDecoder::flush`] when the client flushes.
 pub struct DecodeCtx<'a> {
     pub out: &'a mut ElemQueue,
     pub mem: &'a mut dyn MemAccess,
     pub log: &'a mut dyn ErrorLog,
+    /// The client's element sink (None: elements are dropped).
+    sink: Option<&'a mut dyn GenElemSink>,
+    /// The client's last answer at the gate (CONT while it is not waiting).
+    client_resp: ocsd_datapath_resp_t,
+}
+
+impl<'a> DecodeCtx<'a> {
+    /// A context whose queued elements are delivered by the caller after
+    /// the decoder returns (no client behind the gate: it always opens).
+    pub fn new(out: &'a mut ElemQueue, mem: &'a mut dyn MemAccess, log: &'a mut dyn ErrorLog) -> Self {
+        DecodeCtx { out, mem, log, sink: None, client_resp: OCSD_RESP_CONT }
+    }
+
+    /// A context that delivers to `sink` at the gate.
+    pub fn with_sink(
+        out: &'a mut ElemQueue,
+        mem: &'a mut dyn MemAccess,
+        log: &'a mut dyn ErrorLog,
+        sink: Option<&'a mut dyn GenElemSink>,
+    ) -> Self {
+        DecodeCtx { out, mem, log, sink, client_resp: OCSD_RESP_CONT }
+    }
+
+    /// The gate before a memory read: deliver every queued element to the
+    /// client. True: all delivered and the client goes on, memory may be
+    /// read. False: the client answered WAIT or a fatal response; the
+    /// decoder must stop at a resumable point and return
+    /// [`DecodeCtx::client_resp`]. Costs one branch when nothing is queued.
+    #[inline]
+    pub fn gate(&mut self) -> bool {
+        if self.out.is_empty() || self.sink.is_none() {
+            return resp_is_cont(self.client_resp);
+        }
+        self.gate_deliver()
+    }
+
+    #[cold]
+    fn gate_deliver(&mut self) -> bool {
+        if let Some(s) = self.sink.as_deref_mut() {
+            let r = self.out.deliver(s);
+            if !resp_is_cont(r) {
+                self.client_resp = r;
+            } else if !self.out.is_empty() {
+                self.client_resp = OCSD_RESP_WAIT;
+            }
+        }
+        resp_is_cont(self.client_resp)
+    }
+
+    /// What the client answered when the gate last closed (CONT: it never
+    /// closed in this call).
+    pub fn client_resp(&self) -> ocsd_datapath_resp_t {
+        self.client_resp
+    }
+
+    /// Whether the gate closed in this call (the decoder is suspended).
+    pub fn gate_closed(&self) -> bool {
+        !resp_is_cont(self.client_resp)
+    }
 }
 
 /// A protocol's packet decoder: packets in, generic trace elements out.
 ///
-/// Decoders never see the client's WAIT: they append elements to the
-/// queue in `ctx.out`; the stack delivers them and holds further input
-/// while the client is waiting.
+/// Decoders append elements to the queue in `ctx.out`; the stack delivers
+/// them after each packet and holds further input while the client is
+/// waiting. A decoder that reads memory after earlier elements of the same
+/// packet passes [`DecodeCtx::gate`] first (see there).
 pub trait PacketDecoder {
     type Packet: TracePacket;
 
@@ -220,6 +294,13 @@ pub trait PacketDecoder {
 
     /// Reset to the unsynchronised state.
     fn reset(&mut self, index: ocsd_trc_index_t);
+
+    /// FLUSH after the gate closed (OpenCSD's `onFlush`): resume the work
+    /// that [`DecodeCtx::gate`] suspended, under the same rule. Default:
+    /// the decoder never suspends.
+    fn flush(&mut self, _ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
+        OCSD_RESP_CONT
+    }
 
     /// The trace ID the decoder was configured with (element output ID).
     fn trace_id(&self) -> u8;

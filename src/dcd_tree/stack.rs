@@ -126,6 +126,9 @@ pub struct Stack<P: PacketProcessor, D: PacketDecoder<Packet = P::Packet>> {
     /// Components log under numbered names (see
     /// [`TraceIdDecoder::set_numbered_names`]).
     numbered: bool,
+    /// The decoder stopped at its memory-access gate (the client answered
+    /// WAIT there) and resumes on FLUSH.
+    dec_suspended: bool,
 }
 
 impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'static> Stack<P, D> {
@@ -144,6 +147,7 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
             pending_resp: OCSD_RESP_CONT,
             stats_base: (0, 0, 0),
             numbered: true,
+            dec_suspended: false,
         }
     }
 
@@ -169,6 +173,7 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
             attached: env.attached,
             proc_flags: self.proc_flags,
             pending: &mut self.pending_resp,
+            suspended: &mut self.dec_suspended,
         };
         (&mut self.proc_, out)
     }
@@ -190,6 +195,48 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
     }
 }
 
+impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'static> Stack<P, D> {
+    /// Bring the stack up to date for a waiting client: deliver what is
+    /// queued, then let a decoder stopped at its memory-access gate resume
+    /// (and deliver what that gives). CONT when nothing is owed any more.
+    fn catch_up(&mut self, env: &mut StackEnv) -> ocsd_datapath_resp_t {
+        let r = self.deliver(env);
+        if !self.queue.is_empty() || !resp_is_cont(r) {
+            return if resp_is_cont(r) { OCSD_RESP_WAIT } else { r };
+        }
+        if !std::mem::replace(&mut self.dec_suspended, false) {
+            return r;
+        }
+        let Some(d) = self.dec.as_mut() else { return r };
+        let mut dlog = ComponentLog::new(&mut *env.log, !self.numbered, false);
+        let mut ctx = DecodeCtx::with_sink(&mut self.queue, &mut *env.mem, &mut dlog, sink_of(&mut env.elem_sink));
+        let rf = d.flush(&mut ctx);
+        if ctx.gate_closed() {
+            self.dec_suspended = true;
+            if resp_is_fatal(rf) {
+                self.pending_resp = self.pending_resp.max(rf);
+            }
+            return ctx.client_resp();
+        }
+        if resp_is_fatal(rf) {
+            self.pending_resp = self.pending_resp.max(rf);
+        }
+        let r = self.deliver(env);
+        if !self.queue.is_empty() || !resp_is_cont(r) {
+            return if resp_is_cont(r) { OCSD_RESP_WAIT } else { r };
+        }
+        r.max(rf)
+    }
+}
+
+/// The client's element sink, reborrowed for a decode context.
+fn sink_of<'r>(s: &'r mut Option<&mut dyn GenElemSink>) -> Option<&'r mut dyn GenElemSink> {
+    match s {
+        Some(s) => Some(&mut **s),
+        None => None,
+    }
+}
+
 /// The packet processor's output for one call.
 struct Out<'s, 'e, P: TracePacket, D: PacketDecoder<Packet = P>> {
     dec: Option<&'s mut D>,
@@ -205,6 +252,8 @@ struct Out<'s, 'e, P: TracePacket, D: PacketDecoder<Packet = P>> {
     /// A fatal decoder response held back until the elements queued before
     /// it have been delivered.
     pending: &'s mut ocsd_datapath_resp_t,
+    /// Set when the decoder stops at its memory-access gate.
+    suspended: &'s mut bool,
 }
 
 impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, P, D> {
@@ -225,8 +274,18 @@ impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, 
                 return not_init(&*d, msg, &mut *self.log.inner, !unnumbered);
             }
             let mut dlog = ComponentLog::new(&mut *self.log.inner, unnumbered, false);
-            let mut ctx = DecodeCtx { out: self.queue, mem: &mut *self.mem, log: &mut dlog };
+            let mut ctx = DecodeCtx::with_sink(self.queue, &mut *self.mem, &mut dlog, sink_of(&mut self.elem_sink));
             let r = d.packet_in(index_sop, pkt, &mut ctx);
+            if ctx.gate_closed() {
+                // the decoder stopped at its memory-access gate: it resumes
+                // on FLUSH (whatever is still queued goes out first)
+                *self.suspended = true;
+                let cr = ctx.client_resp();
+                if resp_is_fatal(r) {
+                    *self.pending = r;
+                }
+                return cr;
+            }
             let rd = match self.elem_sink.as_deref_mut() {
                 Some(s) => self.queue.deliver(s),
                 None => {
@@ -323,11 +382,11 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
             );
             return (OCSD_RESP_FATAL_INVALID_PARAM, 0);
         }
-        // elements still owed to a waiting client go first
-        if !self.queue.is_empty() {
-            let r = self.deliver(env);
-            if !self.queue.is_empty() || !resp_is_cont(r) {
-                return (if resp_is_cont(r) { OCSD_RESP_WAIT } else { r }, 0);
+        // elements (and decode) still owed to a waiting client go first
+        if !self.queue.is_empty() || self.dec_suspended {
+            let r = self.catch_up(env);
+            if !resp_is_cont(r) {
+                return (r, 0);
             }
         }
         let (proc_, mut out) = self.split(env);
@@ -346,10 +405,11 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
                     }
                 }
                 // elements still owed to a waiting client go first, then
-                // whatever the packet processor holds
-                let r = self.deliver(env);
-                if !self.queue.is_empty() || !resp_is_cont(r) {
-                    return (if resp_is_cont(r) { OCSD_RESP_WAIT } else { r }, 0);
+                // the decode the gate suspended, then whatever the packet
+                // processor holds
+                let r = self.catch_up(env);
+                if !resp_is_cont(r) {
+                    return (r, 0);
                 }
                 let (proc_, mut out) = self.split(env);
                 (proc_.flush(&mut out), 0)
@@ -369,7 +429,7 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
                     // before it, as on the data path
                     let mut fatal = if resp_is_fatal(resp) { std::mem::replace(&mut resp, OCSD_RESP_CONT) } else { OCSD_RESP_CONT };
                     let mut dlog = ComponentLog::new(&mut *env.log, !self.numbered, false);
-                    let mut ctx = DecodeCtx { out: &mut self.queue, mem: &mut *env.mem, log: &mut dlog };
+                    let mut ctx = DecodeCtx::new(&mut self.queue, &mut *env.mem, &mut dlog);
                     let r = d.eot(&mut ctx);
                     if resp_is_fatal(r) {
                         fatal = fatal.max(r);
@@ -398,6 +458,7 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
                 }
                 self.queue.clear();
                 self.pending_resp = OCSD_RESP_CONT;
+                self.dec_suspended = false;
                 if let Some(s) = self.sink.as_mut() {
                     s.packet(OCSD_OP_RESET, index, None, std::ptr::null(), &[]);
                 }

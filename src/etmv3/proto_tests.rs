@@ -267,10 +267,10 @@ fn decode_all<D: PacketDecoder>(dec: &mut D, pkts: &[(ocsd_trc_index_t, D::Packe
     let mut q = ElemQueue::new();
     let mut log = NullLog;
     for (i, p, _) in pkts {
-        let mut ctx = DecodeCtx { out: &mut q, mem, log: &mut log };
+        let mut ctx = DecodeCtx::new(&mut q, mem, &mut log);
         dec.packet_in(*i, p, &mut ctx);
     }
-    let mut ctx = DecodeCtx { out: &mut q, mem, log: &mut log };
+    let mut ctx = DecodeCtx::new(&mut q, mem, &mut log);
     dec.eot(&mut ctx);
     struct S(Vec<ocsd_generic_trace_elem>);
     impl GenElemSink for S {

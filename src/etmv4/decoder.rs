@@ -355,6 +355,9 @@ impl BlockCache {
 /// ETMv4 / ETE instruction trace decoder.
 pub struct EtmV4IPktDecoder {
     cfg: EtmV4Config,
+    /// The packet whose resolution stopped at the memory-access gate
+    /// (the client answered WAIT); FLUSH finishes it.
+    cont_pkt: Option<ocsd_etmv4_i_pkt>,
     name: String,
     trace_id: u8,
     op_flags: u32,
@@ -477,6 +480,7 @@ impl EtmV4IPktDecoder {
             tinfo_wait_addr: false,
             next_range_check: None,
             out: OutElems::new(),
+            cont_pkt: None,
             mem: MemWindow::new(),
             blocks: BlockCache::new(),
             cancel_keep: Vec::with_capacity(8),
@@ -504,6 +508,7 @@ impl EtmV4IPktDecoder {
 
     fn reset_decoder(&mut self) {
         self.state = State::NoSync;
+        self.cont_pkt = None;
         self.is_secure = true;
         self.is_64bit = false;
         self.cc_threshold = 0;
@@ -853,7 +858,13 @@ impl EtmV4IPktDecoder {
         let mut resp = OCSD_RESP_CONT;
         loop {
             if self.out.num_to_send() > 0 {
+                // a resolution step ended: its elements reach the client
+                // before the next step reads memory (OpenCSD's timing)
                 self.out.send(ctx.out, self.trace_id);
+                if !ctx.gate() {
+                    // suspended in ResolveElem: FLUSH resumes here
+                    return ctx.client_resp();
+                }
             } else if self.res.any() {
                 let mut err = OCSD_OK;
                 if self.res.commit != 0 {
@@ -1859,6 +1870,11 @@ impl PacketDecoder for EtmV4IPktDecoder {
         // memory may change between calls (clients can map and unmap)
         self.mem.invalidate();
         let resp = self.process_packet(pkt, ctx);
+        if ctx.gate_closed() {
+            // suspended at the memory-access gate: FLUSH resumes this packet
+            self.cont_pkt = Some(*pkt);
+            return resp;
+        }
         // anything still staged goes out now (send is never refused here)
         if self.out.num_to_send() > 0 {
             self.out.send(ctx.out, self.trace_id);
@@ -1875,6 +1891,22 @@ impl PacketDecoder for EtmV4IPktDecoder {
     fn reset(&mut self, _index: ocsd_trc_index_t) {
         self.reset_decoder();
         self.unsync_info = UNSYNC_RESET_DECODER;
+    }
+
+    fn flush(&mut self, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
+        // finish the packet whose resolution the client's WAIT interrupted
+        // (OpenCSD's onFlush), through the same state machine, so that
+        // what follows (e.g. the NO_SYNC after an error) comes out as it
+        // would have without the WAIT
+        let Some(pkt) = self.cont_pkt.take() else { return OCSD_RESP_CONT };
+        self.mem.invalidate();
+        let resp = self.process_packet(&pkt, ctx);
+        if ctx.gate_closed() {
+            self.cont_pkt = Some(pkt);
+        } else if self.out.num_to_send() > 0 {
+            self.out.send(ctx.out, self.trace_id);
+        }
+        resp
     }
 
     fn trace_id(&self) -> u8 {

@@ -104,7 +104,7 @@ impl Harness {
     }
 
     fn pkt(&mut self, p: ocsd_etmv4_i_pkt) -> ocsd_datapath_resp_t {
-        let mut ctx = DecodeCtx { out: &mut self.q, mem: &mut self.mem, log: &mut self.log };
+        let mut ctx = DecodeCtx::new(&mut self.q, &mut self.mem, &mut self.log);
         let r = self.dec.packet_in(self.idx, &p, &mut ctx);
         self.q.deliver(&mut self.sink);
         self.idx += 1;
@@ -112,7 +112,7 @@ impl Harness {
     }
 
     fn eot(&mut self) {
-        let mut ctx = DecodeCtx { out: &mut self.q, mem: &mut self.mem, log: &mut self.log };
+        let mut ctx = DecodeCtx::new(&mut self.q, &mut self.mem, &mut self.log);
         self.dec.eot(&mut ctx);
         self.q.deliver(&mut self.sink);
     }

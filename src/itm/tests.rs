@@ -86,7 +86,7 @@ impl Collect {
 
     fn decode(&mut self, index: ocsd_trc_index_t, pkt: &ocsd_itm_pkt) -> ocsd_datapath_resp_t {
         let mut mem = NoMemory;
-        let mut ctx = DecodeCtx { out: &mut self.q, mem: &mut mem, log: &mut self.log };
+        let mut ctx = DecodeCtx::new(&mut self.q, &mut mem, &mut self.log);
         let r = self.dec.packet_in(index, pkt, &mut ctx);
         self.take_elems();
         self.saw_fatal |= r == OCSD_RESP_FATAL_INVALID_DATA;
@@ -96,7 +96,7 @@ impl Collect {
     fn eot(&mut self) {
         if self.mode == Mode::Decode {
             let mut mem = NoMemory;
-            let mut ctx = DecodeCtx { out: &mut self.q, mem: &mut mem, log: &mut self.log };
+            let mut ctx = DecodeCtx::new(&mut self.q, &mut mem, &mut self.log);
             self.dec.eot(&mut ctx);
             self.take_elems();
         }

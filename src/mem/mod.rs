@@ -209,6 +209,12 @@ impl MemMapper {
         size: Option<usize>,
         space: ocsd_mem_space_acc_t,
     ) -> Result<Accessor, ocsd_err_t> {
+        let meta = std::fs::metadata(Path::new(path)).map_err(|_| OCSD_ERR_MEM_ACC_FILE_NOT_FOUND)?;
+        if !meta.is_file() {
+            // a device, FIFO or directory has no size to map (reading
+            // /dev/zero to its end would never finish)
+            return Err(OCSD_ERR_MEM_ACC_RANGE_INVALID);
+        }
         let data = std::fs::read(Path::new(path)).map_err(|_| OCSD_ERR_MEM_ACC_FILE_NOT_FOUND)?;
         if offset >= data.len() {
             return Err(OCSD_ERR_MEM_ACC_RANGE_INVALID);

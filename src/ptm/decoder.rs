@@ -22,6 +22,9 @@ enum State {
     WaitSync,
     WaitISync,
     DecodePkts,
+    /// Stopped at the memory-access gate between two atoms of an atom
+    /// packet (OpenCSD's `CONT_ATOM`); FLUSH resumes with the next atom.
+    ContAtom,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +54,8 @@ pub struct PtmDecoder {
     nacc_addr: ocsd_vaddr_t,
     i_sync_pe_ctxt: bool,
     atoms: ocsd_pkt_atom,
+    /// The atom packet being decoded when the gate suspended it.
+    cont_pkt: ocsd_ptm_pkt,
     ret_stack: RetStack,
     elem: ocsd_generic_trace_elem,
     msg: String,
@@ -98,6 +103,7 @@ impl PtmDecoder {
             nacc_addr: 0,
             i_sync_pe_ctxt: false,
             atoms: ocsd_pkt_atom::default(),
+            cont_pkt: ocsd_ptm_pkt::default(),
             ret_stack,
             elem,
             msg: String::new(),
@@ -289,6 +295,13 @@ impl PtmDecoder {
     fn process_atom(&mut self, pkt: &ocsd_ptm_pkt, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
         let mut resp = OCSD_RESP_CONT;
         while self.atoms.num != 0 && self.pe_valid && resp_is_cont(resp) {
+            // the ranges of earlier atoms reach the client before this
+            // atom's memory is read; a WAIT there suspends the packet
+            if !ctx.gate() {
+                self.cont_pkt = *pkt;
+                self.state = State::ContAtom;
+                return ctx.client_resp();
+            }
             let a = if self.atoms.En_bits & 1 != 0 { ATOM_E } else { ATOM_N };
             resp = self.process_atom_range(a, "atom", WpOp::Waypoint, 0, pkt, ctx);
             if !self.pe_valid {
@@ -483,6 +496,13 @@ impl PacketDecoder for PtmDecoder {
                     resp = self.decode_packet(pkt, ctx);
                     break;
                 }
+                State::ContAtom => {
+                    // input before FLUSH: finish the suspended atoms first
+                    resp = self.flush(ctx);
+                    if self.state == State::ContAtom || !resp_is_cont(resp) {
+                        return resp;
+                    }
+                }
             }
         }
         resp
@@ -498,6 +518,15 @@ impl PacketDecoder for PtmDecoder {
     fn reset(&mut self, _index: ocsd_trc_index_t) {
         self.unsync_info = UNSYNC_RESET_DECODER;
         self.reset_decoder();
+    }
+
+    fn flush(&mut self, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
+        if self.state != State::ContAtom {
+            return OCSD_RESP_CONT;
+        }
+        self.state = State::DecodePkts;
+        let pkt = self.cont_pkt;
+        self.process_atom(&pkt, ctx)
     }
 
     fn trace_id(&self) -> u8 {

@@ -122,7 +122,7 @@ impl Collect {
     fn eot(&mut self) {
         if self.mode == Mode::Decode {
             let mut mem = NoMemory;
-            let mut ctx = DecodeCtx { out: &mut self.q, mem: &mut mem, log: &mut self.log };
+            let mut ctx = DecodeCtx::new(&mut self.q, &mut mem, &mut self.log);
             self.dec.eot(&mut ctx);
             self.take_elems();
         }
@@ -144,7 +144,7 @@ impl PacketOut<ocsd_stm_pkt> for Collect {
                     self.lines.push(monitor_prefix(index_sop, self.id, raw) + &text);
                 }
                 let mut mem = NoMemory;
-                let mut ctx = DecodeCtx { out: &mut self.q, mem: &mut mem, log: &mut self.log };
+                let mut ctx = DecodeCtx::new(&mut self.q, &mut mem, &mut self.log);
                 let r = self.dec.packet_in(index_sop, pkt, &mut ctx);
                 self.take_elems();
                 self.saw_fatal |= r == OCSD_RESP_FATAL_INVALID_DATA;

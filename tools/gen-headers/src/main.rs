@@ -125,21 +125,22 @@ fn blocks_text(blocks: &[CBlock], defined: &BTreeSet<String>) -> String {
     t
 }
 
+/// The top-level `cbindgen.toml`: the settings every header shares.
+fn base_config(root: &Path) -> Result<cbindgen::Config, String> {
+    let path = root.join("cbindgen.toml");
+    cbindgen::Config::from_file(&path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
 fn generate_one(
+    base: &cbindgen::Config,
     h: &Header,
     srcs: &Sources,
     exclude: Vec<String>,
     defined: &BTreeSet<String>,
     tmp: &Path,
 ) -> Result<String, String> {
-    let mut cfg = cbindgen::Config::default();
-    cfg.language = cbindgen::Language::C;
-    cfg.cpp_compat = true;
-    cfg.documentation = true;
-    cfg.documentation_style = cbindgen::DocumentationStyle::Doxy;
-    cfg.style = cbindgen::Style::Both;
-    cfg.usize_is_size_t = true;
-    cfg.no_includes = true;
+    // the settings every header shares: the project's cbindgen.toml
+    let mut cfg = base.clone();
     cfg.include_guard = Some(h.guard.to_string());
     cfg.header = Some(banner(h, srcs));
     cfg.sys_includes = h.sys_includes.iter().map(|s| s.to_string()).collect();
@@ -198,6 +199,7 @@ fn generate_one(
 fn generate_all(root: &Path) -> Result<Vec<(String, String)>, String> {
     let tmp = std::env::temp_dir().join(format!("gen-headers-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).map_err(|e| e.to_string())?;
+    let base = base_config(root)?;
     let scans: Vec<Sources> = HEADERS
         .iter()
         .map(|h| scan_header(root, h))
@@ -218,7 +220,7 @@ fn generate_all(root: &Path) -> Result<Vec<(String, String)>, String> {
         }
         let own: BTreeSet<String> = scans[i].scan.all_names().into_iter().collect();
         exclude.retain(|n| !own.contains(n));
-        let text = generate_one(h, &scans[i], exclude, &defined, &tmp)?;
+        let text = generate_one(&base, h, &scans[i], exclude, &defined, &tmp)?;
         out.push((h.path.to_string(), text));
     }
     let _ = std::fs::remove_dir_all(&tmp);
