@@ -141,16 +141,24 @@ impl OutElems {
 }
 
 /// Size of the program memory window.
-const MEM_WINDOW: usize = 64;
+const MEM_WINDOW: usize = 256;
 
-/// A small window of program memory, refilled on demand. A read of `n`
-/// bytes at an address means those bytes are mapped contiguously, so
-/// serving 4-byte instruction fetches from the window gives the same
-/// bytes as OpenCSD's 4-byte reads.
+/// A window of program memory, refilled on demand. OpenCSD reads each
+/// instruction with a 4-byte read through its memory access cache; the
+/// window holds the bytes the memory vouches for after such a read
+/// ([`crate::common::MemRun`]), so later instruction reads inside it get
+/// the bytes OpenCSD's would, and are reported to the memory as uses of
+/// the same cache page before the decoder lets go of the window.
 struct MemWindow {
     base: ocsd_vaddr_t,
     len: usize,
     space: ocsd_mem_space_acc_t,
+    /// [`crate::common::MemRun::token`] of the window's bytes.
+    token: u64,
+    /// Reads served from the window, not yet reported.
+    uses: u32,
+    /// A read made by [`MemWindow::prime`] and not yet taken.
+    primed: Option<(ocsd_vaddr_t, ocsd_mem_space_acc_t, Fetch)>,
     buf: [u8; MEM_WINDOW],
 }
 
@@ -164,11 +172,18 @@ struct Fetch {
 
 impl MemWindow {
     fn new() -> Self {
-        MemWindow { base: 0, len: 0, space: OCSD_MEM_SPACE_NONE, buf: [0; MEM_WINDOW] }
+        MemWindow { base: 0, len: 0, space: OCSD_MEM_SPACE_NONE, token: 0, uses: 0, primed: None, buf: [0; MEM_WINDOW] }
     }
 
-    fn invalidate(&mut self) {
+    /// Report the reads served from the window and let go of it: before
+    /// anything else may use the memory.
+    fn release(&mut self, mem: &mut dyn MemAccess) {
+        if self.uses > 0 {
+            mem.run_uses(self.uses);
+            self.uses = 0;
+        }
         self.len = 0;
+        self.primed = None;
     }
 
     #[inline]
@@ -178,22 +193,67 @@ impl MemWindow {
         Fetch { opcode: u32::from_le_bytes(b), avail: n }
     }
 
+    /// Whether the window holds `n` bytes at `addr` for reads in `space`.
     #[inline]
-    fn fetch(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> Result<Fetch, ocsd_err_t> {
-        if self.len > 0 && space == self.space && addr >= self.base {
-            let off = addr - self.base;
-            if off.saturating_add(4) <= self.len as u64 {
-                return Ok(self.word_at(off as usize, 4));
-            }
+    fn holds(&self, addr: ocsd_vaddr_t, n: u64, space: ocsd_mem_space_acc_t) -> bool {
+        self.len > 0 && space == self.space && addr >= self.base && (addr - self.base).saturating_add(n) <= self.len as u64
+    }
+
+    /// `n` reads, the first at `addr`, served from the window.
+    #[inline]
+    fn take_reads(&mut self, addr: ocsd_vaddr_t, n: u32) {
+        if n == 0 {
+            return;
         }
-        // refill at the address, never wrapping past the top of memory
+        match self.primed {
+            Some((a, _, _)) if a == addr => {
+                self.primed = None;
+                self.uses += n - 1;
+            }
+            _ => self.uses += n,
+        }
+    }
+
+    /// Make sure the read at `addr` is made or can be served from the
+    /// window, without taking it: the next [`MemWindow::fetch`] at `addr`
+    /// (or [`MemWindow::take_reads`]) takes it.
+    #[inline]
+    fn prime(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> Result<(), ocsd_err_t> {
+        if self.holds(addr, 4, space) || matches!(self.primed, Some((a, sp, _)) if a == addr && sp == space) {
+            return Ok(());
+        }
+        let f = self.refill(mem, addr, space, trace_id)?;
+        self.primed = Some((addr, space, f));
+        Ok(())
+    }
+
+    fn refill(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> Result<Fetch, ocsd_err_t> {
+        self.release(mem);
+        // never wrapping past the top of memory
         let room = (u64::MAX - addr).saturating_add(1).min(MEM_WINDOW as u64) as usize;
-        self.len = 0;
-        let n = mem.read(addr, space, trace_id, &mut self.buf[..room])?.min(room);
+        let run = mem.read_run(addr, space, trace_id, 4.min(room), &mut self.buf[..room])?;
+        let got = run.got.min(4);
+        let f = self.word_at(0, got);
         self.base = addr;
         self.space = space;
-        self.len = n;
-        Ok(self.word_at(0, n.min(4)))
+        self.token = run.token;
+        self.len = if got == 4 { run.len.min(room) } else { 0 };
+        Ok(f)
+    }
+
+    #[inline]
+    fn fetch(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> Result<Fetch, ocsd_err_t> {
+        if let Some((a, sp, f)) = self.primed {
+            if a == addr && sp == space {
+                self.primed = None;
+                return Ok(f);
+            }
+        }
+        if self.holds(addr, 4, space) {
+            self.uses += 1;
+            return Ok(self.word_at((addr - self.base) as usize, 4));
+        }
+        self.refill(mem, addr, space, trace_id)
     }
 
     /// Walk A64 instructions that cannot be waypoints ([`a64_is_plain`])
@@ -204,7 +264,7 @@ impl MemWindow {
     /// [`decode_instruction_ex`] would after the last one walked. Returns
     /// (instructions walked, `to_addr` reached).
     #[inline]
-    fn walk_a64_plain(&self, instr: &mut ocsd_instr_info, space: ocsd_mem_space_acc_t, to_addr: Option<ocsd_vaddr_t>, aa64_chk: bool, max: u32) -> (u32, bool) {
+    fn walk_a64_plain(&mut self, instr: &mut ocsd_instr_info, space: ocsd_mem_space_acc_t, to_addr: Option<ocsd_vaddr_t>, aa64_chk: bool, max: u32) -> (u32, bool) {
         if self.len == 0 || space != self.space || instr.instr_addr < self.base {
             return (0, false);
         }
@@ -236,6 +296,7 @@ impl MemWindow {
         let found = n == stop_at;
         let addr = instr.instr_addr.wrapping_add(4 * n as u64);
         let n = n as u32;
+        self.take_reads(instr.instr_addr, n);
         if n > 0 {
             instr.instr_addr = addr;
             instr.opcode = last;
@@ -261,7 +322,8 @@ const BLOCK_CACHE_SIZE: usize = 4096;
 #[derive(Clone, Copy, Default)]
 struct Block {
     start: ocsd_vaddr_t,
-    space: ocsd_mem_space_acc_t,
+    /// [`crate::common::MemRun::token`] of the bytes it was decoded from.
+    token: u64,
     aa64_chk: bool,
     valid: bool,
     num_instr: u32,
@@ -275,19 +337,20 @@ struct Block {
     is_conditional: u8,
 }
 
-/// Decoded-block cache: instruction walks depend only on the start
-/// address, memory space and program memory (for A64, which carries no
-/// IT-block state, with the decoder's fixed configuration), so while the
-/// memory mapping cannot change (`MemAccess::contents_id`) a walk from an
-/// address seen before is replayed instead of decoded again.
+/// Decoded-block cache: an A64 instruction walk depends only on its start
+/// address and the bytes it reads (A64 carries no IT-block state, and the
+/// decoder's configuration is fixed), so a walk from an address seen
+/// before is replayed instead of decoded again when its first read finds
+/// the same bytes (the same memory token) with the whole block inside the
+/// bytes that read vouches for: every read of the walk would then have
+/// been served, and served the same bytes, by the same cache page.
 struct BlockCache {
-    contents_id: Option<u64>,
     entries: Vec<Block>,
 }
 
 impl BlockCache {
     fn new() -> Self {
-        BlockCache { contents_id: None, entries: Vec::new() }
+        BlockCache { entries: Vec::new() }
     }
 
     #[inline]
@@ -295,31 +358,19 @@ impl BlockCache {
         ((addr >> 2) ^ (addr >> 14)) as usize & (BLOCK_CACHE_SIZE - 1)
     }
 
-    /// Check the memory identity; false: caching is off for this walk.
     #[inline]
-    fn usable(&mut self, id: Option<u64>) -> bool {
-        let Some(id) = id else { return false };
-        if self.contents_id != Some(id) {
-            if self.entries.is_empty() {
-                self.entries = vec![Block::default(); BLOCK_CACHE_SIZE];
-            } else {
-                self.entries.iter_mut().for_each(|b| b.valid = false);
-            }
-            self.contents_id = Some(id);
+    fn get(&self, start: ocsd_vaddr_t, token: u64, aa64_chk: bool) -> Option<&Block> {
+        let b = self.entries.get(Self::slot(start))?;
+        (b.valid && b.start == start && b.token == token && token != 0 && b.aa64_chk == aa64_chk).then_some(b)
+    }
+
+    fn put(&mut self, start: ocsd_vaddr_t, token: u64, aa64_chk: bool, num_instr: u32, instr: &ocsd_instr_info) {
+        if self.entries.is_empty() {
+            self.entries = vec![Block::default(); BLOCK_CACHE_SIZE];
         }
-        true
-    }
-
-    #[inline]
-    fn get(&self, start: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, aa64_chk: bool) -> Option<&Block> {
-        let b = &self.entries[Self::slot(start)];
-        (b.valid && b.start == start && b.space == space && b.aa64_chk == aa64_chk).then_some(b)
-    }
-
-    fn put(&mut self, start: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, aa64_chk: bool, num_instr: u32, instr: &ocsd_instr_info) {
         self.entries[Self::slot(start)] = Block {
             start,
-            space,
+            token,
             aa64_chk,
             valid: true,
             num_instr,
@@ -922,7 +973,9 @@ impl EtmV4IPktDecoder {
                             self.out.add(back.root_index);
                             self.update_context(&c, is);
                             context_flush = true;
-                            self.mem.invalidate();
+                            // OpenCSD drops this trace ID's cached memory on a context change
+                            self.mem.release(ctx.mem);
+                            ctx.mem.invalidate_cache(self.trace_id);
                         }
                     }
                 }
@@ -1347,13 +1400,25 @@ impl EtmV4IPktDecoder {
         let mut err = OCSD_OK;
         let a64 = self.instr.isa == ocsd_isa_aarch64;
         // walks to the next waypoint are replayed from the block cache
-        let cached = a64 && to_addr.is_none() && self.range_limit == 0 && self.blocks.usable(ctx.mem.contents_id());
+        let mut cache_token = 0u64;
+        let cached = a64 && to_addr.is_none() && self.range_limit == 0;
         if cached {
-            if let Some(b) = self.blocks.get(r.st_addr, space, aa64_chk) {
-                BlockCache::replay(b, &mut self.instr);
-                r.num_instr = b.num_instr;
-                r.en_addr = self.instr.instr_addr;
-                return (r, WpRes::Found, OCSD_OK);
+            // the walk's first read, as OpenCSD makes it
+            if let Err(e) = self.mem.prime(ctx.mem, r.st_addr, space, self.trace_id) {
+                return (r, res, e);
+            }
+            if self.mem.holds(r.st_addr, 4, space) {
+                cache_token = self.mem.token;
+                if let Some(b) = self.blocks.get(r.st_addr, cache_token, aa64_chk) {
+                    if self.mem.holds(r.st_addr, 4 * b.num_instr as u64, space) {
+                        let n = b.num_instr;
+                        BlockCache::replay(b, &mut self.instr);
+                        self.mem.take_reads(r.st_addr, n);
+                        r.num_instr = n;
+                        r.en_addr = self.instr.instr_addr;
+                        return (r, WpRes::Found, OCSD_OK);
+                    }
+                }
             }
         }
         while res == WpRes::NotFound {
@@ -1399,8 +1464,9 @@ impl EtmV4IPktDecoder {
             }
         }
         r.en_addr = self.instr.instr_addr;
-        if cached && res == WpRes::Found && err == OCSD_OK {
-            self.blocks.put(r.st_addr, space, aa64_chk, r.num_instr, &self.instr);
+        // the block is kept if all its reads came from the first read's bytes
+        if cached && cache_token != 0 && res == WpRes::Found && err == OCSD_OK && self.mem.token == cache_token && self.mem.holds(r.st_addr, 4 * r.num_instr as u64, space) {
+            self.blocks.put(r.st_addr, cache_token, aa64_chk, r.num_instr, &self.instr);
         }
         (r, res, err)
     }
@@ -1835,9 +1901,9 @@ impl PacketDecoder for EtmV4IPktDecoder {
 
     fn packet_in(&mut self, index_sop: ocsd_trc_index_t, pkt: &ocsd_etmv4_i_pkt, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
         self.index_curr_pkt = index_sop;
-        // memory may change between calls (clients can map and unmap)
-        self.mem.invalidate();
         let resp = self.process_packet(pkt, ctx);
+        // other decoders and the client may use the memory before the next call
+        self.mem.release(ctx.mem);
         // anything still staged goes out now (send is never refused here)
         if self.out.num_to_send() > 0 {
             self.out.send(ctx.out, self.trace_id);
@@ -1847,6 +1913,7 @@ impl PacketDecoder for EtmV4IPktDecoder {
 
     fn eot(&mut self, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
         self.commit_elem_on_eot();
+        self.mem.release(ctx.mem);
         self.out.send(ctx.out, self.trace_id);
         OCSD_RESP_CONT
     }

@@ -3,16 +3,21 @@
 //! Accessors map an address range in a memory space to bytes: a binary
 //! file (whole, or regions at file offsets), a buffer, or a client
 //! callback (optionally told the trace ID). The [`MemMapper`] holds them,
-//! refuses overlapping ranges in the same memory space, and serves reads;
-//! files are read into memory once, so a read is a bounds-checked copy.
+//! refuses overlapping ranges in the same memory space, and serves reads
+//! through OpenCSD's memory access cache ([`cache`]): the same lookups,
+//! the same pages, the same callback calls. Files are read into memory
+//! once, so a read from a file is a bounds-checked copy.
 #![forbid(unsafe_code)]
+
+pub mod cache;
 
 use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
 use crate::abi::*;
-use crate::common::MemAccess;
+use crate::common::{MemAccess, MemRun};
+use cache::{CacheSizes, MemCache, PageData};
 
 /// A client read function: (address, memory space, trace ID, buffer) ->
 /// bytes read.
@@ -42,6 +47,25 @@ impl Accessor {
 
     fn overlaps(&self, other: &Accessor) -> bool {
         self.start <= other.end && other.start <= self.end && (self.space & other.space) != 0
+    }
+
+    /// The accessor's unchanging bytes (files, buffers): None for callbacks.
+    fn static_bytes(&self) -> Option<&[u8]> {
+        match &self.source {
+            Source::File { data, offset, .. } => Some(data.get(*offset..).unwrap_or(&[])),
+            Source::Buffer { data } => Some(data),
+            Source::Callback { .. } => None,
+        }
+    }
+
+    /// Bytes of a static accessor from `addr` (inside the range) to the
+    /// end of its range or data.
+    fn static_from(&self, addr: ocsd_vaddr_t) -> Option<&[u8]> {
+        let data = self.static_bytes()?;
+        let rel = (addr - self.start) as usize;
+        let in_range = ((self.end - addr) as u128 + 1).min(usize::MAX as u128) as usize;
+        let avail = data.len().saturating_sub(rel).min(in_range);
+        Some(if avail == 0 { &[] } else { &data[rel..rel + avail] })
     }
 
     fn read(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, buf: &mut [u8]) -> usize {
@@ -79,27 +103,50 @@ fn copy_from(data: &[u8], at: usize, dst: &mut [u8]) -> usize {
     n
 }
 
-/// The set of accessors of a decode tree.
-pub struct MemMapper {
-    accessors: Vec<Accessor>,
-    last_hit: usize,
-    /// Identifies the current mapping (unique in the process); renewed on
-    /// every change. See [`MemAccess::contents_id`].
-    contents_id: u64,
-    /// Whether a client callback accessor is mapped (contents may change).
-    has_callbacks: bool,
+/// Identity of an accessor beyond its place in the list.
+#[derive(Clone, Copy, Debug)]
+struct AccMeta {
+    /// Unique in the process: names a static accessor's bytes.
+    uid: u64,
+    /// Accessors that are one accessor in OpenCSD (the regions of one
+    /// file) share a group: moving between them is no change of accessor.
+    group: u64,
 }
 
-fn next_contents_id() -> u64 {
+/// The set of accessors of a decode tree, and OpenCSD's memory access
+/// cache in front of them.
+pub struct MemMapper {
+    accessors: Vec<Accessor>,
+    meta: Vec<AccMeta>,
+    /// The accessor of the last lookup (`m_acc_curr`).
+    curr: Option<usize>,
+    /// None: caching off.
+    cache: Option<MemCache>,
+    /// Sizes to use when caching is switched on again.
+    sizes: CacheSizes,
+}
+
+fn next_uid() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(1);
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 impl Default for MemMapper {
+    /// A mapper with OpenCSD's default caching, adjusted by its
+    /// environment variables (`OPENCSD_MEMACC_CACHE_OFF`, `_PAGE_SIZE`,
+    /// `_PAGE_NUM`) as OpenCSD adjusts it when a tree creates its mapper.
     fn default() -> Self {
-        MemMapper { accessors: Vec::new(), last_hit: 0, contents_id: next_contents_id(), has_callbacks: false }
+        Self::with_cache(CacheSizes::from_env())
     }
+}
+
+/// Where a read is served from.
+enum Serve {
+    /// Page `i` of the cache.
+    Page(usize),
+    /// Straight from accessor `i` (caching off, or a read larger than a page).
+    Direct(usize),
 }
 
 impl MemMapper {
@@ -107,11 +154,56 @@ impl MemMapper {
         Self::default()
     }
 
-    /// After any change of the accessors.
-    fn changed(&mut self) {
-        self.last_hit = 0;
-        self.contents_id = next_contents_id();
-        self.has_callbacks = self.accessors.iter().any(|a| matches!(a.source, Source::Callback { .. }));
+    /// A mapper caching with `sizes`, or not caching (None).
+    pub fn with_cache(sizes: Option<CacheSizes>) -> Self {
+        MemMapper {
+            accessors: Vec::new(),
+            meta: Vec::new(),
+            curr: None,
+            cache: sizes.map(MemCache::new),
+            sizes: sizes.unwrap_or_default(),
+        }
+    }
+
+    /// `ocsd_dt_set_mem_acc_cacheing`: switch caching on with these sizes
+    /// (pages made afresh unless the sizes are those in use), or off.
+    /// Sizes outside OpenCSD's limits are refused.
+    pub fn set_caching(&mut self, enable: bool, page_size: usize, num_pages: usize) -> Result<(), &'static str> {
+        if !enable {
+            self.cache = None;
+            return Ok(());
+        }
+        if page_size > cache::PAGE_SIZE_MAX {
+            return Err("MemAcc Caching: page size too large");
+        }
+        if page_size < cache::PAGE_SIZE_MIN {
+            return Err("MemAcc Caching: page size too small");
+        }
+        if num_pages > cache::PAGES_MAX {
+            return Err("MemAcc Caching: number of pages too large");
+        }
+        if num_pages < cache::PAGES_MIN {
+            return Err("MemAcc Caching: number of pages too small");
+        }
+        let sizes = CacheSizes { page_size, num_pages };
+        match &mut self.cache {
+            Some(c) if c.sizes == sizes => {}
+            Some(c) => c.resize(sizes),
+            None => self.cache = Some(MemCache::new(sizes)),
+        }
+        self.sizes = sizes;
+        Ok(())
+    }
+
+    /// The cache sizes in use (None: caching off).
+    pub fn cache_sizes(&self) -> Option<CacheSizes> {
+        self.cache.as_ref().map(|c| c.sizes)
+    }
+
+    fn invalidate_all(&mut self) {
+        if let Some(c) = &mut self.cache {
+            c.invalidate_all();
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -127,8 +219,19 @@ impl MemMapper {
         if self.accessors.iter().any(|a| a.overlaps(&acc)) {
             return Err(OCSD_ERR_MEM_ACC_OVERLAP);
         }
+        let uid = next_uid();
+        let group = match &acc.source {
+            Source::File { path, .. } => self
+                .accessors
+                .iter()
+                .zip(&self.meta)
+                .find(|(a, _)| matches!(&a.source, Source::File { path: p, .. } if p == path))
+                .map(|(_, m)| m.group)
+                .unwrap_or(uid),
+            _ => uid,
+        };
         self.accessors.push(acc);
-        self.changed();
+        self.meta.push(AccMeta { uid, group });
         Ok(())
     }
 
@@ -137,7 +240,9 @@ impl MemMapper {
         match self.accessors.iter().position(|a| a.start == start && a.space == space) {
             Some(i) => {
                 self.accessors.remove(i);
-                self.changed();
+                self.meta.remove(i);
+                self.curr = None;
+                self.invalidate_all();
                 Ok(())
             }
             None => Err(OCSD_ERR_INVALID_PARAM_VAL),
@@ -146,9 +251,108 @@ impl MemMapper {
 
     pub fn clear(&mut self) {
         self.accessors.clear();
-        self.changed();
+        self.meta.clear();
+        self.curr = None;
+        self.invalidate_all();
     }
 
+    /// The accessor for a read (OpenCSD's `readFromCurrent`, else
+    /// `findAccessor`): moving to another accessor drops the trace ID's
+    /// cached pages.
+    #[inline]
+    fn lookup(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> Option<usize> {
+        if let Some(c) = self.curr {
+            if self.accessors[c].covers(addr, space) {
+                return Some(c);
+            }
+            let g = self.meta[c].group;
+            if let Some(j) = (0..self.accessors.len()).find(|&j| self.meta[j].group == g && self.accessors[j].covers(addr, space)) {
+                self.curr = Some(j);
+                return Some(j);
+            }
+        }
+        let j = self.accessors.iter().position(|a| a.covers(addr, space))?;
+        self.curr = Some(j);
+        if let Some(c) = &mut self.cache {
+            c.invalidate_id(trace_id);
+        }
+        Some(j)
+    }
+
+    /// Load a page at `addr` from accessor `acc` (a cache miss). Returns
+    /// the page's index.
+    fn load_page(&mut self, acc: usize, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> Result<usize, ocsd_err_t> {
+        let uid = self.meta[acc].uid;
+        let Some(c) = self.cache.as_mut() else { return Err(OCSD_ERR_NOT_INIT) };
+        let ps = c.sizes.page_size;
+        let i = c.take_new_page();
+        let a = &mut self.accessors[acc];
+        let (n, data, token) = match a.static_from(addr) {
+            Some(bytes) => (bytes.len().min(ps), PageData::Static(acc), uid),
+            None => {
+                let n = a.read(addr, space, trace_id, c.page_buf(i));
+                (n, PageData::Owned, next_uid())
+            }
+        };
+        let p = &mut c.pages[i];
+        if n > ps {
+            p.valid_len = 0;
+            return Err(OCSD_ERR_MEM_ACC_BAD_LEN);
+        }
+        p.valid_len = n;
+        if n > 0 {
+            p.st_addr = addr;
+            p.trace_id = trace_id;
+            p.data = data;
+            p.token = token;
+            c.use_mru(1);
+        }
+        Ok(i)
+    }
+
+    /// One read of `req` bytes as OpenCSD's `ReadTargetMemory` makes it:
+    /// where it is served from, and the bytes it gets (0 or `req`, or for
+    /// direct reads what the accessor gave).
+    #[inline]
+    fn serve(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, req: usize, out: &mut [u8]) -> Result<Option<(Serve, usize)>, ocsd_err_t> {
+        let Some(acc) = self.lookup(addr, space, trace_id) else { return Ok(None) };
+        let cached = matches!(&self.cache, Some(c) if req <= c.sizes.page_size);
+        if !cached {
+            let got = self.accessors[acc].read(addr, space, trace_id, &mut out[..req]);
+            if got > req {
+                return Err(OCSD_ERR_MEM_ACC_BAD_LEN);
+            }
+            return Ok(Some((Serve::Direct(acc), got)));
+        }
+        let c = self.cache.as_mut().expect("cached");
+        let i = if c.find(addr, req, trace_id) {
+            c.use_mru(1);
+            c.mru
+        } else {
+            let i = self.load_page(acc, addr, space, trace_id)?;
+            let c = self.cache.as_ref().expect("cached");
+            if !c.mru_holds(addr, req, trace_id) {
+                return Ok(Some((Serve::Page(i), 0)));
+            }
+            i
+        };
+        Ok(Some((Serve::Page(i), req)))
+    }
+
+    /// Copy page `i`'s bytes `[addr, addr + out.len())` (all inside it).
+    fn copy_page(&self, i: usize, addr: ocsd_vaddr_t, out: &mut [u8]) {
+        let c = self.cache.as_ref().expect("cached");
+        let p = &c.pages[i];
+        let off = (addr - p.st_addr) as usize;
+        match p.data {
+            PageData::Owned => out.copy_from_slice(c.owned_bytes(i, off, out.len())),
+            PageData::Static(a) => {
+                let a = &self.accessors[a];
+                let src = a.static_from(p.st_addr).unwrap_or(&[]);
+                out.copy_from_slice(&src[off..off + out.len()]);
+            }
+        }
+    }
     /// One description per accessor as OpenCSD lists them: the regions of
     /// one file form a single file accessor there, so they are listed
     /// together (at the place of the file's first region), with the file
@@ -216,26 +420,66 @@ impl MemAccess for MemMapper {
         if buf.is_empty() {
             return Ok(0);
         }
-        let idx = match self.accessors.get(self.last_hit) {
-            Some(a) if a.covers(addr, space) => self.last_hit,
-            _ => match self.accessors.iter().position(|a| a.covers(addr, space)) {
-                Some(i) => {
-                    self.last_hit = i;
-                    i
-                }
-                None => return Ok(0),
-            },
-        };
-        let want = buf.len();
-        let n = self.accessors[idx].read(addr, space, trace_id, buf);
-        if n > want {
-            return Err(OCSD_ERR_MEM_ACC_BAD_LEN);
+        let req = buf.len();
+        match self.serve(addr, space, trace_id, req, buf)? {
+            Some((Serve::Page(i), n)) if n > 0 => {
+                self.copy_page(i, addr, &mut buf[..n]);
+                Ok(n)
+            }
+            Some((_, n)) => Ok(n),
+            None => Ok(0),
         }
-        Ok(n)
     }
 
-    fn contents_id(&self) -> Option<u64> {
-        (!self.has_callbacks).then_some(self.contents_id)
+    fn read_run(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, req: usize, out: &mut [u8]) -> Result<MemRun, ocsd_err_t> {
+        let req = req.min(out.len());
+        if req == 0 {
+            return Ok(MemRun::default());
+        }
+        let Some((serve, got)) = self.serve(addr, space, trace_id, req, out)? else { return Ok(MemRun::default()) };
+        if got < req {
+            return Ok(MemRun { got, len: 0, token: 0 });
+        }
+        // the current accessor answers the reads that follow while they
+        // stay inside its range
+        let acc = self.curr.expect("a read was served");
+        let acc_end = self.accessors[acc].end as u128 + 1;
+        match serve {
+            Serve::Direct(a) => {
+                let uid = self.meta[a].uid;
+                match self.accessors[a].static_from(addr) {
+                    Some(bytes) => {
+                        let len = bytes.len().min(out.len());
+                        out[..len].copy_from_slice(&bytes[..len]);
+                        Ok(MemRun { got, len, token: uid })
+                    }
+                    // every read of a callback is a call
+                    None => Ok(MemRun { got, len: 0, token: 0 }),
+                }
+            }
+            Serve::Page(i) => {
+                let c = self.cache.as_ref().expect("cached");
+                let p = &c.pages[i];
+                let end = p.end().min(acc_end);
+                let len = ((end.saturating_sub(addr as u128)).min(out.len() as u128)) as usize;
+                let len = if len < req { 0 } else { len };
+                let token = p.token;
+                self.copy_page(i, addr, &mut out[..len.max(req)]);
+                Ok(MemRun { got, len, token })
+            }
+        }
+    }
+
+    fn run_uses(&mut self, n: u32) {
+        if let Some(c) = &mut self.cache {
+            c.use_mru(n);
+        }
+    }
+
+    fn invalidate_cache(&mut self, trace_id: u8) {
+        if let Some(c) = &mut self.cache {
+            c.invalidate_id(trace_id);
+        }
     }
 }
 
@@ -270,28 +514,6 @@ mod tests {
         assert_eq!(b[0], 9);
         m.remove(0x1008, OCSD_MEM_SPACE_EL1S).unwrap();
         assert_eq!(m.remove(0x1008, OCSD_MEM_SPACE_EL1S), Err(OCSD_ERR_INVALID_PARAM_VAL));
-    }
-
-    #[test]
-    fn contents_id_changes_with_the_mapping() {
-        let mut m = MemMapper::new();
-        let other = MemMapper::new();
-        let id0 = m.contents_id().unwrap();
-        assert_ne!(Some(id0), other.contents_id());
-        m.add(buf_acc(0x1000, vec![0; 16], OCSD_MEM_SPACE_ANY)).unwrap();
-        let id1 = m.contents_id().unwrap();
-        assert_ne!(id0, id1);
-        let mut b = [0u8; 4];
-        m.read(0x1000, OCSD_MEM_SPACE_ANY, 0, &mut b).unwrap();
-        assert_eq!(m.contents_id(), Some(id1)); // reads change nothing
-        m.add(Accessor { start: 0x2000, end: 0x2fff, space: OCSD_MEM_SPACE_ANY, source: Source::Callback { read: Box::new(|_, _, _, b| b.len()) } })
-            .unwrap();
-        assert_eq!(m.contents_id(), None); // callbacks may return anything
-        m.remove(0x2000, OCSD_MEM_SPACE_ANY).unwrap();
-        let id2 = m.contents_id().unwrap();
-        assert!(id2 != id1 && id2 != id0);
-        m.clear();
-        assert!(m.contents_id().unwrap() != id2);
     }
 
     #[test]
