@@ -491,16 +491,182 @@ mod tests {
         Accessor { start, end: start + data.len() as u64 - 1, space, source: Source::Buffer { data } }
     }
 
+    fn cached() -> MemMapper {
+        MemMapper::with_cache(Some(CacheSizes::default()))
+    }
+
     #[test]
     fn reads_within_and_across_end() {
-        let mut m = MemMapper::new();
-        m.add(buf_acc(0x1000, vec![1, 2, 3, 4, 5, 6], OCSD_MEM_SPACE_ANY)).unwrap();
+        for (mut m, across_end) in [(cached(), 0), (MemMapper::with_cache(None), 2)] {
+            m.add(buf_acc(0x1000, vec![1, 2, 3, 4, 5, 6], OCSD_MEM_SPACE_ANY)).unwrap();
+            let mut b = [0u8; 4];
+            assert_eq!(m.read(0x1000, OCSD_MEM_SPACE_EL1N, 0, &mut b), Ok(4));
+            assert_eq!(b, [1, 2, 3, 4]);
+            // through the cache a read the page cannot hold in full gets nothing
+            assert_eq!(m.read(0x1004, OCSD_MEM_SPACE_EL1N, 0, &mut b), Ok(across_end));
+            assert_eq!(m.read(0x2000, OCSD_MEM_SPACE_EL1N, 0, &mut b), Ok(0));
+            assert_eq!(m.read(u64::MAX, OCSD_MEM_SPACE_EL1N, 0, &mut b), Ok(0));
+        }
+    }
+
+    use std::sync::{Arc as StdArc, Mutex};
+
+    /// A callback over the whole address space answering from one of two
+    /// "process images" (byte = address + image), logging its calls.
+    fn perf_like(m: &mut MemMapper) -> (StdArc<Mutex<Vec<(u64, usize, u8)>>>, StdArc<Mutex<u8>>) {
+        let calls = StdArc::new(Mutex::new(Vec::new()));
+        let image = StdArc::new(Mutex::new(0u8));
+        let (c, i) = (calls.clone(), image.clone());
+        m.add(Accessor {
+            start: 0,
+            end: u64::MAX,
+            space: OCSD_MEM_SPACE_ANY,
+            source: Source::Callback {
+                read: Box::new(move |a, _, id, b| {
+                    c.lock().unwrap().push((a, b.len(), id));
+                    let img = *i.lock().unwrap();
+                    for (k, x) in b.iter_mut().enumerate() {
+                        *x = (a as u8).wrapping_add(k as u8).wrapping_add(img);
+                    }
+                    b.len()
+                }),
+            },
+        })
+        .unwrap();
+        (calls, image)
+    }
+
+    #[test]
+    fn callback_pages_as_opencsd_loads_them() {
+        let mut m = cached();
+        let (calls, image) = perf_like(&mut m);
         let mut b = [0u8; 4];
-        assert_eq!(m.read(0x1000, OCSD_MEM_SPACE_EL1N, 0, &mut b), Ok(4));
-        assert_eq!(b, [1, 2, 3, 4]);
-        assert_eq!(m.read(0x1004, OCSD_MEM_SPACE_EL1N, 0, &mut b), Ok(2));
-        assert_eq!(m.read(0x2000, OCSD_MEM_SPACE_EL1N, 0, &mut b), Ok(0));
-        assert_eq!(m.read(u64::MAX, OCSD_MEM_SPACE_EL1N, 0, &mut b), Ok(0));
+        let sp = OCSD_MEM_SPACE_EL1N;
+        assert_eq!(m.read(0x1000, sp, 0x10, &mut b), Ok(4));
+        // the rest of the 2 KiB page is served without calls
+        for a in (0x1004..0x1800).step_by(4) {
+            assert_eq!(m.read(a, sp, 0x10, &mut b), Ok(4));
+        }
+        // a read straddling the page end loads a page at its own address
+        assert_eq!(m.read(0x17fe, sp, 0x10, &mut b), Ok(4));
+        // another trace ID has its own pages
+        assert_eq!(m.read(0x1000, sp, 0x11, &mut b), Ok(4));
+        assert_eq!(*calls.lock().unwrap(), vec![(0x1000, 2048, 0x10), (0x17fe, 2048, 0x10), (0x1000, 2048, 0x11)]);
+
+        // a new process image: cached pages still answer, as in OpenCSD,
+        // until the trace ID's decoder sees a context change
+        *image.lock().unwrap() = 0x80;
+        m.read(0x1000, sp, 0x10, &mut b).unwrap();
+        assert_eq!(b[0], 0x00);
+        m.invalidate_cache(0x10);
+        m.read(0x1000, sp, 0x10, &mut b).unwrap();
+        assert_eq!(b[0], 0x80);
+        m.read(0x1000, sp, 0x11, &mut b).unwrap();
+        assert_eq!(b[0], 0x00); // ID 0x11's pages were kept
+        assert_eq!(calls.lock().unwrap().len(), 4);
+    }
+
+    #[test]
+    fn least_recently_used_page_is_replaced() {
+        let mut m = MemMapper::with_cache(Some(CacheSizes { page_size: 64, num_pages: 4 }));
+        let (calls, _) = perf_like(&mut m);
+        let mut b = [0u8; 4];
+        for a in [0x000u64, 0x100, 0x200, 0x300] {
+            m.read(a, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap();
+        }
+        m.read(0x000, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap(); // hit: 0x100 is now the oldest
+        m.read(0x400, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap(); // replaces 0x100
+        m.read(0x000, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap(); // still cached
+        m.read(0x100, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap(); // loaded again
+        let addrs: Vec<u64> = calls.lock().unwrap().iter().map(|c| c.0).collect();
+        assert_eq!(addrs, vec![0x000, 0x100, 0x200, 0x300, 0x400, 0x100]);
+    }
+
+    #[test]
+    fn caching_sized_and_switched_off() {
+        let mut m = cached();
+        let (calls, _) = perf_like(&mut m);
+        let mut b = [0u8; 4];
+        assert_eq!(m.set_caching(true, 32, 16), Err("MemAcc Caching: page size too small"));
+        assert_eq!(m.set_caching(true, 20000, 16), Err("MemAcc Caching: page size too large"));
+        assert_eq!(m.set_caching(true, 1024, 3), Err("MemAcc Caching: number of pages too small"));
+        assert_eq!(m.set_caching(true, 1024, 257), Err("MemAcc Caching: number of pages too large"));
+        m.set_caching(true, 1024, 8).unwrap();
+        assert_eq!(m.cache_sizes(), Some(CacheSizes { page_size: 1024, num_pages: 8 }));
+        m.read(0x1000, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap();
+        m.read(0x1004, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap();
+        m.set_caching(false, 0, 0).unwrap();
+        m.read(0x1000, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap();
+        m.read(0x1004, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap();
+        // larger than a page: read directly
+        m.set_caching(true, 64, 4).unwrap();
+        let mut big = [0u8; 100];
+        m.read(0x2000, OCSD_MEM_SPACE_ANY, 1, &mut big).unwrap();
+        let got: Vec<(u64, usize)> = calls.lock().unwrap().iter().map(|c| (c.0, c.1)).collect();
+        assert_eq!(got, vec![(0x1000, 1024), (0x1000, 4), (0x1004, 4), (0x2000, 100)]);
+    }
+
+    #[test]
+    fn moving_to_another_accessor_drops_the_ids_pages() {
+        let mut m = cached();
+        let (calls, _) = perf_like(&mut m);
+        // the callback now covers the low half only; a buffer sits above it
+        m.clear();
+        let c2 = calls.clone();
+        m.add(Accessor {
+            start: 0,
+            end: 0xffff,
+            space: OCSD_MEM_SPACE_ANY,
+            source: Source::Callback { read: Box::new(move |a, _, _, b| { c2.lock().unwrap().push((a, b.len(), 0)); b.len() }) },
+        })
+        .unwrap();
+        m.add(buf_acc(0x10000, vec![7; 64], OCSD_MEM_SPACE_ANY)).unwrap();
+        let mut b = [0u8; 4];
+        m.read(0x100, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap();
+        m.read(0x100, OCSD_MEM_SPACE_ANY, 2, &mut b).unwrap();
+        m.read(0x10000, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap(); // ID 1 moves: its pages go
+        assert_eq!(b, [7; 4]);
+        m.read(0x100, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap(); // moves back: loads again
+        m.read(0x100, OCSD_MEM_SPACE_ANY, 2, &mut b).unwrap(); // ID 2 kept its page: the moves were ID 1's
+        let n = calls.lock().unwrap().len();
+        assert_eq!(n, 3);
+    }
+
+    #[test]
+    fn runs_and_tokens() {
+        let mut m = cached();
+        m.add(buf_acc(0x1000, (0..=255).collect(), OCSD_MEM_SPACE_ANY)).unwrap();
+        let mut out = [0u8; 64];
+        let r1 = m.read_run(0x1010, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
+        assert_eq!((r1.got, r1.len), (4, 64));
+        assert_eq!(out[..4], [0x10, 0x11, 0x12, 0x13]);
+        let r2 = m.read_run(0x10f0, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
+        assert_eq!((r2.got, r2.len), (4, 16)); // to the end of the buffer
+        assert_eq!(r1.token, r2.token); // a buffer's bytes never change
+        // callback pages: a new token on every load
+        let mut m = cached();
+        perf_like(&mut m);
+        let a = m.read_run(0x1000, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
+        let b = m.read_run(0x1010, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
+        assert_eq!(a.token, b.token);
+        m.invalidate_cache(1);
+        let c = m.read_run(0x1010, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
+        assert_ne!(a.token, c.token);
+        // uncached callbacks vouch for nothing past the read
+        m.set_caching(false, 0, 0).unwrap();
+        let d = m.read_run(0x1010, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
+        assert_eq!((d.got, d.len, d.token), (4, 0, 0));
+    }
+
+    #[test]
+    fn callback_answering_too_much_is_an_error() {
+        let mut m = cached();
+        m.add(Accessor { start: 0, end: 0xffff, space: OCSD_MEM_SPACE_ANY, source: Source::Callback { read: Box::new(|_, _, _, b| b.len() + 1) } })
+            .unwrap();
+        let mut b = [0u8; 4];
+        assert_eq!(m.read(0x100, OCSD_MEM_SPACE_ANY, 1, &mut b), Err(OCSD_ERR_MEM_ACC_BAD_LEN));
+        m.set_caching(false, 0, 0).unwrap();
+        assert_eq!(m.read(0x100, OCSD_MEM_SPACE_ANY, 1, &mut b), Err(OCSD_ERR_MEM_ACC_BAD_LEN));
     }
 
     #[test]
