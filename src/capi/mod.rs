@@ -650,7 +650,7 @@ pub extern "C" fn ocsd_dt_add_buffer_mem_acc(
                     start: address,
                     end: address.wrapping_add(mem_length as u64 - 1),
                     space: mem_space,
-                    source: Source::Buffer { data },
+                    source: Source::Buffer { data: Arc::new(data) },
                 },
             )
         })

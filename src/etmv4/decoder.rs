@@ -20,7 +20,7 @@ use super::p0_stack::{P0Data, P0Elem, P0Kind, P0Stack};
 use super::types::*;
 use crate::abi::gen_elem::*;
 use crate::abi::*;
-use crate::common::{DecodeCtx, ElemQueue, ErrorLog, MemAccess, OcsdError, PacketDecoder};
+use crate::common::{DecodeCtx, ElemQueue, ErrorLog, MemAccess, MemView, OcsdError, PacketDecoder};
 use crate::ete::types::{ETE_OPFLG_PKTDEC_SRCADDR_N_ATOMS, ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK};
 use crate::instr::{a64_is_plain, aa64_opcode_is_invalid, decode_instruction_ex, TrcAddrReturnStack};
 
@@ -140,26 +140,26 @@ impl OutElems {
     }
 }
 
-/// Size of the program memory window.
-const MEM_WINDOW: usize = 256;
-
-/// A window of program memory, refilled on demand. OpenCSD reads each
+/// A view of program memory, renewed on demand. OpenCSD reads each
 /// instruction with a 4-byte read through its memory access cache; the
 /// window holds the bytes the memory vouches for after such a read
-/// ([`crate::common::MemRun`]), so later instruction reads inside it get
-/// the bytes OpenCSD's would, and are reported to the memory as uses of
-/// the same cache page before the decoder lets go of the window.
+/// ([`crate::common::MemRun`]: to the end of the cache page), so later
+/// instruction reads inside it get the bytes OpenCSD's would, and are
+/// reported to the memory as uses of the same cache page before the
+/// decoder lets go of the window.
 struct MemWindow {
     base: ocsd_vaddr_t,
     len: usize,
     space: ocsd_mem_space_acc_t,
     /// [`crate::common::MemRun::token`] of the window's bytes.
     token: u64,
+    view: Option<MemView>,
     /// Reads served from the window, not yet reported.
     uses: u32,
     /// A read made by [`MemWindow::prime`] and not yet taken.
     primed: Option<(ocsd_vaddr_t, ocsd_mem_space_acc_t, Fetch)>,
-    buf: [u8; MEM_WINDOW],
+    /// The memory's [`MemAccess::epoch`] when the view was taken.
+    epoch: Option<u64>,
 }
 
 /// One instruction fetch: the opcode word (zero-filled) and the bytes
@@ -172,7 +172,7 @@ struct Fetch {
 
 impl MemWindow {
     fn new() -> Self {
-        MemWindow { base: 0, len: 0, space: OCSD_MEM_SPACE_NONE, token: 0, uses: 0, primed: None, buf: [0; MEM_WINDOW] }
+        MemWindow { base: 0, len: 0, space: OCSD_MEM_SPACE_NONE, token: 0, view: None, uses: 0, primed: None, epoch: None }
     }
 
     /// Report the reads served from the window and let go of it: before
@@ -183,14 +183,35 @@ impl MemWindow {
             self.uses = 0;
         }
         self.len = 0;
+        self.view = None;
         self.primed = None;
     }
 
+    /// Report the reads served from the window (at the end of a decoder
+    /// call: other decoders may use the memory next).
+    fn report(&mut self, mem: &mut dyn MemAccess) {
+        if self.uses > 0 {
+            mem.run_uses(self.uses);
+            self.uses = 0;
+        }
+        self.primed = None;
+    }
+
+    /// At the start of a decoder call: keep the view only if nothing has
+    /// used or changed the memory since it was taken.
+    fn check(&mut self, mem: &dyn MemAccess) {
+        if self.len > 0 && (self.epoch.is_none() || mem.epoch() != self.epoch) {
+            self.len = 0;
+            self.view = None;
+        }
+    }
+
     #[inline]
-    fn word_at(&self, off: usize, n: usize) -> Fetch {
-        let mut b = [0u8; 4];
-        b[..n].copy_from_slice(&self.buf[off..off + n]);
-        Fetch { opcode: u32::from_le_bytes(b), avail: n }
+    fn bytes(&self) -> &[u8] {
+        match &self.view {
+            Some(v) => &v.bytes()[..self.len],
+            None => &[],
+        }
     }
 
     /// Whether the window holds `n` bytes at `addr` for reads in `space`.
@@ -230,15 +251,24 @@ impl MemWindow {
     fn refill(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> Result<Fetch, ocsd_err_t> {
         self.release(mem);
         // never wrapping past the top of memory
-        let room = (u64::MAX - addr).saturating_add(1).min(MEM_WINDOW as u64) as usize;
-        let run = mem.read_run(addr, space, trace_id, 4.min(room), &mut self.buf[..room])?;
-        let got = run.got.min(4);
-        let f = self.word_at(0, got);
+        let room = (u64::MAX - addr).saturating_add(1).min(4) as usize;
+        let mut b = [0u8; 4];
+        let run = mem.read_run(addr, space, trace_id, room, &mut b[..room])?;
+        let got = run.got.min(room);
+        b[got..].fill(0);
         self.base = addr;
         self.space = space;
         self.token = run.token;
-        self.len = if got == 4 { run.len.min(room) } else { 0 };
-        Ok(f)
+        self.epoch = mem.epoch();
+        self.len = 0;
+        if got == 4 {
+            if let Some(v) = run.view {
+                // never past the top of memory
+                self.len = v.len.min((u64::MAX - addr).saturating_add(1).min(usize::MAX as u64) as usize);
+                self.view = Some(v);
+            }
+        }
+        Ok(Fetch { opcode: u32::from_le_bytes(b), avail: got })
     }
 
     #[inline]
@@ -251,7 +281,9 @@ impl MemWindow {
         }
         if self.holds(addr, 4, space) {
             self.uses += 1;
-            return Ok(self.word_at((addr - self.base) as usize, 4));
+            let off = (addr - self.base) as usize;
+            let w = &self.bytes()[off..off + 4];
+            return Ok(Fetch { opcode: u32::from_le_bytes([w[0], w[1], w[2], w[3]]), avail: 4 });
         }
         self.refill(mem, addr, space, trace_id)
     }
@@ -285,7 +317,7 @@ impl MemWindow {
         }
         let mut n = 0usize;
         let mut last = 0u32;
-        for w in self.buf[off..off + 4 * limit].chunks_exact(4) {
+        for w in self.bytes()[off..off + 4 * limit].chunks_exact(4) {
             let op = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
             if !a64_is_plain(op) || (aa64_chk && aa64_opcode_is_invalid(op)) {
                 break;
@@ -335,15 +367,22 @@ struct Block {
     branch_addr: ocsd_vaddr_t,
     is_link: u8,
     is_conditional: u8,
+    /// The block's instruction words (blocks of up to [`BLOCK_WORDS`]):
+    /// bytes found equal under another token replay the block too.
+    words: [u32; BLOCK_WORDS],
 }
+
+/// Longest block whose instruction words a block cache entry keeps.
+const BLOCK_WORDS: usize = 16;
 
 /// Decoded-block cache: an A64 instruction walk depends only on its start
 /// address and the bytes it reads (A64 carries no IT-block state, and the
 /// decoder's configuration is fixed), so a walk from an address seen
 /// before is replayed instead of decoded again when its first read finds
-/// the same bytes (the same memory token) with the whole block inside the
-/// bytes that read vouches for: every read of the walk would then have
-/// been served, and served the same bytes, by the same cache page.
+/// the same bytes (the same memory token, or a comparison of the block's
+/// words) with the whole block inside the bytes that read vouches for:
+/// every read of the walk would then have been served, and served the
+/// same bytes, by the same cache page.
 struct BlockCache {
     entries: Vec<Block>,
 }
@@ -358,15 +397,37 @@ impl BlockCache {
         ((addr >> 2) ^ (addr >> 14)) as usize & (BLOCK_CACHE_SIZE - 1)
     }
 
+    /// The block at `start` if its bytes are those of `window`'s view
+    /// (token `token`), the whole block inside it.
     #[inline]
-    fn get(&self, start: ocsd_vaddr_t, token: u64, aa64_chk: bool) -> Option<&Block> {
-        let b = self.entries.get(Self::slot(start))?;
-        (b.valid && b.start == start && b.token == token && token != 0 && b.aa64_chk == aa64_chk).then_some(b)
+    fn get(&mut self, start: ocsd_vaddr_t, token: u64, aa64_chk: bool, window: &[u8]) -> Option<&Block> {
+        let b = self.entries.get_mut(Self::slot(start))?;
+        if !(b.valid && b.start == start && b.aa64_chk == aa64_chk && token != 0) {
+            return None;
+        }
+        let n = b.num_instr as usize;
+        if 4 * n > window.len() {
+            return None;
+        }
+        if b.token != token {
+            // other bytes, or the same bytes read again: compare
+            if n > BLOCK_WORDS || window[..4 * n].chunks_exact(4).zip(&b.words[..n]).any(|(w, &x)| u32::from_le_bytes([w[0], w[1], w[2], w[3]]) != x) {
+                return None;
+            }
+            b.token = token;
+        }
+        Some(b)
     }
 
-    fn put(&mut self, start: ocsd_vaddr_t, token: u64, aa64_chk: bool, num_instr: u32, instr: &ocsd_instr_info) {
+    fn put(&mut self, start: ocsd_vaddr_t, token: u64, aa64_chk: bool, num_instr: u32, instr: &ocsd_instr_info, bytes: &[u8]) {
         if self.entries.is_empty() {
             self.entries = vec![Block::default(); BLOCK_CACHE_SIZE];
+        }
+        let mut words = [0u32; BLOCK_WORDS];
+        if num_instr as usize <= BLOCK_WORDS {
+            for (w, c) in words.iter_mut().zip(bytes.chunks_exact(4)) {
+                *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            }
         }
         self.entries[Self::slot(start)] = Block {
             start,
@@ -381,6 +442,7 @@ impl BlockCache {
             branch_addr: instr.branch_addr,
             is_link: instr.is_link,
             is_conditional: instr.is_conditional,
+            words,
         };
     }
 
@@ -1409,15 +1471,14 @@ impl EtmV4IPktDecoder {
             }
             if self.mem.holds(r.st_addr, 4, space) {
                 cache_token = self.mem.token;
-                if let Some(b) = self.blocks.get(r.st_addr, cache_token, aa64_chk) {
-                    if self.mem.holds(r.st_addr, 4 * b.num_instr as u64, space) {
-                        let n = b.num_instr;
-                        BlockCache::replay(b, &mut self.instr);
-                        self.mem.take_reads(r.st_addr, n);
-                        r.num_instr = n;
-                        r.en_addr = self.instr.instr_addr;
-                        return (r, WpRes::Found, OCSD_OK);
-                    }
+                let off = (r.st_addr - self.mem.base) as usize;
+                if let Some(b) = self.blocks.get(r.st_addr, cache_token, aa64_chk, &self.mem.bytes()[off..]) {
+                    let n = b.num_instr;
+                    BlockCache::replay(b, &mut self.instr);
+                    self.mem.take_reads(r.st_addr, n);
+                    r.num_instr = n;
+                    r.en_addr = self.instr.instr_addr;
+                    return (r, WpRes::Found, OCSD_OK);
                 }
             }
         }
@@ -1466,7 +1527,8 @@ impl EtmV4IPktDecoder {
         r.en_addr = self.instr.instr_addr;
         // the block is kept if all its reads came from the first read's bytes
         if cached && cache_token != 0 && res == WpRes::Found && err == OCSD_OK && self.mem.token == cache_token && self.mem.holds(r.st_addr, 4 * r.num_instr as u64, space) {
-            self.blocks.put(r.st_addr, cache_token, aa64_chk, r.num_instr, &self.instr);
+            let off = (r.st_addr - self.mem.base) as usize;
+            self.blocks.put(r.st_addr, cache_token, aa64_chk, r.num_instr, &self.instr, &self.mem.bytes()[off..off + 4 * r.num_instr as usize]);
         }
         (r, res, err)
     }
@@ -1901,9 +1963,10 @@ impl PacketDecoder for EtmV4IPktDecoder {
 
     fn packet_in(&mut self, index_sop: ocsd_trc_index_t, pkt: &ocsd_etmv4_i_pkt, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
         self.index_curr_pkt = index_sop;
+        self.mem.check(ctx.mem);
         let resp = self.process_packet(pkt, ctx);
         // other decoders and the client may use the memory before the next call
-        self.mem.release(ctx.mem);
+        self.mem.report(ctx.mem);
         // anything still staged goes out now (send is never refused here)
         if self.out.num_to_send() > 0 {
             self.out.send(ctx.out, self.trace_id);
@@ -1913,7 +1976,7 @@ impl PacketDecoder for EtmV4IPktDecoder {
 
     fn eot(&mut self, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
         self.commit_elem_on_eot();
-        self.mem.release(ctx.mem);
+        self.mem.report(ctx.mem);
         self.out.send(ctx.out, self.trace_id);
         OCSD_RESP_CONT
     }

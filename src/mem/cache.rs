@@ -33,6 +33,8 @@ pub const ENV_CACHE_OFF: &str = "OPENCSD_MEMACC_CACHE_OFF";
 pub const ENV_PAGE_SIZE: &str = "OPENCSD_MEMACC_CACHE_PAGE_SIZE";
 pub const ENV_PAGE_NUM: &str = "OPENCSD_MEMACC_CACHE_PAGE_NUM";
 
+use std::sync::Arc;
+
 const NO_TRACE_ID: u8 = crate::abi::OCSD_BAD_CS_SRC_ID;
 
 /// Where a page's bytes are.
@@ -141,8 +143,9 @@ fn strtol(s: &str) -> i64 {
 pub(crate) struct MemCache {
     pub sizes: CacheSizes,
     pub pages: Vec<Page>,
-    /// Page buffers for owned pages: `num_pages * page_size` bytes.
-    buf: Vec<u8>,
+    /// Page buffers for owned pages (made on first use; shared with the
+    /// views handed out, so a page still viewed is loaded into a new one).
+    bufs: Vec<Option<Arc<Vec<u8>>>>,
     /// Most recently used page (`m_mru_idx`).
     pub mru: usize,
     /// Allocation and use sequence (`m_mru_sequence`).
@@ -151,14 +154,14 @@ pub(crate) struct MemCache {
 
 impl MemCache {
     pub fn new(sizes: CacheSizes) -> Self {
-        MemCache { sizes, pages: vec![Page::CLEAR; sizes.num_pages], buf: Vec::new(), mru: 0, seq: 1 }
+        MemCache { sizes, pages: vec![Page::CLEAR; sizes.num_pages], bufs: vec![None; sizes.num_pages], mru: 0, seq: 1 }
     }
 
     /// New sizes: pages are made afresh (the use sequence carries on).
     pub fn resize(&mut self, sizes: CacheSizes) {
         self.sizes = sizes;
         self.pages = vec![Page::CLEAR; sizes.num_pages];
-        self.buf = Vec::new();
+        self.bufs = vec![None; sizes.num_pages];
         if self.mru >= sizes.num_pages {
             self.mru = 0;
         }
@@ -227,20 +230,20 @@ impl MemCache {
         oldest_idx
     }
 
-    /// The owned buffer of page `i` (page size bytes).
+    /// The owned buffer of page `i` (page size bytes), to load it.
     pub fn page_buf(&mut self, i: usize) -> &mut [u8] {
         let ps = self.sizes.page_size;
-        if self.buf.is_empty() {
-            self.buf = vec![0; ps * self.pages.len()];
+        let b = &mut self.bufs[i];
+        if b.as_mut().and_then(Arc::get_mut).is_none() {
+            *b = Some(Arc::new(vec![0; ps]));
         }
-        &mut self.buf[i * ps..(i + 1) * ps]
+        Arc::get_mut(b.as_mut().expect("made above")).expect("not shared")
     }
 
-    /// Bytes `[off, off + n)` of page `i`'s own buffer.
+    /// Page `i`'s own buffer.
     #[inline]
-    pub fn owned_bytes(&self, i: usize, off: usize, n: usize) -> &[u8] {
-        let at = i * self.sizes.page_size + off;
-        &self.buf[at..at + n]
+    pub fn owned(&self, i: usize) -> &Arc<Vec<u8>> {
+        self.bufs[i].as_ref().expect("an owned page has its buffer")
     }
 
     /// `n` uses of the most recently used page (`incSequence`, n times).

@@ -16,7 +16,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::abi::*;
-use crate::common::{MemAccess, MemRun};
+use crate::common::{MemAccess, MemRun, MemView};
 use cache::{CacheSizes, MemCache, PageData};
 
 /// A client read function: (address, memory space, trace ID, buffer) ->
@@ -27,7 +27,7 @@ pub enum Source {
     /// File contents (shared between accessors of one file).
     File { path: String, data: Arc<Vec<u8>>, offset: usize },
     /// A copy of a client buffer.
-    Buffer { data: Vec<u8> },
+    Buffer { data: Arc<Vec<u8>> },
     /// A client callback.
     Callback { read: ReadFn },
 }
@@ -66,6 +66,18 @@ impl Accessor {
         let in_range = ((self.end - addr) as u128 + 1).min(usize::MAX as u128) as usize;
         let avail = data.len().saturating_sub(rel).min(in_range);
         Some(if avail == 0 { &[] } else { &data[rel..rel + avail] })
+    }
+
+    /// A view of a static accessor's bytes from `addr` (inside the range)
+    /// to the end of its range or data.
+    fn static_view(&self, addr: ocsd_vaddr_t) -> Option<MemView> {
+        let (data, base) = match &self.source {
+            Source::File { data, offset, .. } => (data, *offset),
+            Source::Buffer { data } => (data, 0),
+            Source::Callback { .. } => return None,
+        };
+        let len = self.static_from(addr)?.len();
+        Some(MemView { data: data.clone(), off: base + (addr - self.start) as usize, len })
     }
 
     fn read(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, buf: &mut [u8]) -> usize {
@@ -124,6 +136,12 @@ pub struct MemMapper {
     cache: Option<MemCache>,
     /// Sizes to use when caching is switched on again.
     sizes: CacheSizes,
+    /// See [`MemAccess::epoch`].
+    epoch: u64,
+    /// Only files and buffers are mapped, no two of them overlapping: what
+    /// a read returns cannot depend on the cache's pages (see
+    /// [`MemMapper::serve`]), so none are kept.
+    static_only: bool,
 }
 
 fn next_uid() -> u64 {
@@ -162,6 +180,8 @@ impl MemMapper {
             curr: None,
             cache: sizes.map(MemCache::new),
             sizes: sizes.unwrap_or_default(),
+            epoch: 0,
+            static_only: true,
         }
     }
 
@@ -169,6 +189,7 @@ impl MemMapper {
     /// (pages made afresh unless the sizes are those in use), or off.
     /// Sizes outside OpenCSD's limits are refused.
     pub fn set_caching(&mut self, enable: bool, page_size: usize, num_pages: usize) -> Result<(), &'static str> {
+        self.epoch += 1;
         if !enable {
             self.cache = None;
             return Ok(());
@@ -200,6 +221,15 @@ impl MemMapper {
         self.cache.as_ref().map(|c| c.sizes)
     }
 
+    /// After any change of the accessors.
+    fn mapping_changed(&mut self) {
+        let any_cb = self.accessors.iter().any(|a| matches!(a.source, Source::Callback { .. }));
+        let overlap = self.accessors.iter().enumerate().any(|(i, a)| {
+            self.accessors[i + 1..].iter().any(|b| a.start <= b.end && b.start <= a.end)
+        });
+        self.static_only = !any_cb && !overlap;
+    }
+
     fn invalidate_all(&mut self) {
         if let Some(c) = &mut self.cache {
             c.invalidate_all();
@@ -213,6 +243,7 @@ impl MemMapper {
     /// Add an accessor; `OCSD_ERR_MEM_ACC_OVERLAP` if its range overlaps
     /// one already mapped in an intersecting memory space.
     pub fn add(&mut self, acc: Accessor) -> Result<(), ocsd_err_t> {
+        self.epoch += 1;
         if acc.end < acc.start {
             return Err(OCSD_ERR_MEM_ACC_RANGE_INVALID);
         }
@@ -232,17 +263,20 @@ impl MemMapper {
         };
         self.accessors.push(acc);
         self.meta.push(AccMeta { uid, group });
+        self.mapping_changed();
         Ok(())
     }
 
     /// Remove the accessor starting at `start` in memory space `space`.
     pub fn remove(&mut self, start: ocsd_vaddr_t, space: ocsd_mem_space_acc_t) -> Result<(), ocsd_err_t> {
+        self.epoch += 1;
         match self.accessors.iter().position(|a| a.start == start && a.space == space) {
             Some(i) => {
                 self.accessors.remove(i);
                 self.meta.remove(i);
                 self.curr = None;
                 self.invalidate_all();
+                self.mapping_changed();
                 Ok(())
             }
             None => Err(OCSD_ERR_INVALID_PARAM_VAL),
@@ -250,10 +284,12 @@ impl MemMapper {
     }
 
     pub fn clear(&mut self) {
+        self.epoch += 1;
         self.accessors.clear();
         self.meta.clear();
         self.curr = None;
         self.invalidate_all();
+        self.mapping_changed();
     }
 
     /// The accessor for a read (OpenCSD's `readFromCurrent`, else
@@ -273,7 +309,7 @@ impl MemMapper {
         }
         let j = self.accessors.iter().position(|a| a.covers(addr, space))?;
         self.curr = Some(j);
-        if let Some(c) = &mut self.cache {
+        if let (Some(c), false) = (&mut self.cache, self.static_only) {
             c.invalidate_id(trace_id);
         }
         Some(j)
@@ -313,10 +349,24 @@ impl MemMapper {
     /// One read of `req` bytes as OpenCSD's `ReadTargetMemory` makes it:
     /// where it is served from, and the bytes it gets (0 or `req`, or for
     /// direct reads what the accessor gave).
+    ///
+    /// While only files and buffers are mapped, none overlapping, a cached
+    /// read gets the accessor's bytes when they reach to the end of the
+    /// request and nothing otherwise, whatever pages the cache holds (a
+    /// page is loaded from the read's address, and one holding the request
+    /// holds the accessor's bytes): such reads are served straight from
+    /// the accessor, with the same result.
     #[inline]
     fn serve(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, req: usize, out: &mut [u8]) -> Result<Option<(Serve, usize)>, ocsd_err_t> {
+        self.epoch += 1;
         let Some(acc) = self.lookup(addr, space, trace_id) else { return Ok(None) };
         let cached = matches!(&self.cache, Some(c) if req <= c.sizes.page_size);
+        if self.static_only {
+            let bytes = self.accessors[acc].static_from(addr).unwrap_or(&[]);
+            let got = if !cached { req.min(bytes.len()) } else if bytes.len() >= req { req } else { 0 };
+            out[..got].copy_from_slice(&bytes[..got]);
+            return Ok(Some((Serve::Direct(acc), got)));
+        }
         if !cached {
             let got = self.accessors[acc].read(addr, space, trace_id, &mut out[..req]);
             if got > req {
@@ -345,7 +395,7 @@ impl MemMapper {
         let p = &c.pages[i];
         let off = (addr - p.st_addr) as usize;
         match p.data {
-            PageData::Owned => out.copy_from_slice(c.owned_bytes(i, off, out.len())),
+            PageData::Owned => out.copy_from_slice(&c.owned(i)[off..off + out.len()]),
             PageData::Static(a) => {
                 let a = &self.accessors[a];
                 let src = a.static_from(p.st_addr).unwrap_or(&[]);
@@ -438,7 +488,7 @@ impl MemAccess for MemMapper {
         }
         let Some((serve, got)) = self.serve(addr, space, trace_id, req, out)? else { return Ok(MemRun::default()) };
         if got < req {
-            return Ok(MemRun { got, len: 0, token: 0 });
+            return Ok(MemRun { got, token: 0, view: None });
         }
         // the current accessor answers the reads that follow while they
         // stay inside its range
@@ -446,26 +496,29 @@ impl MemAccess for MemMapper {
         let acc_end = self.accessors[acc].end as u128 + 1;
         match serve {
             Serve::Direct(a) => {
-                let uid = self.meta[a].uid;
-                match self.accessors[a].static_from(addr) {
-                    Some(bytes) => {
-                        let len = bytes.len().min(out.len());
-                        out[..len].copy_from_slice(&bytes[..len]);
-                        Ok(MemRun { got, len, token: uid })
-                    }
-                    // every read of a callback is a call
-                    None => Ok(MemRun { got, len: 0, token: 0 }),
-                }
+                // every read of a callback is a call; files and buffers
+                // give their bytes
+                let a_ref = &self.accessors[a];
+                let view = a_ref.static_view(addr);
+                Ok(MemRun { got, token: if view.is_some() { self.meta[a].uid } else { 0 }, view })
             }
             Serve::Page(i) => {
+                self.copy_page(i, addr, &mut out[..req]);
                 let c = self.cache.as_ref().expect("cached");
                 let p = &c.pages[i];
-                let end = p.end().min(acc_end);
-                let len = ((end.saturating_sub(addr as u128)).min(out.len() as u128)) as usize;
-                let len = if len < req { 0 } else { len };
-                let token = p.token;
-                self.copy_page(i, addr, &mut out[..len.max(req)]);
-                Ok(MemRun { got, len, token })
+                let len = (p.end().min(acc_end).saturating_sub(addr as u128)).min(usize::MAX as u128) as usize;
+                if len < req {
+                    return Ok(MemRun { got, token: 0, view: None });
+                }
+                let off = (addr - p.st_addr) as usize;
+                let view = match p.data {
+                    PageData::Owned => MemView { data: c.owned(i).clone(), off, len },
+                    PageData::Static(a) => {
+                        let v = self.accessors[a].static_view(p.st_addr).expect("static page");
+                        MemView { data: v.data, off: v.off + off, len }
+                    }
+                };
+                Ok(MemRun { got, token: p.token, view: Some(view) })
             }
         }
     }
@@ -476,7 +529,12 @@ impl MemAccess for MemMapper {
         }
     }
 
+    fn epoch(&self) -> Option<u64> {
+        Some(self.epoch)
+    }
+
     fn invalidate_cache(&mut self, trace_id: u8) {
+        self.epoch += 1;
         if let Some(c) = &mut self.cache {
             c.invalidate_id(trace_id);
         }
@@ -488,7 +546,7 @@ mod tests {
     use super::*;
 
     fn buf_acc(start: u64, data: Vec<u8>, space: ocsd_mem_space_acc_t) -> Accessor {
-        Accessor { start, end: start + data.len() as u64 - 1, space, source: Source::Buffer { data } }
+        Accessor { start, end: start + data.len() as u64 - 1, space, source: Source::Buffer { data: Arc::new(data) } }
     }
 
     fn cached() -> MemMapper {
@@ -636,26 +694,33 @@ mod tests {
     fn runs_and_tokens() {
         let mut m = cached();
         m.add(buf_acc(0x1000, (0..=255).collect(), OCSD_MEM_SPACE_ANY)).unwrap();
-        let mut out = [0u8; 64];
+        let mut out = [0u8; 4];
         let r1 = m.read_run(0x1010, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
-        assert_eq!((r1.got, r1.len), (4, 64));
-        assert_eq!(out[..4], [0x10, 0x11, 0x12, 0x13]);
+        assert_eq!(out, [0x10, 0x11, 0x12, 0x13]);
+        let v = r1.view.clone().unwrap();
+        assert_eq!((r1.got, v.len), (4, 0xf0));
+        assert_eq!(v.bytes()[..5], [0x10, 0x11, 0x12, 0x13, 0x14]);
         let r2 = m.read_run(0x10f0, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
-        assert_eq!((r2.got, r2.len), (4, 16)); // to the end of the buffer
+        assert_eq!(r2.view.unwrap().len, 16); // to the end of the buffer
         assert_eq!(r1.token, r2.token); // a buffer's bytes never change
-        // callback pages: a new token on every load
-        let mut m = cached();
+        // callback pages: a new token on every load; the view ends with the page
+        let mut m = MemMapper::with_cache(Some(CacheSizes { page_size: 64, num_pages: 4 }));
         perf_like(&mut m);
         let a = m.read_run(0x1000, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
         let b = m.read_run(0x1010, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
         assert_eq!(a.token, b.token);
+        assert_eq!(b.view.as_ref().unwrap().len, 0x30);
+        assert_eq!(b.view.as_ref().unwrap().bytes()[0], 0x10);
         m.invalidate_cache(1);
         let c = m.read_run(0x1010, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
         assert_ne!(a.token, c.token);
+        // a page still viewed is loaded into a new buffer: the view keeps its bytes
+        drop(c);
         // uncached callbacks vouch for nothing past the read
         m.set_caching(false, 0, 0).unwrap();
         let d = m.read_run(0x1010, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
-        assert_eq!((d.got, d.len, d.token), (4, 0, 0));
+        assert_eq!((d.got, d.token), (4, 0));
+        assert!(d.view.is_none());
     }
 
     #[test]
