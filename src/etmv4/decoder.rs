@@ -345,7 +345,7 @@ impl MemWindow {
 }
 
 /// Number of entries of the decoded-block cache (direct mapped).
-const BLOCK_CACHE_SIZE: usize = 4096;
+const BLOCK_CACHE_SIZE: usize = 2048;
 
 /// One decoded block: the A64 instructions from `start` up to and
 /// including the first waypoint, as an instruction walk without a target
@@ -373,7 +373,7 @@ struct Block {
 }
 
 /// Longest block whose instruction words a block cache entry keeps.
-const BLOCK_WORDS: usize = 16;
+const BLOCK_WORDS: usize = 8;
 
 /// Decoded-block cache: an A64 instruction walk depends only on its start
 /// address and the bytes it reads (A64 carries no IT-block state, and the
