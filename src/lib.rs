@@ -2,6 +2,7 @@
 //!
 //! The crate mirrors the decode pipeline:
 //! - [`deformatter`]: CoreSight frame deformatter (trace ID demultiplexing);
+//! - [`config`]: protocol configurations from ID / control register values;
 //! - one module per protocol ([`etmv4`], [`ete`], [`etmv3`], [`ptm`],
 //!   [`stm`], [`itm`]), each with its packet types, packet processor,
 //!   packet decoder and packet text;
@@ -10,7 +11,9 @@
 //! - [`dcd_tree`]: the decode tree joining it all;
 //! - [`printers`]: generic element and raw frame text;
 //! - [`capi`]: the thin C API layer (`ocsd_*` functions);
-//! - [`snapshot`]: the snapshot reader used by `trc_pkt_lister`.
+//! - [`snapshot`]: the snapshot reader used by `trc_pkt_lister`;
+//! - [`tarmac`]: Tarmac output of the decoded instructions, and comparison
+//!   with a reference execution trace.
 //!
 //! Unsafe code is confined to the C ABI types, the C API layer and the
 //! element printer's extended-data read: the pipeline modules forbid it,
@@ -21,6 +24,8 @@
 pub mod abi;
 pub mod common;
 pub mod deformatter;
+pub mod config;
+pub mod api;
 pub mod mem;
 pub mod instr;
 pub mod etmv4;
@@ -32,4 +37,5 @@ pub mod itm;
 pub mod dcd_tree;
 pub mod printers;
 pub mod snapshot;
+pub mod tarmac;
 pub mod capi;

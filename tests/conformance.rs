@@ -1,7 +1,9 @@
 //! Keeps the conformance cases this project claims passing.
 //!
 //! The claimed cases are listed in `tests/conformance-claimed.txt` (one case
-//! name of `../shared/conformance/cases.tsv` per line). Each is run with
+//! name of `../shared/conformance/cases.tsv` per line) and, for the
+//! corrupted-trace cases of `cases-corrupt.tsv`, in
+//! `tests/conformance-claimed-corrupt.txt`. Each is run with
 //! the `trc_pkt_lister` built by this test run and must match OpenCSD
 //! 1.8.0's log exactly. The shared reference data is looked up at
 //! `$OCSD_SHARED` or `../shared`; when it is absent the test says so loudly.
@@ -20,21 +22,22 @@ fn shared_dir() -> Option<PathBuf> {
     p.join("conformance/run").is_file().then_some(p)
 }
 
-#[test]
-fn claimed_conformance_cases_pass() {
+/// Run the cases named in `claimed_file` (from the shared `cases_file`)
+/// and require each to match OpenCSD's log.
+fn run_claimed(claimed_file: &str, cases_file: &str) {
     let Some(shared) = shared_dir() else {
         eprintln!("\n*** SKIPPED: OpenCSD reference data not found (set OCSD_SHARED or place it at ../shared) ***\n");
         return;
     };
-    let claimed_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance-claimed.txt");
+    let claimed_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(claimed_file);
     let claimed: Vec<String> = std::fs::read_to_string(&claimed_path)
-        .expect("tests/conformance-claimed.txt")
+        .unwrap_or_else(|_| panic!("tests/{claimed_file}"))
         .lines()
         .map(|l| l.trim())
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .map(String::from)
         .collect();
-    let all = std::fs::read_to_string(shared.join("conformance/cases.tsv")).expect("cases.tsv");
+    let all = std::fs::read_to_string(shared.join("conformance").join(cases_file)).unwrap_or_else(|_| panic!("{cases_file}"));
     let mut rows = String::new();
     let mut found = 0;
     for line in all.lines() {
@@ -45,12 +48,12 @@ fn claimed_conformance_cases_pass() {
             found += 1;
         }
     }
-    assert_eq!(found, claimed.len(), "a claimed case is missing from cases.tsv");
+    assert_eq!(found, claimed.len(), "a claimed case is missing from {cases_file}");
     if claimed.is_empty() {
         eprintln!("no conformance cases claimed yet");
         return;
     }
-    let tmp = std::env::temp_dir().join(format!("ocsd-claimed-{}.tsv", std::process::id()));
+    let tmp = std::env::temp_dir().join(format!("ocsd-claimed-{}-{}", std::process::id(), cases_file));
     std::fs::write(&tmp, rows).unwrap();
     let out = Command::new("python3")
         .arg(shared.join("conformance/run"))
@@ -66,6 +69,18 @@ fn claimed_conformance_cases_pass() {
     let text = String::from_utf8_lossy(&out.stdout);
     println!("{}", text);
     assert!(out.status.success(), "claimed conformance cases failed:\n{}", text);
+}
+
+#[test]
+fn claimed_conformance_cases_pass() {
+    run_claimed("conformance-claimed.txt", "cases.tsv");
+}
+
+/// The corrupted-trace cases (error reports, resynchronisation, fatal
+/// errors) claimed so far.
+#[test]
+fn claimed_corrupt_conformance_cases_pass() {
+    run_claimed("conformance-claimed-corrupt.txt", "cases-corrupt.tsv");
 }
 
 /// Everything before the first trace line (snapshot reading, source

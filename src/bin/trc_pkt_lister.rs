@@ -71,15 +71,20 @@ type SharedLog = Rc<RefCell<Log>>;
 /// OpenCSD's default error logger writing into the log.
 struct ErrLogger {
     log: SharedLog,
-    last: Option<OcsdError>,
+    /// The last error logged (OpenCSD's `GetLastError`), shared with the
+    /// lister, which prints it after a fatal data path error.
+    last: LastError,
 }
+
+type LastError = Rc<RefCell<Option<OcsdError>>>;
 
 impl ErrorLog for ErrLogger {
     fn log_error(&mut self, component: &str, err: &OcsdError) {
+        // verbosity INFO: every error, warning and message is logged
         if err.sev <= OCSD_ERR_SEV_INFO {
             self.log.borrow_mut().msg(&format!("{} : {}", component, err.details()));
+            *self.last.borrow_mut() = Some(err.clone());
         }
-        self.last = Some(err.clone());
     }
     fn log_message(&mut self, component: &str, sev: ocsd_err_severity_t, msg: &str) {
         if sev <= OCSD_ERR_SEV_INFO {
@@ -441,7 +446,8 @@ fn run_logged(args: &[String], log: &SharedLog) -> i32 {
 
 fn list_trace(o: &Opts, snap: &Snapshot, names: &[String], log: &SharedLog) {
     let lmsg = |s: &str| log.borrow_mut().msg(s);
-    let err_logger = Box::new(ErrLogger { log: log.clone(), last: None });
+    let last_err: LastError = Rc::new(RefCell::new(None));
+    let err_logger = Box::new(ErrLogger { log: log.clone(), last: last_err.clone() });
     let mut plan = TreePlan::default();
     let Some(built) = to_tree::create_tree_planned(snap, &o.src_name, !o.decode, o.add_flags, err_logger, &mut plan) else {
         return;
@@ -461,6 +467,11 @@ fn list_trace(o: &Opts, snap: &Snapshot, names: &[String], log: &SharedLog) {
             lmsg(&format!("Trace Packet Lister : {}\n", msg));
         }
     }
+    // OpenCSD's lister creates the tree (and its deformatter) before it
+    // makes its own error logger current: the deformatter reports to the
+    // library's default logger, which prints nothing here and is not the
+    // logger whose last error the lister shows.
+    tree.set_deformatter_logger(Some(Box::new(opencsd_c_api::common::error::NullLog)));
 
     // packet printers
     let mut printers = 0;
@@ -550,19 +561,19 @@ fn list_trace(o: &Opts, snap: &Snapshot, names: &[String], log: &SharedLog) {
                 ));
                 break;
             };
-            if !process_file(o, &mut tree, &snap.path_of(&b.file), log) {
+            if !process_file(o, &mut tree, &snap.path_of(&b.file), log, &last_err) {
                 lmsg(&format!("Trace Packet Lister : ERROR : Multi-session decode for buffer {} failed. Aborting.\n\n", name));
                 break;
             }
             lmsg(&format!("####### Buffer {} : {} Complete\n\n", n + 1, name));
         }
     } else {
-        process_file(o, &mut tree, &built.buffer_file, log);
+        process_file(o, &mut tree, &built.buffer_file, log, &last_err);
     }
 }
 
 /// Feed one trace file through the tree. Returns false on a fatal error.
-fn process_file(o: &Opts, tree: &mut DecodeTree, path: &str, log: &SharedLog) -> bool {
+fn process_file(o: &Opts, tree: &mut DecodeTree, path: &str, log: &SharedLog, last_err: &LastError) -> bool {
     let lmsg = |s: &str| log.borrow_mut().msg(s);
     let Ok(mut f) = File::open(path) else {
         lmsg("Trace Packet Lister : Error : Unable to open trace buffer.\n");
@@ -625,14 +636,20 @@ fn process_file(o: &Opts, tree: &mut DecodeTree, path: &str, log: &SharedLog) ->
             buf[..8].copy_from_slice(&footer);
         }
     }
-    if resp_is_fatal(resp) {
+    let fatal = resp_is_fatal(resp);
+    if fatal {
+        // no end of trace after a fatal error: the last error the lister's
+        // logger recorded follows (its text as is, without a line end)
         lmsg("Trace Packet Lister : Data Path fatal error\n");
-        return false;
-    }
-    // end of trace; a waiting element printer (-test_waits) is flushed
-    let (mut r, _) = tree.data_in(OCSD_OP_EOT, 0, &[]);
-    while resp_is_wait(r) {
-        r = tree.data_in(OCSD_OP_FLUSH, 0, &[]).0;
+        if let Some(e) = last_err.borrow().as_ref() {
+            lmsg(&e.error_string());
+        }
+    } else {
+        // end of trace; a waiting element printer (-test_waits) is flushed
+        let (mut r, _) = tree.data_in(OCSD_OP_EOT, 0, &[]);
+        while resp_is_wait(r) {
+            r = tree.data_in(OCSD_OP_FLUSH, 0, &[]).0;
+        }
     }
     let mut m = format!("Trace Packet Lister : Trace buffer done, processed {} bytes", index);
     if o.no_time_print {
@@ -647,7 +664,7 @@ fn process_file(o: &Opts, tree: &mut DecodeTree, path: &str, log: &SharedLog) ->
     if o.stats {
         print_stats(tree, log);
     }
-    true
+    !fatal
 }
 
 /// `-stats`: the decode statistics of each trace ID, then the frame

@@ -721,9 +721,7 @@ pub extern "C" fn ocsd_tl_log_mapped_mem_ranges(handle: dcd_tree_handle_t) {
                 return;
             }
             logger::log_message(logger::GEN_INFO, OCSD_ERR_SEV_INFO, "Mapped Memory Accessors\n");
-            for a in t.tree.mapper.accessors() {
-                let mut s = String::new();
-                a.describe(&mut s);
+            for mut s in t.tree.mapper.describe_each() {
                 s.push('\n');
                 logger::log_message(logger::GEN_INFO, OCSD_ERR_SEV_INFO, &s);
             }

@@ -267,6 +267,9 @@ impl TracePacket for BytePkt {
 struct ByteProc;
 impl PacketProcessor for ByteProc {
     type Packet = BytePkt;
+    fn name(&self) -> &str {
+        "PKTP_BYTE"
+    }
     fn process_data(&mut self, index: ocsd_trc_index_t, data: &[u8], out: &mut dyn PacketOut<BytePkt>) -> (ocsd_datapath_resp_t, usize) {
         for (i, b) in data.iter().enumerate() {
             let r = out.packet(index + i as u32, &BytePkt { b: *b }, std::slice::from_ref(b));

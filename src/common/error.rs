@@ -122,6 +122,69 @@ pub trait ErrorLog {
     }
 }
 
+/// The error log as one component of a decode stack sees it.
+///
+/// OpenCSD names a component `<type>_<trace ID, 4 decimal digits>`
+/// (`PKTP_ETMV4I_0016`, `DCD_ETMV4_0016`) only when the decode tree has a
+/// frame deformatter; on a single-source tree the name has no number
+/// (`DCD_ETMV4`). And it attaches the error logger to the top component of
+/// a stack only: with a packet decoder present, the packet processor logs
+/// nothing (its bad packets reach the decoder, which reports them).
+pub struct ComponentLog<'a> {
+    pub inner: &'a mut dyn ErrorLog,
+    /// Log under the name without its `_NNNN` instance number.
+    pub unnumbered: bool,
+    /// No logger attached: drop errors and messages.
+    pub detached: bool,
+}
+
+impl<'a> ComponentLog<'a> {
+    pub fn new(inner: &'a mut dyn ErrorLog, unnumbered: bool, detached: bool) -> Self {
+        ComponentLog { inner, unnumbered, detached }
+    }
+
+    fn name<'n>(&self, component: &'n str) -> &'n str {
+        if self.unnumbered {
+            strip_instance_number(component)
+        } else {
+            component
+        }
+    }
+}
+
+/// `PKTP_ETMV4I_0016` -> `PKTP_ETMV4I`: a trailing `_` and four digits
+/// removed (other names unchanged).
+pub fn strip_instance_number(name: &str) -> &str {
+    let b = name.as_bytes();
+    if b.len() > 5 && b[b.len() - 5] == b'_' && b[b.len() - 4..].iter().all(u8::is_ascii_digit) {
+        &name[..name.len() - 5]
+    } else {
+        name
+    }
+}
+
+impl ErrorLog for ComponentLog<'_> {
+    fn log_error(&mut self, component: &str, err: &OcsdError) {
+        if !self.detached {
+            let n = self.name(component);
+            self.inner.log_error(n, err);
+        }
+    }
+    fn log_message(&mut self, component: &str, sev: ocsd_err_severity_t, msg: &str) {
+        if !self.detached {
+            let n = self.name(component);
+            self.inner.log_message(n, sev, msg);
+        }
+    }
+    fn verbosity(&self) -> ocsd_err_severity_t {
+        if self.detached {
+            OCSD_ERR_SEV_NONE
+        } else {
+            self.inner.verbosity()
+        }
+    }
+}
+
 /// A logger that drops everything.
 #[derive(Default)]
 pub struct NullLog;
@@ -141,5 +204,32 @@ mod tests {
         assert_eq!(err_desc(OCSD_ERR_LAST).unwrap().0, "OCSD_ERR_LAST");
         assert_eq!(err_desc(OCSD_ERR_I_RANGE_LIMIT_OVERRUN).unwrap().0, "OCSD_ERR_I_RANGE_LIMIT_OVERRUN");
         assert!(err_desc(-1).is_none());
+    }
+
+    struct Rec(Vec<String>);
+    impl ErrorLog for Rec {
+        fn log_error(&mut self, c: &str, e: &OcsdError) {
+            self.0.push(format!("{} : {}", c, e.details()));
+        }
+        fn log_message(&mut self, c: &str, _: ocsd_err_severity_t, m: &str) {
+            self.0.push(format!("{} : {}", c, m));
+        }
+    }
+
+    #[test]
+    fn component_names_and_detached_processors() {
+        assert_eq!(strip_instance_number("PKTP_ETMV4I_0016"), "PKTP_ETMV4I");
+        assert_eq!(strip_instance_number("DCD_PTM_0002"), "DCD_PTM");
+        assert_eq!(strip_instance_number("DCD_PTM"), "DCD_PTM");
+        assert_eq!(strip_instance_number("A_12x4"), "A_12x4");
+        let mut rec = Rec(Vec::new());
+        let e = OcsdError::at(OCSD_ERR_SEV_WARN, OCSD_ERR_BAD_DECODE_PKT, 7, 2, "x");
+        ComponentLog::new(&mut rec, true, false).log_error("DCD_ETMV4_0002", &e);
+        ComponentLog::new(&mut rec, false, false).log_error("DCD_ETMV4_0002", &e);
+        ComponentLog::new(&mut rec, false, true).log_error("PKTP_ETMV4I_0002", &e);
+        ComponentLog::new(&mut rec, true, true).log_message("PKTP_ETMV4I_0002", OCSD_ERR_SEV_ERROR, "m");
+        assert_eq!(rec.0.len(), 2);
+        assert!(rec.0[0].starts_with("DCD_ETMV4 : 0x0019"));
+        assert!(rec.0[1].starts_with("DCD_ETMV4_0002 : 0x0019"));
     }
 }

@@ -15,7 +15,7 @@ use crate::abi::*;
 use crate::abi::gen_elem::ocsd_generic_trace_elem;
 
 pub use elem_queue::ElemQueue;
-pub use error::{ErrorLog, OcsdError};
+pub use error::{ComponentLog, ErrorLog, OcsdError};
 
 /// A protocol packet: the `#[repr(C)]` packet struct of the protocol
 /// (`ocsd_etmv4_i_pkt`, ...) that C clients receive through packet sink and
@@ -74,6 +74,9 @@ pub trait PacketOut<P> {
 /// A protocol's packet processor: bytes of one trace ID in, packets out.
 pub trait PacketProcessor {
     type Packet: TracePacket;
+
+    /// The component name it logs under (`PKTP_ETMV4I_0016`).
+    fn name(&self) -> &str;
 
     /// Process `data`, whose first byte is at trace index `index`. For each
     /// complete packet call `out.packet`. Returns the response and the number

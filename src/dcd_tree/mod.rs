@@ -37,6 +37,9 @@ pub struct DecodeTree {
     pub mapper: MemMapper,
     elem_sink: Option<Box<dyn GenElemSink>>,
     logger: Box<dyn ErrorLog>,
+    /// Where the frame deformatter reports, when not to `logger` (see
+    /// [`DecodeTree::set_deformatter_logger`]).
+    dfmt_logger: Option<Box<dyn ErrorLog>>,
     raw_monitor: Option<Box<dyn RawFrameMonitor>>,
     pub stats_demux_enabled: bool,
     /// A fatal response from one trace ID held back while another ID still
@@ -56,6 +59,7 @@ impl DecodeTree {
             mapper: MemMapper::new(),
             elem_sink: None,
             logger,
+            dfmt_logger: None,
             raw_monitor: None,
             stats_demux_enabled: true,
             pending_fatal: OCSD_RESP_CONT,
@@ -86,8 +90,12 @@ impl DecodeTree {
     /// Reconfigure the deformatter (`OCSD_ERR_DCDT_NO_FORMATTER` on a
     /// single-source tree).
     pub fn configure_deformatter(&mut self, flags: u32) -> ocsd_err_t {
+        let log = match self.dfmt_logger.as_mut() {
+            Some(l) => l.as_mut(),
+            None => self.logger.as_mut(),
+        };
         match self.deformatter.as_mut() {
-            Some(d) => d.configure(flags, self.logger.as_mut()),
+            Some(d) => d.configure(flags, log),
             None => OCSD_ERR_DCDT_NO_FORMATTER,
         }
     }
@@ -98,6 +106,18 @@ impl DecodeTree {
 
     pub fn set_logger(&mut self, logger: Box<dyn ErrorLog>) {
         self.logger = logger;
+    }
+
+    /// Give the frame deformatter its own error logger (None: the tree's).
+    ///
+    /// OpenCSD attaches each component to the logger that is current when
+    /// the component is created. Its `trc_pkt_lister` creates the tree (and
+    /// with it the deformatter) while the library's default logger is
+    /// current, and only then switches to its own logger for the decoders:
+    /// the deformatter's errors never reach the lister's log, nor its "last
+    /// error". The lister reproduces that with this call.
+    pub fn set_deformatter_logger(&mut self, logger: Option<Box<dyn ErrorLog>>) {
+        self.dfmt_logger = logger;
     }
 
     pub fn set_elem_sink(&mut self, sink: Option<Box<dyn GenElemSink>>) {
@@ -132,7 +152,11 @@ impl DecodeTree {
     }
 
     /// Attach a decode stack, as `ocsd_dt_create_decoder` does.
-    pub fn add_decoder(&mut self, dec: Box<dyn TraceIdDecoder>) -> Result<u8, ocsd_err_t> {
+    ///
+    /// As in OpenCSD, the decoder's components log under numbered names
+    /// (`DCD_ETMV4_0016`) on a tree with a frame deformatter and under plain
+    /// names (`DCD_ETMV4`) on a single-source tree.
+    pub fn add_decoder(&mut self, mut dec: Box<dyn TraceIdDecoder>) -> Result<u8, ocsd_err_t> {
         let cs_id = dec.cs_id();
         if self.src_type == OCSD_TRC_SRC_FRAME_FORMATTED && !is_valid_cs_src_id(cs_id) {
             return Err(OCSD_ERR_INVALID_ID);
@@ -141,6 +165,7 @@ impl DecodeTree {
         if self.stacks[slot].is_some() {
             return Err(OCSD_ERR_ATTACH_TOO_MANY);
         }
+        dec.set_numbered_names(self.src_type == OCSD_TRC_SRC_FRAME_FORMATTED);
         self.stacks[slot] = Some(dec);
         Ok(cs_id)
     }
@@ -200,7 +225,8 @@ impl DecodeTree {
         data: &[u8],
         tail: &[u8],
     ) -> (ocsd_datapath_resp_t, usize) {
-        let DecodeTree { deformatter, stacks, id_filter, mapper, elem_sink, logger, raw_monitor, src_type, pending_fatal, .. } = self;
+        let DecodeTree { deformatter, stacks, id_filter, mapper, elem_sink, logger, dfmt_logger, raw_monitor, src_type, pending_fatal, .. } =
+            self;
         let mut discard = Discard;
         let sink: &mut dyn GenElemSink = match elem_sink.as_deref_mut() {
             Some(s) => s,
@@ -214,6 +240,7 @@ impl DecodeTree {
                     mapper,
                     sink,
                     logger: logger.as_mut(),
+                    dfmt_logger: dfmt_logger.as_deref_mut(),
                     raw_monitor: raw_monitor.as_deref_mut(),
                     pending_fatal,
                 };
@@ -223,9 +250,6 @@ impl DecodeTree {
                 debug_assert_eq!(*src_type, OCSD_TRC_SRC_SINGLE);
                 match stacks[0].as_deref_mut() {
                     Some(stack) => {
-                        if op == OCSD_OP_DATA && data.is_empty() {
-                            return (OCSD_RESP_FATAL_INVALID_PARAM, 0);
-                        }
                         let mut env = StackEnv { elem_sink: Some(sink), mem: mapper, log: logger.as_mut() };
                         if op == OCSD_OP_DATA {
                             stack.data_in_tail(index, data, tail, &mut env)
@@ -267,6 +291,7 @@ struct TreeOut<'a> {
     mapper: &'a mut MemMapper,
     sink: &'a mut dyn GenElemSink,
     logger: &'a mut dyn ErrorLog,
+    dfmt_logger: Option<&'a mut (dyn ErrorLog + 'static)>,
     raw_monitor: Option<&'a mut (dyn RawFrameMonitor + 'static)>,
     pending_fatal: &'a mut ocsd_datapath_resp_t,
 }
@@ -352,6 +377,9 @@ impl DeformatterOut for TreeOut<'_> {
     }
 
     fn logger(&mut self) -> &mut dyn ErrorLog {
-        self.logger
+        match self.dfmt_logger.as_deref_mut() {
+            Some(l) => l,
+            None => self.logger,
+        }
     }
 }

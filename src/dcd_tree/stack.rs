@@ -5,7 +5,7 @@ use std::any::Any;
 use std::os::raw::c_void;
 
 use crate::abi::*;
-use crate::common::{DecodeCtx, ElemQueue, ErrorLog, GenElemSink, MemAccess, PacketDecoder, PacketOut, PacketProcessor, TracePacket};
+use crate::common::{ComponentLog, DecodeCtx, ElemQueue, ErrorLog, GenElemSink, MemAccess, OcsdError, PacketDecoder, PacketOut, PacketProcessor, TracePacket};
 
 /// Watches the packets of one trace ID: the client's packet sink or packet
 /// monitor callback, or a packet printer.
@@ -43,6 +43,11 @@ pub trait TraceIdDecoder {
     fn data_in_tail(&mut self, index: ocsd_trc_index_t, data: &[u8], _tail: &[u8], env: &mut StackEnv) -> (ocsd_datapath_resp_t, usize) {
         self.data_in(OCSD_OP_DATA, index, data, env)
     }
+    /// Whether the components log under numbered names
+    /// (`DCD_ETMV4_0016`): true on a tree with a frame deformatter, false on
+    /// a single-source tree (`DCD_ETMV4`), as OpenCSD names them. The tree
+    /// sets it when the decoder is attached.
+    fn set_numbered_names(&mut self, _numbered: bool) {}
     fn set_monitor(&mut self, obs: Option<Box<dyn PacketObserver>>);
     fn set_sink(&mut self, obs: Option<Box<dyn PacketObserver>>) -> ocsd_err_t;
     fn set_proc_op_flags(&mut self, flags: u32);
@@ -81,6 +86,9 @@ pub struct Stack<P: PacketProcessor, D: PacketDecoder<Packet = P::Packet>> {
     pending_resp: ocsd_datapath_resp_t,
     /// Error counts at the last statistics reset.
     stats_base: (u64, u32, u32),
+    /// Components log under numbered names (see
+    /// [`TraceIdDecoder::set_numbered_names`]).
+    numbered: bool,
 }
 
 impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'static> Stack<P, D> {
@@ -98,17 +106,29 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
             channel_total: 0,
             pending_resp: OCSD_RESP_CONT,
             stats_base: (0, 0, 0),
+            numbered: true,
         }
     }
 
     /// The packet processor, and the output it writes packets to.
-    fn split<'s, 'e, 'a>(&'s mut self, env: &'e mut StackEnv<'a>) -> (&'s mut P, Out<'s, 'e, 'a, P::Packet, D>) {
+    ///
+    /// The processor logs as OpenCSD's does: not at all when a packet
+    /// decoder sits above it (OpenCSD attaches the error logger to the
+    /// stack's top component only), under its unnumbered name on a
+    /// single-source tree.
+    fn split<'s, 'e>(&'s mut self, env: &'e mut StackEnv<'_>) -> (&'s mut P, Out<'s, 'e, P::Packet, D>) {
+        let detached = self.dec.is_some();
         let out = Out {
             dec: self.dec.as_mut(),
             queue: &mut self.queue,
             monitor: self.monitor.as_mut(),
             sink: self.sink.as_mut(),
-            env,
+            elem_sink: match env.elem_sink.as_deref_mut() {
+                Some(s) => Some(s),
+                None => None,
+            },
+            mem: &mut *env.mem,
+            log: ComponentLog::new(&mut *env.log, !self.numbered, detached),
             proc_flags: self.proc_flags,
             pending: &mut self.pending_resp,
         };
@@ -133,19 +153,22 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
 }
 
 /// The packet processor's output for one call.
-struct Out<'s, 'e, 'a, P: TracePacket, D: PacketDecoder<Packet = P>> {
+struct Out<'s, 'e, P: TracePacket, D: PacketDecoder<Packet = P>> {
     dec: Option<&'s mut D>,
     queue: &'s mut ElemQueue,
     monitor: Option<&'s mut Box<dyn PacketObserver>>,
     sink: Option<&'s mut Box<dyn PacketObserver>>,
-    env: &'e mut StackEnv<'a>,
+    elem_sink: Option<&'e mut dyn GenElemSink>,
+    mem: &'e mut dyn MemAccess,
+    /// The packet processor's view of the error log.
+    log: ComponentLog<'e>,
     proc_flags: u32,
     /// A fatal decoder response held back until the elements queued before
     /// it have been delivered.
     pending: &'s mut ocsd_datapath_resp_t,
 }
 
-impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, '_, P, D> {
+impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, P, D> {
     fn packet(&mut self, index_sop: ocsd_trc_index_t, pkt: &P, raw: &[u8]) -> ocsd_datapath_resp_t {
         let bad = pkt.is_bad_packet();
         let ptr = pkt as *const P as *const c_void;
@@ -158,9 +181,11 @@ impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, 
             return OCSD_RESP_CONT;
         }
         if let Some(d) = self.dec.as_deref_mut() {
-            let mut ctx = DecodeCtx { out: self.queue, mem: self.env.mem, log: self.env.log };
+            let unnumbered = self.log.unnumbered;
+            let mut dlog = ComponentLog::new(&mut *self.log.inner, unnumbered, false);
+            let mut ctx = DecodeCtx { out: self.queue, mem: &mut *self.mem, log: &mut dlog };
             let r = d.packet_in(index_sop, pkt, &mut ctx);
-            let rd = match self.env.elem_sink.as_deref_mut() {
+            let rd = match self.elem_sink.as_deref_mut() {
                 Some(s) => self.queue.deliver(s),
                 None => {
                     self.queue.clear();
@@ -199,7 +224,7 @@ impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, 
     }
 
     fn logger(&mut self) -> &mut dyn ErrorLog {
-        self.env.log
+        &mut self.log
     }
 
     fn packet_to_monitor(&mut self, index_sop: ocsd_trc_index_t, pkt: &P, raw: &[u8]) {
@@ -240,6 +265,22 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
     }
 
     fn data_in_tail(&mut self, index: ocsd_trc_index_t, data: &[u8], tail: &[u8], env: &mut StackEnv) -> (ocsd_datapath_resp_t, usize) {
+        if data.is_empty() {
+            // OpenCSD's packet processor base refuses an empty block: a
+            // fatal error (a frame deformatter can hand one over, for an ID
+            // that starts at the end of a frame with no data yet)
+            let (proc_, mut out) = self.split(env);
+            let name = proc_.name().to_string();
+            out.logger().log_error(
+                &name,
+                &OcsdError::with_msg(
+                    OCSD_ERR_SEV_ERROR,
+                    OCSD_ERR_INVALID_PARAM_VAL,
+                    "Packet Processor: Zero length data block or NULL pointer error\n",
+                ),
+            );
+            return (OCSD_RESP_FATAL_INVALID_PARAM, 0);
+        }
         // elements still owed to a waiting client go first
         if !self.queue.is_empty() {
             let r = self.deliver(env);
@@ -275,7 +316,8 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
                     // a fatal response waits behind the elements queued
                     // before it, as on the data path
                     let mut fatal = if resp_is_fatal(resp) { std::mem::replace(&mut resp, OCSD_RESP_CONT) } else { OCSD_RESP_CONT };
-                    let mut ctx = DecodeCtx { out: &mut self.queue, mem: env.mem, log: env.log };
+                    let mut dlog = ComponentLog::new(&mut *env.log, !self.numbered, false);
+                    let mut ctx = DecodeCtx { out: &mut self.queue, mem: &mut *env.mem, log: &mut dlog };
                     let r = d.eot(&mut ctx);
                     if resp_is_fatal(r) {
                         fatal = fatal.max(r);
@@ -309,6 +351,10 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
             }
             _ => (OCSD_RESP_FATAL_INVALID_OP, 0),
         }
+    }
+
+    fn set_numbered_names(&mut self, numbered: bool) {
+        self.numbered = numbered;
     }
 
     fn set_monitor(&mut self, obs: Option<Box<dyn PacketObserver>>) {

@@ -79,37 +79,5 @@ pub fn create(cfg: &ocsd_etmv3_cfg, full: bool) -> Result<Box<dyn crate::dcd_tre
     )))
 }
 
-/// ETMv3 / PTM configuration from a snapshot device's registers (ETMIDR,
-/// ETMCR, ETMCCER, ETMTRACEIDR, all required) and the core's profile.
-pub(crate) fn cfg_from_device(
-    dev: &crate::snapshot::Device,
-    ap: crate::abi::ocsd_arch_profile_t,
-    log: &mut dyn crate::common::ErrorLog,
-) -> Option<ocsd_etmv3_cfg> {
-    use crate::snapshot::to_tree::reg_or;
-    let idr = reg_or(dev, "ETMIDR", true, 0, log);
-    let ctrl = reg_or(dev, "ETMCR", true, 0, log);
-    let ccer = reg_or(dev, "ETMCCER", true, 0, log);
-    let trc_id = reg_or(dev, "ETMTRACEIDR", true, 0, log);
-    Some(ocsd_etmv3_cfg {
-        reg_idr: idr?,
-        reg_ctrl: ctrl?,
-        reg_ccer: ccer?,
-        reg_trc_id: trc_id?,
-        arch_ver: ap.arch,
-        core_prof: ap.profile,
-    })
-}
-
-/// Snapshot config builder for `ETM3` devices.
-pub fn snapshot_config(
-    dev: &crate::snapshot::Device,
-    ap: crate::abi::ocsd_arch_profile_t,
-    log: &mut dyn crate::common::ErrorLog,
-) -> Option<(String, Box<dyn std::any::Any>)> {
-    let cfg = cfg_from_device(dev, ap, log)?;
-    Some((crate::abi::OCSD_BUILTIN_DCD_ETMV3.to_string(), Box::new(cfg)))
-}
-
 #[cfg(test)]
 mod proto_tests;

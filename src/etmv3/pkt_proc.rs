@@ -839,6 +839,10 @@ impl EtmV3PktProc {
 impl PacketProcessor for EtmV3PktProc {
     type Packet = ocsd_etmv3_pkt;
 
+    fn name(&self) -> &str {
+        EtmV3PktProc::name(self)
+    }
+
     fn process_data(
         &mut self,
         index: ocsd_trc_index_t,

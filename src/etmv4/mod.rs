@@ -11,7 +11,6 @@ pub mod pkt_str;
 pub mod pkt_proc;
 pub mod decoder;
 pub mod p0_stack;
-pub mod snapshot_cfg;
 
 pub use config::EtmV4Config;
 pub use decoder::EtmV4IPktDecoder;

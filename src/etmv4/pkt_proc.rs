@@ -1414,6 +1414,10 @@ impl EtmV4IPktProc {
 impl PacketProcessor for EtmV4IPktProc {
     type Packet = ocsd_etmv4_i_pkt;
 
+    fn name(&self) -> &str {
+        EtmV4IPktProc::name(self)
+    }
+
     fn process_data(
         &mut self,
         index: ocsd_trc_index_t,

@@ -20,7 +20,6 @@ pub use pkt_proc::ItmPktProc;
 pub use types::*;
 
 use crate::abi::*;
-use crate::common::ErrorLog;
 use crate::dcd_tree::stack::{Stack, TraceIdDecoder};
 
 /// The ITM decode stack for trace ID TCR[22:16]: the packet processor,
@@ -29,16 +28,6 @@ pub fn create(cfg: &ocsd_itm_cfg, full: bool) -> Result<Box<dyn TraceIdDecoder>,
     let c = ItmConfig::new(cfg);
     let dec = full.then(|| ItmDecoder::with_config(c));
     Ok(Box::new(Stack::new(OCSD_BUILTIN_DCD_ITM, OCSD_PROTOCOL_ITM, c.trace_id(), ItmPktProc::with_config(c), dec)))
-}
-
-/// Snapshot config builder for `ITM` devices: ITMTCR is required.
-pub fn snapshot_config(
-    dev: &crate::snapshot::Device,
-    _ap: ocsd_arch_profile_t,
-    log: &mut dyn ErrorLog,
-) -> Option<(String, Box<dyn std::any::Any>)> {
-    let tcr = crate::snapshot::to_tree::reg_or(dev, "ITMTCR", true, 0, log)?;
-    Some((OCSD_BUILTIN_DCD_ITM.to_string(), Box::new(ocsd_itm_cfg { reg_tcr: tcr })))
 }
 
 #[cfg(test)]

@@ -421,6 +421,10 @@ impl ItmPktProc {
 impl PacketProcessor for ItmPktProc {
     type Packet = ocsd_itm_pkt;
 
+    fn name(&self) -> &str {
+        ItmPktProc::name(self)
+    }
+
     fn process_data(
         &mut self,
         index: ocsd_trc_index_t,

@@ -19,6 +19,8 @@ use crate::abi::*;
 use crate::common::{MemAccess, MemRun, MemView};
 use cache::{CacheSizes, MemCache, PageData};
 
+pub mod elf;
+
 /// A client read function: (address, memory space, trace ID, buffer) ->
 /// bytes read.
 pub type ReadFn = Box<dyn FnMut(ocsd_vaddr_t, ocsd_mem_space_acc_t, u8, &mut [u8]) -> usize + Send>;
@@ -96,7 +98,7 @@ impl Accessor {
         let kind = match self.source {
             Source::File { .. } => "FileAcc",
             Source::Buffer { .. } => "BuffAcc",
-            Source::Callback { .. } => "CBAcc",
+            Source::Callback { .. } => "CB  Acc",
         };
         let _ = write!(out, "{}; Range::0x{:x}:{:x}; Mem Space::", kind, self.start, self.end);
         crate::printers::gen_elem::write_mem_space_str(self.space, out);
@@ -403,10 +405,17 @@ impl MemMapper {
             }
         }
     }
-    /// One description per accessor as OpenCSD lists them: the regions of
-    /// one file form a single file accessor there, so they are listed
-    /// together (at the place of the file's first region), with the file
-    /// name once after the last of them.
+
+    /// One description per accessor as OpenCSD lists them (its
+    /// `logMappedRanges`).
+    ///
+    /// OpenCSD keeps one file accessor per file: the regions mapped from
+    /// one file are listed together, at the place of the file's first
+    /// mapping, with the file name once after them. The base range (file
+    /// offset 0) comes first, with the accessor's memory space; then the
+    /// regions at other offsets, in the order they were added, each with
+    /// the memory space a file region is created with (any), which is what
+    /// OpenCSD prints for them whatever space was asked for.
     pub fn describe_each(&self) -> Vec<String> {
         let mut out = Vec::new();
         for (i, a) in self.accessors.iter().enumerate() {
@@ -419,14 +428,21 @@ impl MemMapper {
                     continue;
                 }
             };
-            let same_file = |b: &Accessor| matches!(&b.source, Source::File { path: p, .. } if p == path);
-            if self.accessors[..i].iter().any(same_file) {
-                continue; // listed with the file's first region
+            let same_file = |b: &&Accessor| matches!(&b.source, Source::File { path: p, .. } if p == path);
+            if self.accessors[..i].iter().any(|b| same_file(&b)) {
+                continue; // listed with the file's first mapping
             }
+            let group: Vec<&Accessor> = self.accessors[i..].iter().filter(same_file).collect();
+            let is_base = |b: &&&Accessor| matches!(b.source, Source::File { offset: 0, .. });
             let mut s = String::new();
-            for r in self.accessors[i..].iter().filter(|b| same_file(b)) {
+            for r in group.iter().filter(is_base).take(1) {
                 let _ = write!(s, "FileAcc; Range::0x{:x}:{:x}; Mem Space::", r.start, r.end);
                 crate::printers::gen_elem::write_mem_space_str(r.space, &mut s);
+                s.push('\n');
+            }
+            for r in group.iter().filter(|b| !is_base(b)) {
+                let _ = write!(s, "FileAcc; Range::0x{:x}:{:x}; Mem Space::", r.start, r.end);
+                crate::printers::gen_elem::write_mem_space_str(OCSD_MEM_SPACE_ANY, &mut s);
                 s.push('\n');
             }
             let _ = write!(s, "Filename={}", path);
@@ -452,7 +468,8 @@ impl MemMapper {
         if offset >= data.len() {
             return Err(OCSD_ERR_MEM_ACC_RANGE_INVALID);
         }
-        let len = size.unwrap_or(data.len() - offset).min(data.len() - offset);
+        // a whole file is mapped up to an even size, as OpenCSD does
+        let len = size.unwrap_or((data.len() - offset) & !1).min(data.len() - offset);
         if len == 0 {
             return Err(OCSD_ERR_MEM_ACC_RANGE_INVALID);
         }
@@ -762,6 +779,32 @@ mod tests {
         assert_eq!(b, [4, 4]);
         let mut s = String::new();
         m.accessors()[0].describe(&mut s);
-        assert_eq!(s, "CBAcc; Range::0x400000:4053e3; Mem Space::Any");
+        assert_eq!(s, "CB  Acc; Range::0x400000:4053e3; Mem Space::Any");
+    }
+
+    #[test]
+    fn file_regions_listed_as_one_accessor() {
+        let data = Arc::new(vec![0u8; 0x1000]);
+        let f = |start: u64, len: u64, offset: usize, space| Accessor {
+            start,
+            end: start + len - 1,
+            space,
+            source: Source::File { path: "m.bin".into(), data: data.clone(), offset },
+        };
+        let mut m = MemMapper::new();
+        m.add(f(0x200000, 0x20, 0x10, OCSD_MEM_SPACE_EL1N)).unwrap();
+        m.add(buf_acc(0x8000, vec![0; 64], OCSD_MEM_SPACE_N)).unwrap();
+        m.add(f(0x100000, 0x100, 0, OCSD_MEM_SPACE_S)).unwrap();
+        m.add(f(0x300000, 0x40, 0x400, OCSD_MEM_SPACE_EL1N)).unwrap();
+        let d = m.describe_each();
+        assert_eq!(d.len(), 2);
+        assert_eq!(
+            d[0],
+            "FileAcc; Range::0x100000:1000ff; Mem Space::Any S\n\
+             FileAcc; Range::0x200000:20001f; Mem Space::Any\n\
+             FileAcc; Range::0x300000:30003f; Mem Space::Any\n\
+             Filename=m.bin"
+        );
+        assert_eq!(d[1], "BuffAcc; Range::0x8000:803f; Mem Space::Any NS");
     }
 }

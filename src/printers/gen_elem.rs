@@ -327,10 +327,21 @@ fn write_pe_context(elem: &ocsd_generic_trace_elem, out: &mut String) {
     }
 }
 
-/// Read the `nbytes`-byte STM payload behind `ptr_extended_data` as a
-/// native-endian unsigned value (as OpenCSD does by casting the pointer).
-/// `None` when the pointer is null.
-fn sw_payload_value(elem: &ocsd_generic_trace_elem, nbytes: usize) -> Option<u64> {
+/// The bytes of a software-trace element's payload behind
+/// `ptr_extended_data` (as many as its `swt_payload_pkt_bitsize` says: 1,
+/// 2, 4 or 8), copied out: `None` for other elements, a null pointer or an
+/// unsupported size. Call only while the element is being delivered.
+pub fn sw_payload_bytes(elem: &ocsd_generic_trace_elem) -> Option<([u8; 8], usize)> {
+    if elem.elem_type != OCSD_GEN_TRC_ELEM_SWTRACE {
+        return None;
+    }
+    let nbytes = match elem.sw_trace_info().swt_payload_pkt_bitsize() {
+        4 | 8 => 1,
+        16 => 2,
+        32 => 4,
+        64 => 8,
+        _ => return None,
+    };
     let ptr = elem.ptr_extended_data as *const u8;
     if ptr.is_null() {
         return None;
@@ -342,6 +353,15 @@ fn sw_payload_value(elem: &ocsd_generic_trace_elem, nbytes: usize) -> Option<u64
     // valid while the element is. The pointer is non-null (checked above) and
     // the byte-wise copy needs no alignment.
     unsafe { std::ptr::copy_nonoverlapping(ptr, buf.as_mut_ptr(), nbytes) };
+    Some((buf, nbytes))
+}
+
+/// The `nbytes`-byte STM payload behind `ptr_extended_data` as a
+/// native-endian unsigned value (as OpenCSD does by casting the pointer).
+/// `None` when the pointer is null.
+fn sw_payload_value(elem: &ocsd_generic_trace_elem, nbytes: usize) -> Option<u64> {
+    let (buf, n) = sw_payload_bytes(elem)?;
+    debug_assert_eq!(n, nbytes);
     Some(match nbytes {
         1 => u64::from(buf[0]),
         2 => u64::from(u16::from_ne_bytes([buf[0], buf[1]])),

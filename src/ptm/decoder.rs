@@ -150,11 +150,12 @@ impl PtmDecoder {
         match pkt.type_ {
             PTM_PKT_NOTSYNC | PTM_PKT_INCOMPLETE_EOT | PTM_PKT_NOERROR => {}
             PTM_PKT_BAD_SEQUENCE | PTM_PKT_RESERVED => {
+                // OpenCSD 1.8.0 gives no reason here: the NO_SYNC element
+                // says "undefined" (UNSYNC_UNKNOWN), whatever came before
                 self.state = State::WaitSync;
                 self.need_isync = true;
-                self.unsync_info = UNSYNC_BAD_PACKET;
                 self.elem.set_type(OCSD_GEN_TRC_ELEM_NO_SYNC);
-                self.elem.payload.unsync_eot_info = UNSYNC_BAD_PACKET;
+                self.elem.payload.unsync_eot_info = UNSYNC_UNKNOWN;
                 self.output(ctx);
             }
             PTM_PKT_A_SYNC | PTM_PKT_IGNORE => {}

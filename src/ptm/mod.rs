@@ -35,12 +35,3 @@ pub fn create(cfg: &ocsd_ptm_cfg, full: bool) -> Result<Box<dyn crate::dcd_tree:
     )))
 }
 
-/// Snapshot config builder for `PTM` / `PFT` devices.
-pub fn snapshot_config(
-    dev: &crate::snapshot::Device,
-    ap: crate::abi::ocsd_arch_profile_t,
-    log: &mut dyn crate::common::ErrorLog,
-) -> Option<(String, Box<dyn std::any::Any>)> {
-    let cfg = crate::etmv3::cfg_from_device(dev, ap, log)?;
-    Some((crate::abi::OCSD_BUILTIN_DCD_PTM.to_string(), Box::new(cfg)))
-}

@@ -788,6 +788,10 @@ impl PtmPktProc {
 impl PacketProcessor for PtmPktProc {
     type Packet = ocsd_ptm_pkt;
 
+    fn name(&self) -> &str {
+        PtmPktProc::name(self)
+    }
+
     fn process_data(
         &mut self,
         index: ocsd_trc_index_t,

@@ -9,7 +9,6 @@ pub mod to_tree;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::abi::*;
 use ini::Ini;
 
 /// A memory dump of a core device (`[dumpN]`).
@@ -37,6 +36,12 @@ impl Device {
     /// A register by name (case-insensitive, ignoring `(...)` suffixes).
     pub fn reg(&self, name: &str) -> Option<u32> {
         self.regs.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| parse_c_ulong(v) as u32)
+    }
+}
+
+impl crate::config::RegisterSource for Device {
+    fn reg(&self, name: &str) -> Option<u32> {
+        Device::reg(self, name)
     }
 }
 
@@ -193,73 +198,7 @@ fn parse_device(ini: &Ini) -> Device {
     dev
 }
 
-/// Architecture and profile for a core name (OpenCSD's core map, plus
-/// the `ARMvM[.m]-P` and `ARM-AA64[-P]` patterns).
-pub fn arch_profile(core: &str) -> ocsd_arch_profile_t {
-    let (arch, profile) = match core {
-        "Cortex-A78" | "Cortex-A73" | "Cortex-A72" | "Cortex-A57" | "Cortex-A53" | "Cortex-A35" | "Cortex-A32" => {
-            (ARCH_V8, profile_CortexA)
-        }
-        "Cortex-A77" | "Cortex-A76" | "Cortex-A75" | "Cortex-A65" | "Cortex-A55" => (ARCH_V8r3, profile_CortexA),
-        "Cortex-A17" | "Cortex-A15" | "Cortex-A12" | "Cortex-A9" | "Cortex-A8" | "Cortex-A7" | "Cortex-A5" => {
-            (ARCH_V7, profile_CortexA)
-        }
-        "Cortex-R52" => (ARCH_V8, profile_CortexR),
-        "Cortex-R8" | "Cortex-R7" | "Cortex-R5" | "Cortex-R4" => (ARCH_V7, profile_CortexR),
-        "Cortex-M55" | "Cortex-M85" => (ARCH_V8r3, profile_CortexM),
-        "Cortex-M33" | "Cortex-M23" => (ARCH_V8, profile_CortexM),
-        "Cortex-M0" | "Cortex-M0+" | "Cortex-M3" | "Cortex-M4" => (ARCH_V7, profile_CortexM),
-        _ => return pattern_arch_profile(core),
-    };
-    ocsd_arch_profile_t { arch, profile }
-}
-
-fn pattern_arch_profile(core: &str) -> ocsd_arch_profile_t {
-    let unknown = ocsd_arch_profile_t { arch: ARCH_UNKNOWN, profile: profile_Unknown };
-    let b = core.as_bytes();
-    if let Some(rest) = core.strip_prefix("ARMv") {
-        let rb = rest.as_bytes();
-        let Some(maj) = rb.first().and_then(|c| (*c as char).to_digit(10)) else { return unknown };
-        let mut idx = 1;
-        let mut minor = 0;
-        if rb.get(1) == Some(&b'.') {
-            minor = rb.get(2).and_then(|c| (*c as char).to_digit(10)).unwrap_or(0);
-            idx = 3;
-        } else if rest.contains('.') {
-            return unknown;
-        }
-        let arch = match maj {
-            7 => ARCH_V7,
-            8 if minor < 3 => ARCH_V8,
-            8 if minor == 3 => ARCH_V8r3,
-            m if m >= 8 => ARCH_AA64,
-            _ => return unknown,
-        };
-        if rb.get(idx) != Some(&b'-') {
-            return unknown;
-        }
-        let profile = match rb.get(idx + 1) {
-            Some(b'A') => profile_CortexA,
-            Some(b'R') => profile_CortexR,
-            Some(b'M') => profile_CortexM,
-            _ => return unknown,
-        };
-        return ocsd_arch_profile_t { arch, profile };
-    }
-    if core.starts_with("ARM-") && (core.get(4..8) == Some("aa64") || core.get(4..8) == Some("AA64")) {
-        let profile = if b.get(8) == Some(&b'-') {
-            match b.get(9) {
-                Some(b'R') => profile_CortexR,
-                Some(b'M') => profile_CortexM,
-                _ => profile_CortexA,
-            }
-        } else {
-            profile_CortexA
-        };
-        return ocsd_arch_profile_t { arch: ARCH_AA64, profile };
-    }
-    unknown
-}
+pub use crate::config::arch_profile;
 
 /// Whether `dir/snapshot.ini` exists.
 pub fn snapshot_found(dir: &str) -> bool {
@@ -277,15 +216,5 @@ mod tests {
         assert_eq!(parse_c_ulong("010"), 8);
         assert_eq!(parse_c_ulong("0x"), 0);
         assert_eq!(parse_c_ulong("zz"), 0);
-    }
-
-    #[test]
-    fn core_names() {
-        assert_eq!(arch_profile("Cortex-A53").arch, ARCH_V8);
-        assert_eq!(arch_profile("ARM-AA64").arch, ARCH_AA64);
-        assert_eq!(arch_profile("ARMv8.3-A").arch, ARCH_V8r3);
-        assert_eq!(arch_profile("ARMv7-M").profile, profile_CortexM);
-        assert_eq!(arch_profile("Banana").arch, ARCH_UNKNOWN);
-        assert_eq!(arch_profile("ARMv").arch, ARCH_UNKNOWN);
     }
 }

@@ -4,10 +4,11 @@
 
 use std::collections::HashSet;
 
-use super::{arch_profile, Device, Snapshot};
+use super::{Device, Snapshot};
 use crate::abi::*;
 use crate::common::{ErrorLog, OcsdError};
-use crate::dcd_tree::registry;
+pub use crate::config::mem_space_from_str;
+use crate::config::{arch_profile, Protocol, ProtocolConfig};
 use crate::dcd_tree::DecodeTree;
 use crate::mem::MemMapper;
 use super::plan::TreePlan;
@@ -15,45 +16,16 @@ use super::plan::TreePlan;
 /// Name under which snapshot-conversion errors are logged.
 pub const SS2_COMPONENT: &str = "ss2_dcdtree";
 
-/// A protocol's configuration built from device registers.
-pub type ConfigBuilder = fn(dev: &Device, ap: ocsd_arch_profile_t, log: &mut dyn ErrorLog) -> Option<(String, Box<dyn std::any::Any>)>;
-
-/// Register-to-config builders, one per snapshot device type (`ETM4`,
-/// `ETE`, `ETM3`, `PTM`/`PFT`, `STM`, `ITM`). Protocol modules add theirs.
-pub fn config_builder(dev_type: &str) -> Option<ConfigBuilder> {
-    let base = dev_type.split('.').next().unwrap_or("");
-    if base.starts_with("ETM3") {
-        return Some(crate::etmv3::snapshot_config);
-    }
-    if base.starts_with("PTM") || base.starts_with("PFT") {
-        return Some(crate::ptm::snapshot_config);
-    }
-    match base {
-        "ETM4" => Some(crate::etmv4::snapshot_cfg::etm4_config),
-        "ETE" => Some(crate::etmv4::snapshot_cfg::ete_config),
-        "STM" => Some(crate::stm::snapshot_config),
-        "ITM" => Some(crate::itm::snapshot_config),
-        _ => None,
-    }
-}
-
-/// Read a register for a config; log as OpenCSD does when it is missing.
-pub fn reg_or(dev: &Device, name: &str, required: bool, default: u32, log: &mut dyn ErrorLog) -> Option<u32> {
-    match dev.reg(name) {
-        Some(v) => Some(v),
-        None if required => {
-            log.log_message(SS2_COMPONENT, OCSD_ERR_SEV_ERROR, &format!("Error:Missing {}\n", name));
-            None
-        }
-        None => {
-            log.log_message(
-                SS2_COMPONENT,
-                OCSD_ERR_SEV_WARN,
-                &format!("Warning: Default set for register. Missing {}\n", name),
-            );
-            Some(default)
-        }
-    }
+/// The decoder configuration of a source device, from its registers
+/// (see [`crate::config`]); missing registers are logged as OpenCSD's
+/// snapshot reader logs them.
+pub fn device_config(dev: &Device, ap: ocsd_arch_profile_t, log: &mut dyn ErrorLog) -> Option<ProtocolConfig> {
+    let protocol = Protocol::from_device_type(&dev.type_name)?;
+    ProtocolConfig::from_registers(protocol, dev, ap, &mut |name, default| match default {
+        None => log.log_message(SS2_COMPONENT, OCSD_ERR_SEV_ERROR, &format!("Error:Missing {}\n", name)),
+        Some(_) => log.log_message(SS2_COMPONENT, OCSD_ERR_SEV_WARN, &format!("Warning: Default set for register. Missing {}\n", name)),
+    })
+    .ok()
 }
 
 pub struct TreeFromSnapshot {
@@ -130,19 +102,20 @@ pub fn create_tree_planned(
                 None => ocsd_arch_profile_t::default(),
             };
             let ok = (core_dev.is_none() || ap.arch != ARCH_UNKNOWN)
-                && match config_builder(&dev.type_name).and_then(|b| b(dev, ap, tree.logger_mut())) {
-                    Some((name, cfg)) => match registry::create_builtin(&name, cfg.as_ref(), create_flags)
+                && match device_config(dev, ap, tree.logger_mut()) {
+                    Some(cfg) => match cfg
+                        .create_decoder(create_flags)
                         .and_then(|mut d| {
                             d.set_dec_op_flags(create_flags & !(OCSD_CREATE_FLG_PACKET_PROC | OCSD_CREATE_FLG_FULL_DECODER | OCSD_CREATE_FLG_INST_ID));
                             tree.add_decoder(d)
                         })
                     {
                         Ok(_) => {
-                            plan.add_decoder(&name, &src, cfg.as_ref());
+                            plan.add_decoder(cfg.decoder_name(), &src, cfg.as_any());
                             true
                         }
                         Err(e) => {
-                            log_err(tree.logger_mut(), e, format!("Snapshot processor : failed to create {} decoder on decode tree.", name));
+                            log_err(tree.logger_mut(), e, format!("Snapshot processor : failed to create {} decoder on decode tree.", cfg.decoder_name()));
                             false
                         }
                     },
@@ -171,24 +144,6 @@ pub fn create_tree_planned(
         return None;
     }
     Some(TreeFromSnapshot { tree, buffer_file: snap.path_of(&buf.file) })
-}
-
-/// OpenCSD's memory space names in snapshot dump sections.
-pub fn mem_space_from_str(s: &str) -> ocsd_mem_space_acc_t {
-    match s {
-        "EL1S" | "SP" => OCSD_MEM_SPACE_EL1S,
-        "EL1N" | "P" | "NP" => OCSD_MEM_SPACE_EL1N,
-        "EL1R" => OCSD_MEM_SPACE_EL1R,
-        "EL2S" => OCSD_MEM_SPACE_EL2S,
-        "EL2" | "EL2N" | "H" => OCSD_MEM_SPACE_EL2,
-        "EL2R" => OCSD_MEM_SPACE_EL2R,
-        "EL3" => OCSD_MEM_SPACE_EL3,
-        "ROOT" => OCSD_MEM_SPACE_ROOT,
-        "S" => OCSD_MEM_SPACE_S,
-        "N" => OCSD_MEM_SPACE_N,
-        "R" => OCSD_MEM_SPACE_R,
-        _ => OCSD_MEM_SPACE_ANY,
-    }
 }
 
 fn map_dumps(snap: &Snapshot, core: &Device, tree: &mut DecodeTree, mapped: &mut HashSet<(String, u64, usize, usize)>, plan: &mut TreePlan) {

@@ -20,7 +20,6 @@ pub use pkt_proc::StmPktProc;
 pub use types::*;
 
 use crate::abi::*;
-use crate::common::ErrorLog;
 use crate::dcd_tree::stack::{Stack, TraceIdDecoder};
 
 /// The STM decode stack for trace ID STMTCSR[22:16]: the packet processor,
@@ -29,19 +28,6 @@ pub fn create(cfg: &ocsd_stm_cfg, full: bool) -> Result<Box<dyn TraceIdDecoder>,
     let c = StmConfig::new(cfg);
     let dec = full.then(|| StmDecoder::with_config(c));
     Ok(Box::new(Stack::new(OCSD_BUILTIN_DCD_STM, OCSD_PROTOCOL_STM, c.trace_id(), StmPktProc::with_config(c), dec)))
-}
-
-/// Snapshot config builder for `STM` devices: STMTCSR is required; the
-/// other registers are not read (OpenCSD leaves them unset; they do not
-/// affect decode).
-pub fn snapshot_config(
-    dev: &crate::snapshot::Device,
-    _ap: ocsd_arch_profile_t,
-    log: &mut dyn ErrorLog,
-) -> Option<(String, Box<dyn std::any::Any>)> {
-    let tcsr = crate::snapshot::to_tree::reg_or(dev, "STMTCSR", true, 0, log)?;
-    let cfg = ocsd_stm_cfg { reg_tcsr: tcsr, ..Default::default() };
-    Some((OCSD_BUILTIN_DCD_STM.to_string(), Box::new(cfg)))
 }
 
 #[cfg(test)]

@@ -852,6 +852,10 @@ impl StmPktProc {
 impl PacketProcessor for StmPktProc {
     type Packet = ocsd_stm_pkt;
 
+    fn name(&self) -> &str {
+        StmPktProc::name(self)
+    }
+
     fn process_data(
         &mut self,
         index: ocsd_trc_index_t,

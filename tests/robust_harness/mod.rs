@@ -28,7 +28,7 @@ use std::rc::Rc;
 use opencsd_c_api::abi::gen_elem::ocsd_generic_trace_elem;
 use opencsd_c_api::abi::*;
 use opencsd_c_api::common::{ErrorLog, GenElemSink, OcsdError, TracePacket};
-use opencsd_c_api::dcd_tree::{registry, DecodeTree, PacketObserver, RawFrameMonitor, TraceIdDecoder};
+use opencsd_c_api::dcd_tree::{DecodeTree, PacketObserver, RawFrameMonitor, TraceIdDecoder};
 use opencsd_c_api::mem::{Accessor, Source};
 use opencsd_c_api::printers::gen_elem::write_elem_str;
 use opencsd_c_api::printers::raw_frame::write_raw_frame;
@@ -112,7 +112,7 @@ pub struct ProtoSpec {
 }
 
 /// Every built-in protocol, one line each. STM and ITM join automatically
-/// once their config builders (`snapshot::to_tree::config_builder`) and
+/// once their config builders (`snapshot::to_tree::device_config`) and
 /// decoders (`dcd_tree::registry::create_builtin`) are registered.
 pub const PROTOCOLS: &[ProtoSpec] = &[
     ProtoSpec { dev_type: "ETM4", cores: &["Cortex-A57", "Cortex-A53", "Cortex-A55", "Cortex-M33", "Cortex-R52", "ARMv8.1-M", "ARM-AA64"], regs: &[("TRCCONFIGR", 0xC1), ("TRCTRACEIDR", 0x10), ("TRCIDR0", 0x2800_0EA1), ("TRCIDR1", 0x4100_F403), ("TRCIDR2", 0x0000_0488), ("TRCIDR8", 0), ("TRCIDR9", 0), ("TRCIDR10", 0), ("TRCIDR11", 0), ("TRCIDR12", 0), ("TRCIDR13", 0)], id_reg: ("TRCTRACEIDR", 0) },
@@ -318,20 +318,21 @@ pub enum MakeErr {
 /// Create the decode stack for a (possibly mutated) device through the
 /// same path the snapshot reader uses.
 pub fn make_decoder(dev: &Device, core: &str, full: bool, log: &mut dyn ErrorLog) -> Result<Box<dyn TraceIdDecoder>, MakeErr> {
-    let Some(builder) = to_tree::config_builder(&dev.type_name) else {
-        return Err(MakeErr::Unsupported(format!("no config builder for device type {}", dev.type_name)));
-    };
+    if opencsd_c_api::config::Protocol::from_device_type(&dev.type_name).is_none() {
+        return Err(MakeErr::Unsupported(format!("no configuration for device type {}", dev.type_name)));
+    }
     let ap = if core.is_empty() { ocsd_arch_profile_t::default() } else { snapshot::arch_profile(core) };
-    let Some((name, cfg)) = builder(dev, ap, log) else {
-        return Err(MakeErr::Rejected("config builder refused the registers".into()));
+    let Some(cfg) = to_tree::device_config(dev, ap, log) else {
+        return Err(MakeErr::Rejected("register values refused".into()));
     };
+    let name = cfg.decoder_name();
     let flags = if full { OCSD_CREATE_FLG_FULL_DECODER } else { OCSD_CREATE_FLG_PACKET_PROC };
-    match registry::create_builtin(&name, cfg.as_ref(), flags) {
+    match cfg.create_decoder(flags) {
         Ok(d) => Ok(d),
         Err(e) if e == OCSD_ERR_NO_PROTOCOL || e == OCSD_ERR_DCDREG_NAME_UNKNOWN => {
-            Err(MakeErr::Unsupported(format!("decoder {} not registered (err {})", name, e)))
+            Err(MakeErr::Unsupported(format!("decoder {} not registered (err {:?})", name, e)))
         }
-        Err(e) => Err(MakeErr::Rejected(format!("create_builtin({}) -> {}", name, e))),
+        Err(e) => Err(MakeErr::Rejected(format!("create_decoder({}) -> {:?}", name, e))),
     }
 }
 

@@ -1,0 +1,193 @@
+//! Target memory for instruction following: ELF files, raw dumps, byte
+//! buffers and closures, each mapped in an address space.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use super::Error;
+use crate::abi::*;
+use crate::mem::elf::{ElfFileError, ElfFileErrorKind, ElfImage};
+use crate::mem::{Accessor, ReadFn, Source};
+
+/// The address space an image belongs to: exception level and security
+/// state, as the decoders ask for memory (`OCSD_MEM_SPACE_*`). An image in
+/// [`AddressSpace::ANY`] serves every request; a kernel image can be put in
+/// [`AddressSpace::EL1N`] and a hypervisor in [`AddressSpace::EL2`], so
+/// that the same virtual addresses hold different code per exception level.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AddressSpace(pub ocsd_mem_space_acc_t);
+
+impl AddressSpace {
+    pub const ANY: AddressSpace = AddressSpace(OCSD_MEM_SPACE_ANY);
+    pub const EL1S: AddressSpace = AddressSpace(OCSD_MEM_SPACE_EL1S);
+    pub const EL1N: AddressSpace = AddressSpace(OCSD_MEM_SPACE_EL1N);
+    pub const EL2: AddressSpace = AddressSpace(OCSD_MEM_SPACE_EL2);
+    pub const EL2S: AddressSpace = AddressSpace(OCSD_MEM_SPACE_EL2S);
+    pub const EL3: AddressSpace = AddressSpace(OCSD_MEM_SPACE_EL3);
+    /// Any secure level.
+    pub const SECURE: AddressSpace = AddressSpace(OCSD_MEM_SPACE_S);
+    /// Any non-secure level.
+    pub const NON_SECURE: AddressSpace = AddressSpace(OCSD_MEM_SPACE_N);
+}
+
+impl Default for AddressSpace {
+    fn default() -> Self {
+        AddressSpace::ANY
+    }
+}
+
+impl fmt::Debug for AddressSpace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = String::new();
+        crate::printers::gen_elem::write_mem_space_str(self.0, &mut s);
+        f.write_str(&s)
+    }
+}
+
+impl FromStr for AddressSpace {
+    type Err = Error;
+    /// Snapshot names: `ANY`, `EL1S`, `EL1N`, `EL2`, `EL2S`, `EL3`, `S`,
+    /// `N`, `ROOT`, `R`, `EL1R`, `EL2R` (case-insensitive).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let up = s.to_ascii_uppercase();
+        if up == "ANY" {
+            return Ok(AddressSpace::ANY);
+        }
+        match crate::config::mem_space_from_str(&up) {
+            OCSD_MEM_SPACE_ANY => Err(Error::Usage(format!("unknown memory space `{s}` (ANY, EL1N, EL1S, EL2, EL2S, EL3, S, N, ROOT, R)"))),
+            v => Ok(AddressSpace(v)),
+        }
+    }
+}
+
+enum ImageData {
+    Elf { name: String, elf: ElfImage, load_address: Option<u64> },
+    Bytes { name: String, data: Arc<Vec<u8>>, offset: usize, address: u64, len: usize },
+    Callback { start: u64, end: u64, read: ReadFn },
+}
+
+/// A piece of target memory to map: build one with [`MemoryImage::elf_file`],
+/// [`MemoryImage::dump_file`], [`MemoryImage::bytes`] or
+/// [`MemoryImage::callback`], then give it to the decoder.
+pub struct MemoryImage {
+    data: ImageData,
+    space: AddressSpace,
+}
+
+impl fmt::Debug for MemoryImage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.data {
+            ImageData::Elf { name, load_address, .. } => write!(f, "ELF {name} at {load_address:x?} in {:?}", self.space),
+            ImageData::Bytes { name, address, len, .. } => write!(f, "{name}: {len} bytes at 0x{address:x} in {:?}", self.space),
+            ImageData::Callback { start, end, .. } => write!(f, "callback 0x{start:x}..=0x{end:x} in {:?}", self.space),
+        }
+    }
+}
+
+impl MemoryImage {
+    /// The executable segments of the ELF file at `path`, at their link
+    /// addresses.
+    pub fn elf_file(path: &str) -> Result<MemoryImage, Error> {
+        Ok(Self::from_elf(path, ElfImage::read(path)?, None))
+    }
+
+    /// The executable segments of the ELF file at `path`, moved together so
+    /// that the lowest one starts at `load_address`.
+    pub fn elf_file_at(path: &str, load_address: u64) -> Result<MemoryImage, Error> {
+        Ok(Self::from_elf(path, ElfImage::read(path)?, Some(load_address)))
+    }
+
+    /// An ELF file already in memory (`name` appears in messages).
+    pub fn elf_bytes(name: &str, data: Vec<u8>, load_address: Option<u64>) -> Result<MemoryImage, Error> {
+        let elf = ElfImage::parse(data).map_err(|e| ElfFileError { path: name.to_string(), error: ElfFileErrorKind::Elf(e) })?;
+        Ok(Self::from_elf(name, elf, load_address))
+    }
+
+    fn from_elf(name: &str, elf: ElfImage, load_address: Option<u64>) -> MemoryImage {
+        MemoryImage { data: ImageData::Elf { name: name.to_string(), elf, load_address }, space: AddressSpace::ANY }
+    }
+
+    /// A raw memory dump: the whole file at `path` mapped at `address`.
+    pub fn dump_file(path: &str, address: u64) -> Result<MemoryImage, Error> {
+        Self::dump_file_region(path, address, 0, None)
+    }
+
+    /// `len` bytes (all when `None`) of the file at `path` from `offset`,
+    /// mapped at `address`.
+    pub fn dump_file_region(path: &str, address: u64, offset: usize, len: Option<usize>) -> Result<MemoryImage, Error> {
+        let data = std::fs::read(path).map_err(|e| Error::Io { path: path.to_string(), message: e.to_string() })?;
+        if offset >= data.len() {
+            return Err(Error::Memory(format!("{path}: offset 0x{offset:x} is beyond the end of the file (0x{:x} bytes)", data.len())));
+        }
+        let len = len.unwrap_or(data.len() - offset).min(data.len() - offset);
+        Ok(MemoryImage { data: ImageData::Bytes { name: path.to_string(), data: Arc::new(data), offset, address, len }, space: AddressSpace::ANY })
+    }
+
+    /// A copy of `data` mapped at `address`.
+    pub fn bytes(address: u64, data: &[u8]) -> MemoryImage {
+        let len = data.len();
+        MemoryImage {
+            data: ImageData::Bytes { name: "buffer".into(), data: Arc::new(data.to_vec()), offset: 0, address, len },
+            space: AddressSpace::ANY,
+        }
+    }
+
+    /// Memory served by a closure for the addresses `start..=end`: it is
+    /// given an address and a buffer, fills what it can and returns the
+    /// number of bytes written (0: not available).
+    pub fn callback(start: u64, end: u64, mut read: impl FnMut(u64, &mut [u8]) -> usize + Send + 'static) -> MemoryImage {
+        MemoryImage {
+            data: ImageData::Callback { start, end, read: Box::new(move |addr, _space, _id, buf| read(addr, buf).min(buf.len())) },
+            space: AddressSpace::ANY,
+        }
+    }
+
+    /// Put the image in address space `space` (default: any).
+    pub fn in_space(mut self, space: AddressSpace) -> MemoryImage {
+        self.space = space;
+        self
+    }
+
+    /// The accessors for this image.
+    pub(crate) fn into_accessors(self) -> Result<Vec<Accessor>, Error> {
+        let space = self.space.0;
+        match self.data {
+            ImageData::Elf { name, elf, load_address } => {
+                let segs = elf.placed(load_address).map_err(|e| ElfFileError { path: name.clone(), error: ElfFileErrorKind::Elf(e) })?;
+                Ok(segs
+                    .into_iter()
+                    .map(|s| Accessor {
+                        start: s.address,
+                        end: s.address + s.size as u64 - 1,
+                        space,
+                        source: Source::File { path: name.clone(), data: elf.data.clone(), offset: s.file_offset },
+                    })
+                    .collect())
+            }
+            ImageData::Bytes { name, data, offset, address, len } => {
+                if len == 0 {
+                    return Err(Error::Memory(format!("{name}: empty memory image")));
+                }
+                let end = address
+                    .checked_add(len as u64 - 1)
+                    .ok_or_else(|| Error::Memory(format!("{name}: 0x{len:x} bytes at 0x{address:x} go beyond the 64-bit address space")))?;
+                Ok(vec![Accessor { start: address, end, space, source: Source::File { path: name, data, offset } }])
+            }
+            ImageData::Callback { start, end, read } => {
+                if end < start {
+                    return Err(Error::Memory(format!("callback range 0x{start:x}..=0x{end:x} is empty")));
+                }
+                Ok(vec![Accessor { start, end, space, source: Source::Callback { read } }])
+            }
+        }
+    }
+
+    /// A name for messages.
+    pub(crate) fn name(&self) -> String {
+        match &self.data {
+            ImageData::Elf { name, .. } | ImageData::Bytes { name, .. } => name.clone(),
+            ImageData::Callback { .. } => "callback".into(),
+        }
+    }
+}

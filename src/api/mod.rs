@@ -1,0 +1,611 @@
+//! The safe Rust API: build a decoder, give it memory images and trace,
+//! and take the decoded elements as an iterator or through a callback.
+//!
+//! ```
+//! use opencsd_c_api::api::{Decoder, ElementKind, MemoryImage, Protocol};
+//!
+//! // A64 code at 0x1000: NOP; NOP; B 0x1000
+//! let code: Vec<u8> = [0xD503201Fu32, 0xD503201F, 0x17FFFFFE].iter().flat_map(|w| w.to_le_bytes()).collect();
+//! // ETMv4 trace of that loop (one source, no CoreSight frames):
+//! // A-Sync, Trace Info, Trace On, Address+Context 0x1000 (AArch64 EL1 NS), 3 E atoms
+//! let mut trace = vec![0u8; 11];
+//! trace.extend([0x80, 0x01, 0x00, 0x04, 0x85, 0x00, 0x08, 0, 0, 0, 0, 0, 0, 0x31, 0xf7, 0xf7, 0xf7]);
+//!
+//! let regs = [("TRCIDR0", 0x28000EA1), ("TRCIDR1", 0x4100F403), ("TRCIDR2", 0x00000488),
+//!             ("TRCCONFIGR", 0xC1), ("TRCTRACEIDR", 0x10)];
+//! let mut decoder = Decoder::builder()
+//!     .single_source()
+//!     .source_from_registers(Protocol::EtmV4, "Cortex-A57", &regs)?
+//!     .memory(MemoryImage::bytes(0x1000, &code))
+//!     .build()?;
+//!
+//! let mut instructions = 0;
+//! for elem in decoder.decode(&trace[..]) {
+//!     if let ElementKind::InstrRange(r) = elem.kind {
+//!         assert_eq!((r.start, r.end), (0x1000, 0x100c));
+//!         instructions += r.instr_count;
+//!     }
+//! }
+//! assert_eq!(instructions, 9);
+//! # Ok::<(), opencsd_c_api::api::Error>(())
+//! ```
+#![forbid(unsafe_code)]
+
+pub mod element;
+pub mod memory;
+
+use std::cell::{Cell, RefCell};
+use std::collections::{HashSet, VecDeque};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use crate::abi::gen_elem::ocsd_generic_trace_elem;
+use crate::abi::*;
+use crate::common::{ErrorLog, GenElemSink, OcsdError, TracePacket};
+pub use crate::config::{arch_profile, ConfigError, Protocol, ProtocolConfig, RegisterSource};
+use crate::dcd_tree::{DecodeTree, PacketObserver};
+pub use crate::mem::elf::{ElfError, ElfFileError, ElfImage};
+pub use element::*;
+pub use memory::{AddressSpace, MemoryImage};
+
+/// What can go wrong building or running a decoder.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("{path}: {error}")]
+    SourceConfig { path: String, error: ConfigError },
+    #[error(transparent)]
+    Elf(#[from] ElfFileError),
+    #[error("{0}")]
+    Memory(String),
+    #[error("{0}")]
+    Snapshot(String),
+    #[error("{0}")]
+    Usage(String),
+    /// The decoder stopped on a fatal error (e.g. `-halt_err` style flags,
+    /// or a source with no decoder).
+    #[error("decode stopped at trace byte {index}: {message}")]
+    Fatal { index: u64, message: String },
+}
+
+/// How the trace data is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TraceFormat {
+    /// CoreSight formatted frames (ETB / ETR / TPIU buffers holding several
+    /// sources): `fsyncs` when frame syncs are present (TPIU), `hsyncs` for
+    /// half-word syncs; otherwise the frames are 16-byte aligned in memory.
+    Formatted { fsyncs: bool, hsyncs: bool },
+    /// The raw byte stream of one source (no frames).
+    SingleSource,
+}
+
+impl TraceFormat {
+    fn deformatter_flags(self) -> u32 {
+        match self {
+            TraceFormat::Formatted { fsyncs: false, hsyncs } => OCSD_DFRMTR_FRAME_MEM_ALIGN | if hsyncs { OCSD_DFRMTR_HAS_HSYNCS } else { 0 },
+            TraceFormat::Formatted { fsyncs: true, hsyncs } => OCSD_DFRMTR_HAS_FSYNCS | if hsyncs { OCSD_DFRMTR_HAS_HSYNCS } else { 0 },
+            TraceFormat::SingleSource => 0,
+        }
+    }
+}
+
+/// Builds a [`Decoder`]: see [`Decoder::builder`].
+pub struct DecoderBuilder {
+    format: TraceFormat,
+    sources: Vec<ProtocolConfig>,
+    images: Vec<MemoryImage>,
+    flags: u32,
+    count_packets: bool,
+}
+
+impl Default for DecoderBuilder {
+    fn default() -> Self {
+        DecoderBuilder {
+            format: TraceFormat::Formatted { fsyncs: false, hsyncs: false },
+            sources: Vec::new(),
+            images: Vec::new(),
+            flags: 0,
+            count_packets: false,
+        }
+    }
+}
+
+impl DecoderBuilder {
+    /// CoreSight formatted frames, 16-byte aligned (ETB / ETR dumps; the default).
+    pub fn formatted(mut self) -> Self {
+        self.format = TraceFormat::Formatted { fsyncs: false, hsyncs: false };
+        self
+    }
+
+    /// One source's raw byte stream (no frames).
+    pub fn single_source(mut self) -> Self {
+        self.format = TraceFormat::SingleSource;
+        self
+    }
+
+    pub fn format(mut self, format: TraceFormat) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// Add a trace source with a ready configuration.
+    pub fn source(mut self, cfg: ProtocolConfig) -> Self {
+        self.sources.push(cfg);
+        self
+    }
+
+    /// Add a trace source configured from its register values (names as in
+    /// the Arm documentation: `TRCIDR0`, `TRCCONFIGR`, `ETMCR`, `STMTCSR`,
+    /// ...; see [`Protocol::registers`]) for a core named `core`
+    /// (`Cortex-A53`, `ARMv8-A`, `ARMv7-M`, ...; unused for STM / ITM).
+    pub fn source_from_registers<R: RegisterSource + ?Sized>(self, protocol: Protocol, core: &str, regs: &R) -> Result<Self, Error> {
+        let cfg = config_from_registers(protocol, core, regs)?;
+        Ok(self.source(cfg))
+    }
+
+    /// Add target memory.
+    pub fn memory(mut self, image: MemoryImage) -> Self {
+        self.images.push(image);
+        self
+    }
+
+    /// Decoder operation flags (`OCSD_OPFLG_*`, `ETM4_OPFLG_*`, ...).
+    pub fn decoder_flags(mut self, flags: u32) -> Self {
+        self.flags = flags;
+        self
+    }
+
+    /// Count packets for [`Decoder::packets`] (watches every packet).
+    pub fn count_packets(mut self, on: bool) -> Self {
+        self.count_packets = on;
+        self
+    }
+
+    pub fn build(self) -> Result<Decoder, Error> {
+        if self.sources.is_empty() {
+            return Err(Error::Usage("no trace source configured".into()));
+        }
+        let formatted = self.format != TraceFormat::SingleSource;
+        if !formatted && self.sources.len() > 1 {
+            return Err(Error::Usage("a single-source trace takes exactly one source".into()));
+        }
+        for s in &self.sources {
+            s.validate(formatted)?;
+        }
+        let log = Rc::new(RefCell::new(Messages::default()));
+        let src = if formatted { OCSD_TRC_SRC_FRAME_FORMATTED } else { OCSD_TRC_SRC_SINGLE };
+        let mut tree = DecodeTree::new(src, self.format.deformatter_flags(), Box::new(SharedLog(log.clone())))
+            .map_err(|e| Error::Usage(format!("cannot create decode tree: {}", err_name(e))))?;
+        let create = OCSD_CREATE_FLG_FULL_DECODER | self.flags;
+        let packets = Rc::new(Cell::new(0u64));
+        for s in &self.sources {
+            let mut d = s.create_decoder(create).map_err(|e| Error::Usage(format!("cannot create {} decoder: {}", s.decoder_name(), err_name(e))))?;
+            d.set_dec_op_flags(self.flags & !(OCSD_CREATE_FLG_PACKET_PROC | OCSD_CREATE_FLG_FULL_DECODER | OCSD_CREATE_FLG_INST_ID));
+            if self.count_packets {
+                d.set_monitor(Some(Box::new(PacketCounter(packets.clone()))));
+            }
+            tree.add_decoder(d).map_err(|e| match e {
+                OCSD_ERR_ATTACH_TOO_MANY => Error::Usage(format!("two sources use trace ID 0x{:x}", s.trace_id())),
+                e => Error::Usage(format!("cannot attach {} decoder for trace ID 0x{:x}: {}", s.decoder_name(), s.trace_id(), err_name(e))),
+            })?;
+        }
+        let queue = Rc::new(RefCell::new(VecDeque::with_capacity(256)));
+        tree.set_elem_sink(Some(Box::new(QueueSink(queue.clone()))));
+        let mut dec = Decoder { tree, queue, log, packets: self.count_packets.then_some(packets), sessions: 0 };
+        for img in self.images {
+            dec.add_memory(img)?;
+        }
+        Ok(dec)
+    }
+}
+
+/// The configuration of `protocol` from register values, for `core`.
+pub fn config_from_registers<R: RegisterSource + ?Sized>(protocol: Protocol, core: &str, regs: &R) -> Result<ProtocolConfig, Error> {
+    let ap = match protocol {
+        Protocol::Stm | Protocol::Itm => ocsd_arch_profile_t::default(),
+        _ => {
+            let ap = arch_profile(core);
+            if ap.arch == ARCH_UNKNOWN {
+                return Err(ConfigError::UnknownCore(core.to_string()).into());
+            }
+            ap
+        }
+    };
+    Ok(ProtocolConfig::from_registers(protocol, regs, ap, &mut |_, _| {})?)
+}
+
+fn err_name(e: ocsd_err_t) -> String {
+    match crate::common::error::err_desc(e) {
+        Some((name, desc)) => format!("{name} ({desc})"),
+        None => format!("error {e}"),
+    }
+}
+
+/// Messages the decoders log (bad packets, resynchronisation, ...).
+#[derive(Default)]
+struct Messages {
+    lines: Vec<String>,
+    errors: u64,
+    last_error: Option<String>,
+}
+
+struct SharedLog(Rc<RefCell<Messages>>);
+
+impl ErrorLog for SharedLog {
+    fn log_error(&mut self, component: &str, err: &OcsdError) {
+        let mut m = self.0.borrow_mut();
+        let line = format!("{} : {}", component, err.details());
+        if err.sev <= OCSD_ERR_SEV_ERROR {
+            m.errors += 1;
+            m.last_error = Some(line.clone());
+        }
+        if err.sev <= OCSD_ERR_SEV_INFO {
+            m.lines.push(line);
+        }
+    }
+    fn log_message(&mut self, component: &str, sev: ocsd_err_severity_t, msg: &str) {
+        if sev <= OCSD_ERR_SEV_INFO {
+            self.0.borrow_mut().lines.push(format!("{} : {}", component, msg.trim_end()));
+        }
+    }
+}
+
+struct QueueSink(Rc<RefCell<VecDeque<Element>>>);
+
+impl GenElemSink for QueueSink {
+    fn trace_elem_in(&mut self, index: ocsd_trc_index_t, id: u8, elem: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
+        self.0.borrow_mut().push_back(Element::from_raw(index as u64, id, elem));
+        OCSD_RESP_CONT
+    }
+}
+
+struct PacketCounter(Rc<Cell<u64>>);
+
+impl PacketObserver for PacketCounter {
+    fn packet(
+        &mut self,
+        op: ocsd_datapath_op_t,
+        _: ocsd_trc_index_t,
+        pkt: Option<&dyn TracePacket>,
+        _: *const std::os::raw::c_void,
+        _: &[u8],
+    ) -> ocsd_datapath_resp_t {
+        if op == OCSD_OP_DATA && pkt.is_some() {
+            self.0.set(self.0.get() + 1);
+        }
+        OCSD_RESP_CONT
+    }
+}
+
+/// A decoder: a decode tree with its sources and memory. Feed it trace with
+/// [`Decoder::decode`] (an iterator of [`Element`]s) or
+/// [`Decoder::decode_each`] (a callback).
+pub struct Decoder {
+    tree: DecodeTree,
+    queue: Rc<RefCell<VecDeque<Element>>>,
+    log: Rc<RefCell<Messages>>,
+    packets: Option<Rc<Cell<u64>>>,
+    sessions: u32,
+}
+
+impl Decoder {
+    pub fn builder() -> DecoderBuilder {
+        DecoderBuilder::default()
+    }
+
+    /// Map more target memory. Images may not overlap within an address space.
+    pub fn add_memory(&mut self, image: MemoryImage) -> Result<(), Error> {
+        let name = image.name();
+        for acc in image.into_accessors()? {
+            let (start, end) = (acc.start, acc.end);
+            self.tree.mapper.add(acc).map_err(|e| match e {
+                OCSD_ERR_MEM_ACC_OVERLAP => Error::Memory(format!("{name}: 0x{start:x}..=0x{end:x} overlaps memory already mapped")),
+                e => Error::Memory(format!("{name}: cannot map 0x{start:x}..=0x{end:x}: {}", err_name(e))),
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Descriptions of the mapped memory, as `trc_pkt_lister` lists them.
+    pub fn memory_map(&self) -> Vec<String> {
+        self.tree.mapper.describe_each()
+    }
+
+    /// (trace ID, decoder name) of each source.
+    pub fn sources(&self) -> Vec<(u8, String)> {
+        self.tree.decoder_names()
+    }
+
+    /// Decode `trace` (a byte slice or any reader) to the end; the iterator
+    /// yields the elements in order. Each call is one trace session: the
+    /// decoders are reset between sessions.
+    pub fn decode<R: Read>(&mut self, trace: R) -> Elements<'_, R> {
+        if self.sessions > 0 {
+            self.tree.data_in(OCSD_OP_RESET, 0, &[]);
+            self.queue.borrow_mut().clear();
+        }
+        self.sessions += 1;
+        Elements { dec: self, reader: trace, buf: vec![0u8; BLOCK], pos: 0, len: 0, index: 0, resp: OCSD_RESP_CONT, state: State::Feed, error: None }
+    }
+
+    /// Decode `trace`, calling `f` for each element. Returns the number of
+    /// trace bytes processed.
+    pub fn decode_each<R: Read>(&mut self, trace: R, mut f: impl FnMut(&Element)) -> Result<u64, Error> {
+        let mut it = self.decode(trace);
+        for e in &mut it {
+            f(&e);
+        }
+        it.finish()
+    }
+
+    /// Messages the decoders logged since the last call (bad packets,
+    /// lost synchronisation, memory not accessible, ...), in OpenCSD's text.
+    pub fn take_messages(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.log.borrow_mut().lines)
+    }
+
+    /// Errors the decoders logged so far.
+    pub fn error_count(&self) -> u64 {
+        self.log.borrow().errors
+    }
+
+    /// Packets decoded so far (when built with
+    /// [`DecoderBuilder::count_packets`]).
+    pub fn packets(&self) -> Option<u64> {
+        self.packets.as_ref().map(|p| p.get())
+    }
+
+    /// Open a snapshot directory (`snapshot.ini`, device and trace `.ini`
+    /// files) as OpenCSD's `trc_pkt_lister` does: the decoders of the sources
+    /// feeding trace buffer `buffer` (the first buffer when `None`), and the
+    /// memory dumps of their cores. Unlike `trc_pkt_lister`, a dump file that
+    /// is an ELF is read as one: its executable segments at their link
+    /// addresses, or placed from the dump's `address=` when it is not 0.
+    pub fn from_snapshot(dir: &Path, buffer: Option<&str>) -> Result<SnapshotDecoder, Error> {
+        snapshot_decoder(dir, buffer, |b| b)
+    }
+
+    /// As [`Decoder::from_snapshot`], with `configure` applied to the
+    /// builder (decoder flags, packet counting, more memory).
+    pub fn from_snapshot_with(
+        dir: &Path,
+        buffer: Option<&str>,
+        configure: impl FnOnce(DecoderBuilder) -> DecoderBuilder,
+    ) -> Result<SnapshotDecoder, Error> {
+        snapshot_decoder(dir, buffer, configure)
+    }
+
+    /// The mapped target memory, for reading opcodes as the decode did
+    /// (e.g. for Tarmac output).
+    pub fn memory(&mut self) -> &mut dyn crate::common::MemAccess {
+        &mut self.tree.mapper
+    }
+}
+
+/// A decoder made from a snapshot, with the trace file to feed it and any
+/// warnings from reading the snapshot.
+pub struct SnapshotDecoder {
+    pub decoder: Decoder,
+    pub trace_file: PathBuf,
+    pub warnings: Vec<String>,
+}
+
+fn snapshot_decoder(
+    dir: &Path,
+    buffer: Option<&str>,
+    configure: impl FnOnce(DecoderBuilder) -> DecoderBuilder,
+) -> Result<SnapshotDecoder, Error> {
+    use crate::snapshot::Snapshot;
+    let dir_s = dir.to_string_lossy().to_string();
+    let ini = dir.join("snapshot.ini");
+    if !ini.is_file() {
+        return Err(Error::Snapshot(format!("{}: no snapshot.ini in this directory", dir.display())));
+    }
+    let snap = Snapshot::read(&dir_s).map_err(|e| Error::Snapshot(format!("{}: {e}", dir.display())))?;
+    let names = snap.buffer_names();
+    let name = match buffer {
+        Some(b) if names.iter().any(|n| n == b) => b.to_string(),
+        Some(b) => return Err(Error::Snapshot(format!("{}: no trace buffer named `{b}` (buffers: {})", dir.display(), names.join(", ")))),
+        None => names.first().cloned().ok_or_else(|| Error::Snapshot(format!("{}: no trace buffers listed", dir.display())))?,
+    };
+    let buf = snap.buffer(&name).ok_or_else(|| Error::Snapshot(format!("{}: buffer {name} not found", dir.display())))?;
+    let format = match buf.format.as_str() {
+        "source_data" => TraceFormat::SingleSource,
+        "dstream_coresight" => TraceFormat::Formatted { fsyncs: true, hsyncs: false },
+        _ => TraceFormat::Formatted { fsyncs: false, hsyncs: false },
+    };
+    let mut b = Decoder::builder().format(format);
+    let mut warnings = Vec::new();
+    let mut cores = Vec::new();
+    for (src, core) in snap.sources_of(&name) {
+        let Some(dev) = snap.device(&src) else {
+            warnings.push(format!("no device data for source {src}"));
+            continue;
+        };
+        let Some(protocol) = crate::config::Protocol::from_device_type(&dev.type_name) else {
+            warnings.push(format!("source {src}: device type {} has no decoder", dev.type_name));
+            continue;
+        };
+        let core_dev = if core.is_empty() { None } else { snap.device(&core) };
+        let core_name = core_dev.map(|c| c.type_name.clone()).unwrap_or_default();
+        match config_from_registers(protocol, &core_name, dev) {
+            Ok(cfg) => {
+                b = b.source(cfg);
+                if let Some(c) = core_dev {
+                    cores.push(c);
+                }
+            }
+            Err(e) => warnings.push(format!("source {src} ({}.ini): {e}", src)),
+        }
+        if format == TraceFormat::SingleSource {
+            break;
+        }
+    }
+    if b.sources.is_empty() {
+        return Err(Error::Snapshot(format!("{}: no decodable trace source for buffer {name}: {}", dir.display(), warnings.join("; "))));
+    }
+    let mut decoder = configure(b).build()?;
+    let mut mapped = HashSet::new();
+    for core in cores {
+        for d in &core.dumps {
+            let path = snap.path_of(&d.path);
+            if !mapped.insert((path.clone(), d.address, d.offset, d.length)) {
+                continue;
+            }
+            let space = AddressSpace(crate::config::mem_space_from_str(&d.space));
+            let raw = || MemoryImage::dump_file_region(&path, d.address, d.offset, (d.length > 0).then_some(d.length));
+            let img = match std::fs::read(&path) {
+                Ok(data) if d.offset == 0 && ElfImage::is_elf(&data) => match MemoryImage::elf_bytes(&path, data, (d.address != 0).then_some(d.address)) {
+                    Ok(img) => Ok(img),
+                    Err(e) => {
+                        // as OpenCSD would: the file's bytes at the dump's address
+                        warnings.push(format!("{e}; mapped as raw bytes"));
+                        raw()
+                    }
+                },
+                Ok(_) => raw(),
+                Err(e) => Err(Error::Io { path: path.clone(), message: e.to_string() }),
+            };
+            match img.and_then(|i| decoder.add_memory(i.in_space(space))) {
+                Ok(()) => {}
+                Err(e) => warnings.push(e.to_string()),
+            }
+        }
+    }
+    Ok(SnapshotDecoder { decoder, trace_file: PathBuf::from(snap.path_of(&buf.file)), warnings })
+}
+
+/// Bytes read from the trace at a time, and given to the tree at a time.
+const BLOCK: usize = 1 << 16;
+const FEED: usize = 4096;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum State {
+    Feed,
+    Eot,
+    Done,
+}
+
+/// The elements of one trace session, decoded as they are pulled.
+pub struct Elements<'d, R: Read> {
+    dec: &'d mut Decoder,
+    reader: R,
+    buf: Vec<u8>,
+    pos: usize,
+    len: usize,
+    index: u64,
+    resp: ocsd_datapath_resp_t,
+    state: State,
+    error: Option<Error>,
+}
+
+impl<R: Read> Elements<'_, R> {
+    /// Trace bytes processed so far.
+    pub fn bytes(&self) -> u64 {
+        self.index
+    }
+
+    /// The error that ended decode early, if any.
+    pub fn error(&self) -> Option<&Error> {
+        self.error.as_ref()
+    }
+
+    /// Decode what is left, dropping the elements; the bytes processed, or
+    /// the error that stopped decode.
+    pub fn finish(mut self) -> Result<u64, Error> {
+        for _ in &mut self {}
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => Ok(self.index),
+        }
+    }
+
+    /// The decoder (for its messages and counters while iterating).
+    pub fn decoder(&mut self) -> &mut Decoder {
+        self.dec
+    }
+
+    fn step(&mut self) {
+        match self.state {
+            State::Feed => {
+                if resp_is_fatal(self.resp) {
+                    let message = self.dec.log.borrow().last_error.clone().unwrap_or_else(|| format!("response {}", self.resp));
+                    self.error = Some(Error::Fatal { index: self.index, message });
+                    self.state = State::Done;
+                    return;
+                }
+                if resp_is_wait(self.resp) {
+                    self.resp = self.dec.tree.data_in(OCSD_OP_FLUSH, 0, &[]).0;
+                    return;
+                }
+                if self.pos == self.len {
+                    match read_full(&mut self.reader, &mut self.buf) {
+                        Ok(0) => {
+                            self.state = State::Eot;
+                            return;
+                        }
+                        Ok(n) => {
+                            self.pos = 0;
+                            self.len = n;
+                        }
+                        Err(e) => {
+                            self.error = Some(Error::Io { path: "trace".into(), message: e.to_string() });
+                            self.state = State::Eot;
+                            return;
+                        }
+                    }
+                }
+                // feed a slice at a time, so that few elements wait in the queue
+                let end = self.len.min(self.pos + FEED);
+                let (r, used) = self.dec.tree.data_in(OCSD_OP_DATA, self.index as ocsd_trc_index_t, &self.buf[self.pos..end]);
+                self.resp = r;
+                self.pos += used;
+                self.index += used as u64;
+            }
+            State::Eot => {
+                let (mut r, _) = self.dec.tree.data_in(OCSD_OP_EOT, 0, &[]);
+                while resp_is_wait(r) {
+                    r = self.dec.tree.data_in(OCSD_OP_FLUSH, 0, &[]).0;
+                }
+                self.state = State::Done;
+            }
+            State::Done => {}
+        }
+    }
+}
+
+fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+impl<R: Read> Iterator for Elements<'_, R> {
+    type Item = Element;
+
+    fn next(&mut self) -> Option<Element> {
+        loop {
+            if let Some(e) = self.dec.queue.borrow_mut().pop_front() {
+                return Some(e);
+            }
+            if self.state == State::Done {
+                return None;
+            }
+            self.step();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,106 @@
+//! `ocsd`: decode CoreSight trace from a snapshot, or from a raw trace dump
+//! with the trace configuration in a small TOML file; print the elements
+//! as OpenCSD's text, JSON lines or Tarmac; compare with a reference
+//! execution trace; decode perf.data recordings.
+//!
+//! A thin layer over the library's Rust API (`opencsd_c_api::api`).
+
+mod config_file;
+mod decode;
+mod perf_cmd;
+
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Parser)]
+#[command(name = "ocsd", version, about = "CoreSight trace decoder (OpenCSD-compatible)", propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Decode trace to text, JSON lines or Tarmac.
+    Decode(DecodeArgs),
+    /// Check decoded instructions against a reference execution trace (Tarmac).
+    Compare(CompareArgs),
+    /// Decode the CoreSight trace of a perf.data recording.
+    Perf(perf_cmd::PerfArgs),
+}
+
+/// Where the trace and its configuration come from, and the memory images.
+#[derive(Args, Debug, Clone)]
+pub struct InputArgs {
+    /// A snapshot directory (snapshot.ini, device .ini files, trace and memory dumps).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["trace", "config"], required_unless_present = "trace")]
+    pub snapshot: Option<std::path::PathBuf>,
+    /// With --snapshot: the trace buffer to decode (default: the first listed).
+    #[arg(long, value_name = "NAME", requires = "snapshot")]
+    pub buffer: Option<String>,
+    /// A raw trace file (ETB/ETR/TPIU dump, or one source's byte stream).
+    #[arg(long, value_name = "FILE", requires = "config")]
+    pub trace: Option<std::path::PathBuf>,
+    /// The trace configuration for --trace: a TOML file (see the README).
+    #[arg(long, value_name = "FILE", requires = "trace")]
+    pub config: Option<std::path::PathBuf>,
+    /// An ELF file as memory: its executable segments at their link
+    /// addresses, or moved so the first starts at ADDR; optional :SPACE
+    /// (EL1N, EL2, S, N, ...) to map it in one address space only.
+    #[arg(long = "elf", value_name = "FILE[@ADDR][:SPACE]")]
+    pub elfs: Vec<String>,
+    /// A raw memory dump mapped at ADDR (optional :SPACE as for --elf).
+    #[arg(long = "dump", value_name = "FILE@ADDR[:SPACE]")]
+    pub dumps: Vec<String>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// `Idx:..; ID:..; OCSD_GEN_TRC_ELEM_...` lines as trc_pkt_lister -decode_only prints them.
+    Text,
+    /// One JSON object per element and line.
+    Json,
+    /// Tarmac instruction lines (IT/IS), with disassembly.
+    Tarmac,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct DecodeArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Tarmac: no disassembly.
+    #[arg(long)]
+    pub no_disasm: bool,
+    /// Write to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
+    /// Print a summary to standard error: bytes, packets, elements by kind,
+    /// instructions, errors, throughput.
+    #[arg(long)]
+    pub stats: bool,
+    /// Print the decoders' messages (bad packets, lost sync, ...) on standard error.
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// The reference execution trace (Tarmac, as Arm's models write it).
+    #[arg(long, value_name = "FILE")]
+    pub reference: std::path::PathBuf,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::Decode(a) => decode::run_decode(&a),
+        Cmd::Compare(a) => decode::run_compare(&a),
+        Cmd::Perf(a) => perf_cmd::run(&a),
+    }
+}

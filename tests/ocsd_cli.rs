@@ -1,0 +1,264 @@
+//! The `ocsd` command as a user runs it: the built binary, on the shared
+//! reference data (`$OCSD_SHARED` or `../shared`) and on small files made
+//! here. Tests that need the shared data say so loudly when it is absent.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn shared_dir() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("OCSD_SHARED") {
+        let p = PathBuf::from(p);
+        if p.join("conformance/snapshots").is_dir() {
+            return Some(p);
+        }
+    }
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    p.join("conformance/snapshots").is_dir().then_some(p)
+}
+
+fn shared_or_skip() -> Option<PathBuf> {
+    let s = shared_dir();
+    if s.is_none() {
+        eprintln!("\n*** SKIPPED: OpenCSD reference data not found (set OCSD_SHARED or place it at ../shared) ***\n");
+    }
+    s
+}
+
+fn ocsd(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ocsd")).args(args).output().expect("run ocsd")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("utf-8 output")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+/// The element lines of `trc_pkt_lister -decode_only` (its log also holds
+/// error messages, which end without a newline before the next line).
+fn lister_elements(snap: &Path) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_trc_pkt_lister"))
+        .args(["-ss_dir", snap.to_str().unwrap(), "-decode_only", "-logstdout", "-no_time_print"])
+        .output()
+        .expect("run trc_pkt_lister");
+    let text = String::from_utf8_lossy(&o.stdout);
+    let mut out = String::new();
+    for l in text.lines() {
+        if let Some(p) = l.find("Idx:") {
+            out.push_str(&l[p..]);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ocsd-cli-{}-{}", std::process::id(), name));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn snapshot_text_equals_trc_pkt_lister_elements() {
+    let Some(shared) = shared_or_skip() else { return };
+    // ETMv4 (formatted, several IDs), ETMv3 + PTM + ITM, ETE single source, STM, ETMv4 M-profile
+    for snap in [
+        "snapshots/juno_r1_1",
+        "snapshots/TC2",
+        "snapshots-ete/002-ack_test_scr",
+        "snapshots/stm_only",
+        "snapshots/armv8_1m_branches",
+        "snapshots/test-file-mem-offsets",
+    ] {
+        let dir = shared.join("conformance").join(snap);
+        let want = lister_elements(&dir);
+        let o = ocsd(&["decode", "--snapshot", dir.to_str().unwrap()]);
+        assert!(o.status.success(), "{snap}: {}", stderr(&o));
+        let got = stdout(&o);
+        assert!(want.lines().count() > 10, "{snap}: lister printed too little");
+        assert_eq!(got, want, "{snap}");
+    }
+}
+
+/// test-file-mem-offsets' ETM registers, as a user would copy them from
+/// the device (the snapshot has them in device_9.ini).
+const ETM_TOML: &str = "\
+# ETMv4 on a Cortex-A53, in a CoreSight formatted ETB dump
+format = \"formatted\"
+
+[[source]]
+protocol = \"etmv4\"
+core = \"Cortex-A53\"
+[source.registers]
+TRCCONFIGR  = 0x00000000
+TRCTRACEIDR = 0x00000016
+TRCIDR0     = 0x28000EA1
+TRCIDR1     = 0x4100F400
+TRCIDR2     = 0x00000488
+";
+
+#[test]
+fn raw_trace_config_and_elfs_decode_as_the_snapshot() {
+    let Some(shared) = shared_or_skip() else { return };
+    let s = shared.join("conformance/snapshots/test-file-mem-offsets");
+    let d = tmp("elf");
+    let cfg = d.join("etm.toml");
+    std::fs::write(&cfg, ETM_TOML).unwrap();
+    let p = |f: &str| s.join(f).to_str().unwrap().to_string();
+    let o = ocsd(&[
+        "decode",
+        "--trace",
+        &p("trace.bin"),
+        "--config",
+        cfg.to_str().unwrap(),
+        "--elf",
+        &p("uname.bin"),
+        "--elf",
+        &format!("{}@0x7f8e446000", p("libc-2.21.bin")),
+        "--elf",
+        &format!("{}@0x7f8e58f000", p("ld-2.21.bin")),
+        "--elf",
+        &format!("{}@0x7f8e5ba000", p("vdso.bin")),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let want = lister_elements(&s);
+    assert_eq!(stdout(&o), want);
+    assert!(want.contains("OCSD_GEN_TRC_ELEM_INSTR_RANGE"));
+}
+
+#[test]
+fn raw_single_source_trace_with_dumps_decodes_as_the_snapshot() {
+    let Some(shared) = shared_or_skip() else { return };
+    let s = shared.join("conformance/snapshots-ete/002-ack_test_scr");
+    let d = tmp("ete");
+    let cfg = d.join("ete.toml");
+    std::fs::write(
+        &cfg,
+        "format = \"single\"\n[[source]]\nprotocol = \"ete\"\ncore = \"Cortex-A53\"\n[source.registers]\n\
+         TRCCONFIGR=0x1\nTRCTRACEIDR=0x2\nTRCDEVARCH=0x47705a13\nTRCIDR0=0x8000aa1\nTRCIDR1=0x4100fff0\nTRCIDR2=0xc0001088\nTRCIDR8=0x0\n",
+    )
+    .unwrap();
+    let mut args: Vec<String> = ["decode", "--trace", s.join("session1.bin").to_str().unwrap(), "--config", cfg.to_str().unwrap()]
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+    for (f, a) in [
+        ("OTHERS_exec", 0x10000),
+        ("code_9_0_exec", 0x1000000),
+        ("VAL_NON_DET_CODE_exec", 0x90000),
+        ("code_a_1_exec", 0x1000090),
+        ("code_b_0_exec", 0x10000ac),
+        ("checkpoint_c_0_exec", 0x2f00000),
+    ] {
+        args.push("--dump".into());
+        args.push(format!("{}@0x{a:x}", s.join("bindir").join(f).display()));
+    }
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = ocsd(&argv);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), lister_elements(&s));
+}
+
+#[test]
+fn json_lines_parse_and_match_the_text() {
+    let Some(shared) = shared_or_skip() else { return };
+    let dir = shared.join("conformance/snapshots/juno_r1_1");
+    let text = stdout(&ocsd(&["decode", "--snapshot", dir.to_str().unwrap()]));
+    let d = tmp("json");
+    let out = d.join("out.jsonl");
+    let o = ocsd(&["decode", "--snapshot", dir.to_str().unwrap(), "--format", "json", "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+    let json = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(json.lines().count(), text.lines().count());
+    let mut ranges = 0;
+    for (j, t) in json.lines().zip(text.lines()) {
+        let v: serde_json::Value = serde_json::from_str(j).expect("valid JSON");
+        let idx = v["index"].as_u64().unwrap();
+        let id = v["trace_id"].as_u64().unwrap();
+        assert!(t.starts_with(&format!("Idx:{idx}; ID:{id:x}; ")), "{j} / {t}");
+        let ty = v["type"].as_str().unwrap();
+        if ty == "instr_range" {
+            ranges += 1;
+            let start = u64::from_str_radix(v["start"].as_str().unwrap().trim_start_matches("0x"), 16).unwrap();
+            assert!(t.contains(&format!("exec range=0x{start:x}:")), "{t}");
+            assert!(v["instr_count"].as_u64().unwrap() > 0);
+        }
+    }
+    assert!(ranges > 100);
+}
+
+#[test]
+fn stats_summary_on_stderr() {
+    let Some(shared) = shared_or_skip() else { return };
+    let dir = shared.join("conformance/snapshots/juno_r1_1");
+    let o = ocsd(&["decode", "--snapshot", dir.to_str().unwrap(), "--stats"]);
+    assert!(o.status.success());
+    let e = stderr(&o);
+    for k in ["trace bytes:", "packets:", "elements:", "INSTR_RANGE", "instructions:", "errors:", "MB/s"] {
+        assert!(e.contains(k), "{k} missing in {e}");
+    }
+    let n: u64 = e.lines().find(|l| l.starts_with("elements:")).unwrap().split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert_eq!(n as usize, stdout(&o).lines().count());
+}
+
+/// Bad input: exit status 2 and one line on stderr naming the file.
+fn bad(args: &[&str], want: &[&str]) {
+    let o = ocsd(args);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "{args:?}: {e}");
+    for w in want {
+        assert!(e.contains(w), "{args:?}: `{w}` not in {e}");
+    }
+}
+
+#[test]
+fn bad_inputs_exit_2_with_one_line() {
+    let d = tmp("bad");
+    let p = |f: &str| d.join(f).to_str().unwrap().to_string();
+    std::fs::write(d.join("good.toml"), ETM_TOML).unwrap();
+    std::fs::write(d.join("noise.bin"), (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect::<Vec<u8>>()).unwrap();
+    std::fs::write(d.join("zeros.bin"), vec![0u8; 4096]).unwrap();
+    std::fs::write(d.join("proto.toml"), "[[source]]\nprotocol = \"etm9\"\n").unwrap();
+    std::fs::write(d.join("regs.toml"), "[[source]]\nprotocol = \"etmv4\"\ncore = \"Cortex-A53\"\n[source.registers]\nTRCIDR0 = 0x28000EA1\n").unwrap();
+    std::fs::write(d.join("id.toml"), ETM_TOML.replace("0x00000016", "0x0000007f")).unwrap();
+    std::fs::write(d.join("notelf.bin"), b"just some bytes, not an ELF file").unwrap();
+    let mut elf = vec![0x7f, b'E', b'L', b'F', 2, 1, 1];
+    elf.resize(40, 0);
+    std::fs::write(d.join("short.elf"), &elf).unwrap();
+
+    bad(&["decode", "--trace", &p("missing.bin"), "--config", &p("good.toml")], &["missing.bin"]);
+    bad(&["decode", "--trace", &p("noise.bin"), "--config", &p("missing.toml")], &["missing.toml"]);
+    bad(&["decode", "--trace", &p("noise.bin"), "--config", &p("proto.toml")], &["proto.toml", "etm9"]);
+    bad(&["decode", "--trace", &p("noise.bin"), "--config", &p("regs.toml")], &["regs.toml", "TRCIDR2"]);
+    bad(&["decode", "--trace", &p("noise.bin"), "--config", &p("id.toml")], &["id.toml", "0x7f"]);
+    bad(&["decode", "--trace", &p("zeros.bin"), "--config", &p("good.toml")], &["zeros.bin", "no trace synchronisation"]);
+    bad(&["decode", "--trace", &p("noise.bin"), "--config", &p("good.toml")], &["noise.bin", "no trace synchronisation"]);
+    bad(&["decode", "--trace", &p("noise.bin"), "--config", &p("good.toml"), "--elf", &p("notelf.bin")], &["notelf.bin", "not an ELF"]);
+    bad(&["decode", "--trace", &p("noise.bin"), "--config", &p("good.toml"), "--elf", &p("short.elf")], &["short.elf"]);
+    bad(&["decode", "--trace", &p("noise.bin"), "--config", &p("good.toml"), "--dump", &p("notelf.bin")], &["FILE@ADDR"]);
+    bad(&["decode", "--snapshot", &p("nowhere")], &["nowhere"]);
+    bad(&["decode", "--snapshot", d.to_str().unwrap()], &["snapshot.ini"]);
+    // usage errors (clap) also exit 2
+    assert_eq!(ocsd(&["decode"]).status.code(), Some(2));
+    assert_eq!(ocsd(&["decode", "--snapshot", "x", "--format", "xml"]).status.code(), Some(2));
+    assert_eq!(ocsd(&["frobnicate"]).status.code(), Some(2));
+}
+
+#[test]
+fn help_and_version() {
+    let o = ocsd(&["--help"]);
+    assert!(o.status.success());
+    let h = stdout(&o);
+    for c in ["decode", "compare", "perf"] {
+        assert!(h.contains(c), "{h}");
+    }
+    let o = ocsd(&["decode", "--help"]);
+    for opt in ["--snapshot", "--trace", "--config", "--elf", "--dump", "--format", "--output", "--stats"] {
+        assert!(stdout(&o).contains(opt), "{opt}");
+    }
+    assert!(stdout(&ocsd(&["--version"])).starts_with("ocsd "));
+}

@@ -1,0 +1,73 @@
+//! The Tarmac writer (with disassembly) and the comparer allocate nothing
+//! per instruction: a counting global allocator watches their calls over
+//! the decode of `snapshots-ete/002-ack_test_scr` (the decode itself is not
+//! counted). Needs `$OCSD_SHARED` or `../shared`; skipped loudly without it.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use opencsd_c_api::tarmac::{decode_snapshot, Comparer, Reference, TarmacConfig, TarmacWriter};
+
+struct Counting;
+
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn shared_dir() -> Option<PathBuf> {
+    let p = match std::env::var_os("OCSD_SHARED") {
+        Some(p) => PathBuf::from(p),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"),
+    };
+    p.join("conformance/snapshots-ete").is_dir().then_some(p)
+}
+
+#[test]
+fn writer_and_comparer_allocate_nothing_per_instruction() {
+    let Some(shared) = shared_dir() else {
+        eprintln!("\n*** SKIPPED: OpenCSD reference data not found (set OCSD_SHARED or place it at ../shared) ***\n");
+        return;
+    };
+    let snap = shared.join("conformance/snapshots-ete/002-ack_test_scr");
+    let reference = Reference::from_file(&snap.join("test_TARMAC")).unwrap();
+    let mut writer = TarmacWriter::new(std::io::sink(), TarmacConfig { disasm: true });
+    let mut cmp = Comparer::new(&reference);
+    let (mut in_writer, mut in_comparer) = (0u64, 0u64);
+    decode_snapshot(snap.to_str().unwrap(), None, |idx, id, elem, mem| {
+        let a = ALLOCS.load(Ordering::Relaxed);
+        writer.element(id, elem, mem).unwrap();
+        let b = ALLOCS.load(Ordering::Relaxed);
+        cmp.element(idx, id, elem, mem);
+        let c = ALLOCS.load(Ordering::Relaxed);
+        in_writer += b - a;
+        in_comparer += c - b;
+    })
+    .unwrap();
+    let instrs = writer.stats().instructions;
+    eprintln!("{} instructions: {} allocations in the writer, {} in the comparer", instrs, in_writer, in_comparer);
+    assert_eq!(instrs, 5146);
+    // start-up only (the comparer's per-trace-ID state, the line buffer
+    // growing to the longest line): nothing that scales with the trace
+    assert!(in_writer < 10, "{} allocations in the writer", in_writer);
+    assert!(in_comparer < 10, "{} allocations in the comparer", in_comparer);
+    assert!(cmp.finish().matches());
+}
