@@ -71,7 +71,7 @@ for name in "$@"; do
     echo
     echo "== $name: trc_pkt_lister -decode to a log file (this library; no OpenCSD lister installed)"
     python3 "$here/compare.py" -n "$rounds" \
-        "lister=$lister -ss_dir $ss -decode -no_time_print -logfilename $out/$name.ppl" || exit 1
+        "lister=$lister -ss_dir $ss -decode -no_time_print -logfile -logfilename $out/$name.ppl" || exit 1
 
     echo
     echo "== $name: peak memory (max RSS, KiB)"

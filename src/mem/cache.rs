@@ -146,6 +146,9 @@ pub(crate) struct MemCache {
     /// Page buffers for owned pages (made on first use; shared with the
     /// views handed out, so a page still viewed is loaded into a new one).
     bufs: Vec<Option<Arc<Vec<u8>>>>,
+    /// Buffers replaced while still viewed, reused once let go (decoders
+    /// hold at most one view each, so these stay few).
+    spare: Vec<Arc<Vec<u8>>>,
     /// Most recently used page (`m_mru_idx`).
     pub mru: usize,
     /// Allocation and use sequence (`m_mru_sequence`).
@@ -154,7 +157,7 @@ pub(crate) struct MemCache {
 
 impl MemCache {
     pub fn new(sizes: CacheSizes) -> Self {
-        MemCache { sizes, pages: vec![Page::CLEAR; sizes.num_pages], bufs: vec![None; sizes.num_pages], mru: 0, seq: 1 }
+        MemCache { sizes, pages: vec![Page::CLEAR; sizes.num_pages], bufs: vec![None; sizes.num_pages], spare: Vec::new(), mru: 0, seq: 1 }
     }
 
     /// New sizes: pages are made afresh (the use sequence carries on).
@@ -162,6 +165,7 @@ impl MemCache {
         self.sizes = sizes;
         self.pages = vec![Page::CLEAR; sizes.num_pages];
         self.bufs = vec![None; sizes.num_pages];
+        self.spare.clear();
         if self.mru >= sizes.num_pages {
             self.mru = 0;
         }
@@ -235,7 +239,13 @@ impl MemCache {
         let ps = self.sizes.page_size;
         let b = &mut self.bufs[i];
         if b.as_mut().and_then(Arc::get_mut).is_none() {
-            *b = Some(Arc::new(vec![0; ps]));
+            if let Some(old) = b.take() {
+                self.spare.push(old);
+            }
+            *b = Some(match self.spare.iter().position(|x| Arc::strong_count(x) == 1 && x.len() == ps) {
+                Some(k) => self.spare.swap_remove(k),
+                None => Arc::new(vec![0; ps]),
+            });
         }
         Arc::get_mut(b.as_mut().expect("made above")).expect("not shared")
     }
