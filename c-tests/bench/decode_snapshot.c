@@ -6,20 +6,31 @@
  * against this project's include/ and against an installed OpenCSD
  * (e.g. Debian's libopencsd-dev), and one binary runs on either library.
  *
- *   python3 c-tests/bench/snapshot_plan.py SNAPSHOT_DIR -o plan.txt
+ *   trc_pkt_lister -ss_dir SNAPSHOT_DIR -decode -print_plan plan.txt
  *   decode_snapshot [options] plan.txt
  *
- * The plan (see snapshot_plan.py) names the trace buffer and its format,
- * one decoder per trace source with its config struct's field values, and
- * the memory dumps to map. The client creates the decode tree (frame
- * formatted or single source), the decoders (full decode unless -pkt),
- * file / file-region memory accessors, and an element callback that counts
- * elements; it feeds the buffer through ocsd_dt_process_data (FLUSH while
- * the tree answers WAIT), ends with EOT and prints the counts.
+ * The plan (written by the lister from the tree it builds, see
+ * src/snapshot/plan.rs) names the trace buffer and its format, one decoder
+ * per trace source with its config struct's field values, and the memory
+ * regions to map. The client creates the decode tree (frame formatted or
+ * single source), the decoders (full decode unless -pkt), the memory, and
+ * an element callback that counts elements; it feeds the buffer through
+ * ocsd_dt_process_data (FLUSH while the tree answers WAIT), ends with EOT
+ * and prints the counts.
+ *
+ * Memory (-mem):
+ *   file      file / file-region memory accessors (default)
+ *   callback  perf's way: one callback with trace ID over the whole
+ *             address space (ocsd_dt_add_callback_trcid_mem_acc), answering
+ *             from the plan's regions (read into memory beforehand); the
+ *             number of calls is printed
  *
  * Options:
  *   -print      print each element (ocsd_gen_elem_str) as trc_pkt_lister does
  *   -pkt        packet processing only: count packets, not elements
+ *   -mem M      memory as above
+ *   -cache P,N  ocsd_dt_set_mem_acc_cacheing(1, P, N); -nocache: (0, 0, 0)
+ *               (only where the library has the function: OpenCSD >= 1.5.3)
  *   -chunk N    feed at most N bytes per ocsd_dt_process_data call
  *               (default: the whole buffer in one call; frame-formatted
  *               buffers need a multiple of 16)
@@ -28,8 +39,8 @@
  *   -time       print the decode time and throughput (stderr)
  *   -per-id     print the element count of each trace ID
  *
- * Last line of standard output: "elements: N" (or "packets: N"), the count
- * of the last repetition.
+ * Standard output ends with "memory callbacks: N" (callback memory) and
+ * "elements: N" (or "packets: N"), the counts of the last repetition.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -41,6 +52,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <dlfcn.h>
 
 #include "opencsd/c_api/opencsd_c_api.h"
 
@@ -74,6 +86,8 @@ typedef struct {
     size_t length;
     ocsd_mem_space_acc_t space;
     char *path;
+    uint8_t *data; /* callback memory: the region's bytes */
+    size_t size;
 } plan_mem;
 
 typedef struct {
@@ -113,7 +127,7 @@ static const field_t ptm_fields[] = {
 };
 static const field_t stm_fields[] = {
     F(ocsd_stm_cfg, reg_tcsr), F(ocsd_stm_cfg, reg_feat3r), F(ocsd_stm_cfg, reg_devid),
-    F(ocsd_stm_cfg, reg_feat1r), F(ocsd_stm_cfg, reg_hwev_mast), { NULL, 0 }
+    F(ocsd_stm_cfg, reg_feat1r), F(ocsd_stm_cfg, reg_hwev_mast), F(ocsd_stm_cfg, hw_event), { NULL, 0 }
 };
 #ifdef OCSD_BUILTIN_DCD_ITM
 static const field_t itm_fields[] = { F(ocsd_itm_cfg, reg_tcr), { NULL, 0 } };
@@ -137,44 +151,6 @@ static const proto_t protos[] = {
     { OCSD_BUILTIN_DCD_ITM, itm_fields, -1, -1 },
 #endif
 };
-
-typedef struct {
-    const char *name;
-    int value;
-} enum_name_t;
-
-static const enum_name_t arch_names[] = {
-    { "ARCH_UNKNOWN", ARCH_UNKNOWN }, { "ARCH_CUSTOM", ARCH_CUSTOM }, { "ARCH_V7", ARCH_V7 },
-    { "ARCH_V8", ARCH_V8 }, { "ARCH_V8r3", ARCH_V8r3 }, { "ARCH_AA64", ARCH_AA64 }, { NULL, 0 }
-};
-static const enum_name_t prof_names[] = {
-    { "profile_Unknown", profile_Unknown }, { "profile_CortexM", profile_CortexM },
-    { "profile_CortexR", profile_CortexR }, { "profile_CortexA", profile_CortexA },
-    { "profile_Custom", profile_Custom }, { NULL, 0 }
-};
-static const enum_name_t space_names[] = {
-    { "OCSD_MEM_SPACE_EL1S", OCSD_MEM_SPACE_EL1S }, { "OCSD_MEM_SPACE_EL1N", OCSD_MEM_SPACE_EL1N },
-    { "OCSD_MEM_SPACE_EL2", OCSD_MEM_SPACE_EL2 }, { "OCSD_MEM_SPACE_EL3", OCSD_MEM_SPACE_EL3 },
-    { "OCSD_MEM_SPACE_EL2S", OCSD_MEM_SPACE_EL2S }, { "OCSD_MEM_SPACE_S", OCSD_MEM_SPACE_S },
-    { "OCSD_MEM_SPACE_N", OCSD_MEM_SPACE_N }, { "OCSD_MEM_SPACE_ANY", OCSD_MEM_SPACE_ANY },
-#if OCSD_VER_NUM >= 0x010400
-    /* Realm and Root spaces (OpenCSD 1.4 on) */
-    { "OCSD_MEM_SPACE_EL1R", OCSD_MEM_SPACE_EL1R }, { "OCSD_MEM_SPACE_EL2R", OCSD_MEM_SPACE_EL2R },
-    { "OCSD_MEM_SPACE_ROOT", OCSD_MEM_SPACE_ROOT }, { "OCSD_MEM_SPACE_R", OCSD_MEM_SPACE_R },
-#endif
-    { NULL, 0 }
-};
-
-static int enum_value(const enum_name_t *t, const char *name, int *out)
-{
-    for (; t->name; t++) {
-        if (strcmp(t->name, name) == 0) {
-            *out = t->value;
-            return 1;
-        }
-    }
-    return 0;
-}
 
 static const proto_t *find_proto(const char *name)
 {
@@ -233,20 +209,15 @@ static int parse_decoder(plan_decoder *d, char *rest, const char *file, int ln)
     while ((tok = strtok_r(NULL, " ", &save)) != NULL) {
         char *eq = strchr(tok, '=');
         const field_t *f;
-        int v;
         if (!eq)
             return plan_error(file, ln, "FIELD=VALUE expected", tok);
         *eq++ = '\0';
         if (p->arch_off >= 0 && strcmp(tok, "arch_ver") == 0) {
-            if (!enum_value(arch_names, eq, &v))
-                return plan_error(file, ln, "unknown architecture", eq);
-            *(ocsd_arch_version_t *)(base + p->arch_off) = (ocsd_arch_version_t)v;
+            *(ocsd_arch_version_t *)(base + p->arch_off) = (ocsd_arch_version_t)strtoul(eq, NULL, 0);
             continue;
         }
         if (p->prof_off >= 0 && strcmp(tok, "core_prof") == 0) {
-            if (!enum_value(prof_names, eq, &v))
-                return plan_error(file, ln, "unknown profile", eq);
-            *(ocsd_core_profile_t *)(base + p->prof_off) = (ocsd_core_profile_t)v;
+            *(ocsd_core_profile_t *)(base + p->prof_off) = (ocsd_core_profile_t)strtoul(eq, NULL, 0);
             continue;
         }
         for (f = p->fields; f->name; f++)
@@ -290,21 +261,18 @@ static int read_plan(const char *file, plan_t *plan)
                 plan->n_dcd++;
         } else if (strncmp(line, "mem ", 4) == 0) {
             plan_mem *m = &plan->mem[plan->n_mem];
-            char space[64];
             unsigned long long a, o, l;
+            unsigned sp;
             char *path = after_fields(line, 5);
-            int v;
             if (plan->n_mem == MAX_MEMS)
                 ok = plan_error(file, ln, "too many memory dumps", NULL);
-            else if (sscanf(line + 4, "%llx %llx %llx %63s", &a, &o, &l, space) != 4 || !path || !*path)
+            else if (sscanf(line + 4, "%llx %llx %llx %x", &a, &o, &l, &sp) != 4 || !path || !*path)
                 ok = plan_error(file, ln, "mem ADDRESS OFFSET LENGTH SPACE PATH expected", NULL);
-            else if (!enum_value(space_names, space, &v))
-                ok = plan_error(file, ln, "memory space not supported by these headers", space);
             else {
                 m->address = (ocsd_vaddr_t)a;
                 m->offset = (size_t)o;
                 m->length = (size_t)l;
-                m->space = (ocsd_mem_space_acc_t)v;
+                m->space = (ocsd_mem_space_acc_t)sp;
                 m->path = dup_str(path);
                 plan->n_mem++;
             }
@@ -324,8 +292,69 @@ static void free_plan(plan_t *plan)
 {
     int i;
     free(plan->buffer_path);
-    for (i = 0; i < plan->n_mem; i++)
+    for (i = 0; i < plan->n_mem; i++) {
         free(plan->mem[i].path);
+        free(plan->mem[i].data);
+    }
+}
+
+static uint8_t *read_file(const char *path, size_t *size);
+
+/* callback memory: each region's bytes, read once */
+static int load_regions(plan_t *plan)
+{
+    int i;
+    for (i = 0; i < plan->n_mem; i++) {
+        plan_mem *m = &plan->mem[i];
+        size_t size = 0, n;
+        uint8_t *all = read_file(m->path, &size);
+        if (!all)
+            return 0;
+        if (m->offset >= size) {
+            fprintf(stderr, "memory dump %s: no data at offset 0x%zx\n", m->path, m->offset);
+            free(all);
+            return 0;
+        }
+        n = size - m->offset;
+        if (m->length && m->length < n)
+            n = m->length;
+        m->data = malloc(n);
+        if (!m->data) {
+            free(all);
+            return 0;
+        }
+        memcpy(m->data, all + m->offset, n);
+        m->size = n;
+        free(all);
+    }
+    return 1;
+}
+
+typedef struct {
+    const plan_t *plan;
+    uint64_t calls;
+} cb_mem_t;
+
+/* perf's memory callback (cs_etm__mem_access) in spirit: find the image
+ * mapped at the address and copy from it */
+static uint32_t mem_cb(const void *ctx, const ocsd_vaddr_t address, const ocsd_mem_space_acc_t mem_space,
+                       const uint8_t trc_id, const uint32_t req, uint8_t *buf)
+{
+    cb_mem_t *c = (cb_mem_t *)(uintptr_t)ctx;
+    int i;
+    (void)trc_id;
+    c->calls++;
+    for (i = 0; i < c->plan->n_mem; i++) {
+        const plan_mem *m = &c->plan->mem[i];
+        if ((m->space & mem_space) && address >= m->address && address - m->address < m->size) {
+            size_t n = m->size - (size_t)(address - m->address);
+            if (n > req)
+                n = req;
+            memcpy(buf, m->data + (address - m->address), n);
+            return (uint32_t)n;
+        }
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -405,7 +434,17 @@ static int add_memory(dcd_tree_handle_t t, const plan_mem *m)
     return 1;
 }
 
-static dcd_tree_handle_t build_tree(const plan_t *plan, int pkt_only, sink_t *sink, pkt_ctx_t *pkt_ctx)
+typedef struct {
+    int callback_mem;
+    int cache_set;      /* 0: library default; 1: -cache; -1: -nocache */
+    unsigned page_size;
+    int nr_pages;
+    cb_mem_t cb;
+} mem_opts_t;
+
+typedef ocsd_err_t (*set_cacheing_fn)(const dcd_tree_handle_t, const int, const uint16_t, const int);
+
+static dcd_tree_handle_t build_tree(const plan_t *plan, int pkt_only, sink_t *sink, pkt_ctx_t *pkt_ctx, mem_opts_t *mo)
 {
     int single = strcmp(plan->format, "source_data") == 0;
     uint32_t dfmt = strcmp(plan->format, "dstream_coresight") == 0 ? OCSD_DFRMTR_HAS_FSYNCS : OCSD_DFRMTR_FRAME_MEM_ALIGN;
@@ -444,11 +483,28 @@ static dcd_tree_handle_t build_tree(const plan_t *plan, int pkt_only, sink_t *si
         return C_API_INVALID_TREE_HANDLE;
     }
     if (!pkt_only) {
-        for (i = 0; i < plan->n_mem; i++)
-            if (!add_memory(t, &plan->mem[i])) {
+        if (mo->callback_mem) {
+            ocsd_err_t err = ocsd_dt_add_callback_trcid_mem_acc(t, 0, ~(ocsd_vaddr_t)0, OCSD_MEM_SPACE_ANY, mem_cb, &mo->cb);
+            if (err != OCSD_OK) {
+                fprintf(stderr, "ocsd_dt_add_callback_trcid_mem_acc failed (%d)\n", (int)err);
                 ocsd_destroy_dcd_tree(t);
                 return C_API_INVALID_TREE_HANDLE;
             }
+        } else {
+            for (i = 0; i < plan->n_mem; i++)
+                if (!add_memory(t, &plan->mem[i])) {
+                    ocsd_destroy_dcd_tree(t);
+                    return C_API_INVALID_TREE_HANDLE;
+                }
+        }
+        if (mo->cache_set) {
+            /* looked up at run time: OpenCSD before 1.5.3 lacks it */
+            set_cacheing_fn f = (set_cacheing_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "ocsd_dt_set_mem_acc_cacheing");
+            if (!f)
+                fprintf(stderr, "this library has no ocsd_dt_set_mem_acc_cacheing: default caching\n");
+            else if (f(t, mo->cache_set > 0, (uint16_t)mo->page_size, mo->nr_pages) != OCSD_OK)
+                fprintf(stderr, "ocsd_dt_set_mem_acc_cacheing refused the sizes\n");
+        }
         ocsd_dt_set_gen_elem_outfn(t, elem_in, sink);
     }
     return t;
@@ -521,7 +577,7 @@ static double now(void)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: decode_snapshot [-print] [-pkt] [-chunk N] [-repeat N] [-wait N] [-time] [-per-id] PLAN\n");
+    fprintf(stderr, "usage: decode_snapshot [-print] [-pkt] [-mem file|callback] [-cache PAGE_SIZE,PAGES | -nocache] [-chunk N] [-repeat N] [-wait N] [-time] [-per-id] PLAN\n");
     exit(2);
 }
 
@@ -532,6 +588,7 @@ int main(int argc, char **argv)
     static plan_t plan;
     static pkt_ctx_t pkt_ctx[MAX_DECODERS];
     static sink_t sink;
+    static mem_opts_t mo;
     const char *plan_file = NULL;
     int pkt_only = 0, timing = 0, per_id = 0, repeat = 1, r, i, rc = 0;
     size_t chunk = (size_t)UINT32_MAX, size = 0;
@@ -547,6 +604,18 @@ int main(int argc, char **argv)
             timing = 1;
         else if (strcmp(argv[i], "-per-id") == 0)
             per_id = 1;
+        else if (strcmp(argv[i], "-mem") == 0 && i + 1 < argc) {
+            i++;
+            if (strcmp(argv[i], "callback") == 0)
+                mo.callback_mem = 1;
+            else if (strcmp(argv[i], "file") != 0)
+                usage();
+        } else if (strcmp(argv[i], "-cache") == 0 && i + 1 < argc) {
+            if (sscanf(argv[++i], "%u,%d", &mo.page_size, &mo.nr_pages) != 2)
+                usage();
+            mo.cache_set = 1;
+        } else if (strcmp(argv[i], "-nocache") == 0)
+            mo.cache_set = -1;
         else if (strcmp(argv[i], "-chunk") == 0 && i + 1 < argc)
             chunk = strtoul(argv[++i], NULL, 0);
         else if (strcmp(argv[i], "-repeat") == 0 && i + 1 < argc)
@@ -562,6 +631,9 @@ int main(int argc, char **argv)
         usage();
     if (!read_plan(plan_file, &plan))
         return 2;
+    mo.cb.plan = &plan;
+    if (mo.callback_mem && !pkt_only && !load_regions(&plan))
+        return 2;
     buf = read_file(plan.buffer_path, &size);
     if (!buf)
         return 2;
@@ -573,8 +645,9 @@ int main(int argc, char **argv)
         dcd_tree_handle_t t;
         double t0;
         sink.count = 0;
+        mo.cb.calls = 0;
         memset(sink.per_id, 0, sizeof(sink.per_id));
-        t = build_tree(&plan, pkt_only, &sink, pkt_ctx);
+        t = build_tree(&plan, pkt_only, &sink, pkt_ctx, &mo);
         if (t == C_API_INVALID_TREE_HANDLE) {
             rc = 1;
             break;
@@ -596,6 +669,8 @@ int main(int argc, char **argv)
                 pkt_only ? "packet processing" : "full decode", r, size, t_decode, total / t_decode / 1e6,
                 (double)sink.count * r / t_decode, pkt_only ? "packets" : "elements");
     }
+    if (mo.callback_mem && !pkt_only)
+        printf("memory callbacks: %" PRIu64 "\n", mo.cb.calls);
     printf("%s: %" PRIu64 "\n", pkt_only ? "packets" : "elements", sink.count);
     free(buf);
     free_plan(&plan);

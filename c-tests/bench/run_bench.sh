@@ -1,46 +1,99 @@
 #!/bin/sh
-# Build the C benchmark client against include/ and run the same binary on
-# this library (target/release, through a private directory holding its
-# soname, so that a system OpenCSD is never picked up) and, when installed,
-# on the system's libopencsd_c_api.so.1 (e.g. Debian's OpenCSD 1.3.3).
+# Benchmarks against the installed OpenCSD, whole-process and paired.
 #
-#   c-tests/bench/run_bench.sh [SNAPSHOT_NAME ...]   (default: bugfix-exact-match juno_r1_1)
-#   REPEAT=10 c-tests/bench/run_bench.sh
+#   c-tests/bench/run_bench.sh [SNAPSHOT_NAME ...]   (default: bugfix-exact-match)
+#   ROUNDS=7 c-tests/bench/run_bench.sh              (default 5 rounds)
 #
-# Prints each library's decode-loop throughput (stderr of -time) and checks
-# that both decode the same number of elements (OpenCSD 1.3.3 may differ a
-# little from 1.8.0, e.g. juno_r1_1: 1.3.3 repeats an address-not-accessible
-# element before some exceptions). For whole-process timing, run the two
-# commands it prints under /usr/bin/time or hyperfine.
+# Builds the C client c-tests/bench/decode_snapshot.c once against include/
+# and runs the same binary on this library (target/release, through a
+# private directory holding its soname) and on the system's
+# libopencsd_c_api.so.1 (Debian's OpenCSD 1.3.3): ldd shows which library
+# each run loads. The client builds its tree from the plan the lister
+# writes (trc_pkt_lister -print_plan), so the snapshot-to-tree mapping is
+# src/snapshot/to_tree.rs alone.
+#
+# For each snapshot it prints, with min / median / max over the rounds:
+#   - the C API with file memory accessors and with perf's memory callback
+#     (one callback with trace ID over the whole address space), OpenCSD
+#     and this library, with the speed-up ratios and the number of memory
+#     callback calls of each;
+#   - trc_pkt_lister -decode to a log file (no OpenCSD lister is installed:
+#     this library's alone);
+#   - peak memory (max RSS) of the C client on both libraries;
+#   - this library's C client time on the trace buffer repeated 1x, 4x, 16x.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 shared=${OCSD_SHARED:-$root/../shared}
-[ -d "$shared/conformance/snapshots" ] || { echo "SKIPPED: $shared/conformance/snapshots not found (set OCSD_SHARED)"; exit 0; }
+shared=$(cd "$shared" 2>/dev/null && pwd) || { echo "SKIPPED: reference data not found (set OCSD_SHARED)"; exit 0; }
+[ -d "$shared/conformance/snapshots" ] || { echo "SKIPPED: $shared/conformance/snapshots not found"; exit 0; }
 cd "$root" || exit 2
-cargo build --release --lib --quiet || exit 1
+cargo build --release --quiet || exit 1
 
 out="$root/target/bench"
 lib="$out/lib"
 mkdir -p "$lib"
 ln -sf "$root/target/release/libopencsd_c_api.so" "$lib/libopencsd_c_api.so.1"
 gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$root/include" -o "$out/decode_snapshot" "$here/decode_snapshot.c" \
-    -L"$lib" -l:libopencsd_c_api.so.1 || exit 1
+    -L"$lib" -l:libopencsd_c_api.so.1 -ldl || exit 1
+client="$out/decode_snapshot"
+lister="$root/target/release/trc_pkt_lister"
+rounds=${ROUNDS:-5}
+sys=""
+if [ -e /usr/lib/x86_64-linux-gnu/libopencsd_c_api.so.1 ] || ldconfig -p 2>/dev/null | grep -q libopencsd_c_api.so.1; then
+    sys=1
+fi
 
-[ $# -gt 0 ] || set -- bugfix-exact-match juno_r1_1
-status=0
+echo "this library: $(LD_LIBRARY_PATH="$lib" ldd "$client" | grep opencsd_c_api)"
+[ -n "$sys" ] && echo "OpenCSD:      $(env -u LD_LIBRARY_PATH ldd "$client" | grep opencsd_c_api)"
+
+[ $# -gt 0 ] || set -- bugfix-exact-match
 for name in "$@"; do
+    ss="$shared/conformance/snapshots/$name"
     plan="$out/$name.plan"
-    python3 "$here/snapshot_plan.py" "$shared/conformance/snapshots/$name" -o "$plan" || exit 1
-    echo "== $name"
-    ours=$(LD_LIBRARY_PATH="$lib" "$out/decode_snapshot" -time -repeat "${REPEAT:-5}" "$plan" | tail -n 1)
-    echo "   this library: $ours"
-    if [ -e /usr/lib/x86_64-linux-gnu/libopencsd_c_api.so.1 ] || ldconfig -p 2>/dev/null | grep -q libopencsd_c_api.so.1; then
-        sys=$("$out/decode_snapshot" -time -repeat "${REPEAT:-5}" "$plan" | tail -n 1)
-        echo "   system OpenCSD: $sys"
-        [ "$ours" = "$sys" ] || echo "   element counts differ"
+    "$lister" -ss_dir "$ss" -decode -print_plan "$plan" >/dev/null || exit 1
+    [ -s "$plan" ] || { echo "no plan for $name"; exit 1; }
+    echo
+    echo "== $name: C API (seconds; ratio = OpenCSD time / this library's time)"
+    set --
+    for mem in file callback; do
+        [ -n "$sys" ] && set -- "$@" "opencsd-$mem=env -u LD_LIBRARY_PATH $client -mem $mem $plan"
+        set -- "$@" "ours-$mem=LD_LIBRARY_PATH=$lib $client -mem $mem $plan"
+    done
+    if [ -n "$sys" ]; then
+        # pair each of ours with OpenCSD's same memory mode
+        python3 "$here/compare.py" -n "$rounds" "$1" "$2" || exit 1
+        python3 "$here/compare.py" -n "$rounds" "$3" "$4" || exit 1
+    else
+        python3 "$here/compare.py" -n "$rounds" "$@" || exit 1
     fi
-    echo "   whole process: env LD_LIBRARY_PATH=$lib $out/decode_snapshot $plan"
-    echo "                  $out/decode_snapshot $plan"
+
+    echo
+    echo "== $name: trc_pkt_lister -decode to a log file (this library; no OpenCSD lister installed)"
+    python3 "$here/compare.py" -n "$rounds" \
+        "lister=$lister -ss_dir $ss -decode -no_time_print -logfile -logfilename $out/$name.ppl" || exit 1
+
+    echo
+    echo "== $name: peak memory (max RSS, KiB)"
+    for mem in file callback; do
+        [ -n "$sys" ] && printf "opencsd-%-9s %s\n" "$mem" "$(env -u LD_LIBRARY_PATH /usr/bin/time -f %M "$client" -mem "$mem" "$plan" 2>&1 >/dev/null | tail -n 1)"
+        printf "ours-%-12s %s\n" "$mem" "$(LD_LIBRARY_PATH="$lib" /usr/bin/time -f %M "$client" -mem "$mem" "$plan" 2>&1 >/dev/null | tail -n 1)"
+    done
+
+    echo
+    echo "== $name: cost against trace size (the buffer repeated; this library, file memory)"
+    buf=$(sed -n 's/^buffer [^ ]* //p' "$plan")
+    set --
+    for k in 1 4 16; do
+        big="$out/$name.x$k.bin"
+        : >"$big"
+        i=0
+        while [ $i -lt $k ]; do cat "$buf" >>"$big"; i=$((i + 1)); done
+        sed "s|^buffer \([^ ]*\) .*|buffer \1 $big|" "$plan" >"$out/$name.x$k.plan"
+        set -- "$@" "x$k=LD_LIBRARY_PATH=$lib $client $out/$name.x$k.plan"
+    done
+    python3 "$here/compare.py" -n "$rounds" "$@" || exit 1
+    for k in 1 4 16; do
+        printf "x%-3s max RSS %s KiB\n" "$k" "$(LD_LIBRARY_PATH="$lib" /usr/bin/time -f %M "$client" "$out/$name.x$k.plan" 2>&1 >/dev/null | tail -n 1)"
+    done
 done
-exit $status

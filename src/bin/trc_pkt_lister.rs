@@ -14,6 +14,7 @@ use opencsd_c_api::common::{ErrorLog, GenElemSink, OcsdError, TracePacket};
 use opencsd_c_api::dcd_tree::{DecodeTree, PacketObserver, RawFrameMonitor};
 use opencsd_c_api::printers::gen_elem::{push_dec, push_hex, write_elem_str};
 use opencsd_c_api::printers::raw_frame::write_raw_frame;
+use opencsd_c_api::snapshot::plan::TreePlan;
 use opencsd_c_api::snapshot::{self, to_tree, Snapshot};
 
 const ETE_OPFLG_PKTDEC_SRCADDR_N_ATOMS: u32 = 0x0001_0000;
@@ -215,6 +216,13 @@ struct Opts {
     stats: bool,
     test_waits: u32,
     add_flags: u32,
+    /// Memory access cache: disabled, page size, number of pages (0: default).
+    macc_cache_disable: bool,
+    macc_cache_page_size: u32,
+    macc_cache_page_num: u32,
+    /// Hidden: write the decode plan (src/snapshot/plan.rs) to this file
+    /// and stop (for the C benchmark client).
+    print_plan: Option<String>,
 }
 
 fn print_help(log: &mut Log) {
@@ -361,12 +369,13 @@ fn run_logged(args: &[String], log: &SharedLog) -> i32 {
                     return -1;
                 }
             },
-            "-macc_cache_p_size" | "-macc_cache_p_num" => {
-                let _ = next();
-            }
+            "-macc_cache_p_size" => o.macc_cache_page_size = next().map(|v| c_num(&v) as u32).unwrap_or(0),
+            "-macc_cache_p_num" => o.macc_cache_page_num = next().map(|v| c_num(&v) as u32).unwrap_or(0),
+            "-macc_cache_disable" => o.macc_cache_disable = true,
+            "-print_plan" => o.print_plan = next(),
             "-o_raw_packed" => o.raw_packed = true,
             "-o_raw_unpacked" => o.raw_unpacked = true,
-            "-ss_verbose" | "-profile" | "-macc_cache_disable" => {}
+            "-ss_verbose" | "-profile" => {}
             "-decode" => o.decode = true,
             "-pkt_mon" => o.pkt_mon = true,
             "-decode_only" => {
@@ -439,10 +448,25 @@ fn list_trace(o: &Opts, snap: &Snapshot, names: &[String], log: &SharedLog) {
     let lmsg = |s: &str| log.borrow_mut().msg(s);
     let last_err: LastError = Rc::new(RefCell::new(None));
     let err_logger = Box::new(ErrLogger { log: log.clone(), last: last_err.clone() });
-    let Some(built) = to_tree::create_tree(snap, &o.src_name, !o.decode, o.add_flags, err_logger) else {
+    let mut plan = TreePlan::default();
+    let Some(built) = to_tree::create_tree_planned(snap, &o.src_name, !o.decode, o.add_flags, err_logger, &mut plan) else {
         return;
     };
+    if let Some(file) = &o.print_plan {
+        if std::fs::write(file, plan.text()).is_err() {
+            lmsg(&format!("Trace Packet Lister : Error: cannot write {}\n", file));
+        }
+        return;
+    }
     let mut tree = built.tree;
+    if o.decode && (o.macc_cache_disable || o.macc_cache_page_size != 0 || o.macc_cache_page_num != 0) {
+        // as OpenCSD's lister: an unset size takes its default
+        let size = if o.macc_cache_page_size != 0 { o.macc_cache_page_size as usize } else { opencsd_c_api::mem::cache::DEFAULT_PAGE_SIZE };
+        let num = if o.macc_cache_page_num != 0 { o.macc_cache_page_num as usize } else { opencsd_c_api::mem::cache::DEFAULT_PAGES };
+        if let Err(msg) = tree.mapper.set_caching(!o.macc_cache_disable, size, num) {
+            lmsg(&format!("Trace Packet Lister : {}\n", msg));
+        }
+    }
     // OpenCSD's lister creates the tree (and its deformatter) before it
     // makes its own error logger current: the deformatter reports to the
     // library's default logger, which prints nothing here and is not the

@@ -16,9 +16,6 @@
 //! Other documented differences from OpenCSD:
 //! - memory buffers given to `ocsd_dt_add_buffer_mem_acc` are copied (OpenCSD
 //!   keeps the client's pointer);
-//! - memory access caching (`ocsd_dt_set_mem_acc_cacheing`) validates its
-//!   arguments as OpenCSD does but changes nothing: accessors already read
-//!   from memory (files are loaded once), so there is no cache to size;
 //! - a formatted tree refuses decoders for reserved trace IDs (0, 0x70 to
 //!   0x7F) with `OCSD_ERR_INVALID_ID`.
 #![allow(non_camel_case_types, non_snake_case)]
@@ -732,7 +729,7 @@ pub extern "C" fn ocsd_dt_add_buffer_mem_acc(
                     start: address,
                     end: address.wrapping_add(mem_length as u64 - 1),
                     space: mem_space,
-                    source: Source::Buffer { data },
+                    source: Source::Buffer { data: Arc::new(data) },
                 },
             )
         })
@@ -812,14 +809,8 @@ pub extern "C" fn ocsd_tl_log_mapped_mem_ranges(handle: dcd_tree_handle_t) {
     })
 }
 
-/// OpenCSD's memory access cache limits.
-const CACHE_PAGE_SIZE_MIN: u16 = 64;
-const CACHE_PAGE_SIZE_MAX: u16 = 16384;
-const CACHE_PAGES_MIN: c_int = 4;
-const CACHE_PAGES_MAX: c_int = 256;
-
-/// Memory access cache settings: checked as OpenCSD checks them (errors
-/// are logged); accessors already read from memory, so nothing changes.
+/// Memory access caching: on with these sizes (refused, with an error
+/// logged, outside OpenCSD's limits), or off.
 #[no_mangle]
 pub extern "C" fn ocsd_dt_set_mem_acc_cacheing(handle: dcd_tree_handle_t, enable: c_int, page_size: u16, nr_pages: c_int) -> ocsd_err_t {
     ffi_guard!(OCSD_ERR_FAIL, {
@@ -827,26 +818,12 @@ pub extern "C" fn ocsd_dt_set_mem_acc_cacheing(handle: dcd_tree_handle_t, enable
             if !t.has_mapper {
                 return OCSD_ERR_NOT_INIT;
             }
-            if enable == 0 {
-                return OCSD_OK;
-            }
-            let problem = if page_size > CACHE_PAGE_SIZE_MAX {
-                Some("MemAcc Caching: page size too large")
-            } else if page_size < CACHE_PAGE_SIZE_MIN {
-                Some("MemAcc Caching: page size too small")
-            } else if nr_pages > CACHE_PAGES_MAX {
-                Some("MemAcc Caching: number of pages too large")
-            } else if nr_pages < CACHE_PAGES_MIN {
-                Some("MemAcc Caching: number of pages too small")
-            } else {
-                None
-            };
-            match problem {
-                Some(msg) => {
+            match t.tree.mapper.set_caching(enable != 0, page_size as usize, nr_pages.max(0) as usize) {
+                Ok(()) => OCSD_OK,
+                Err(msg) => {
                     logger::log_error(logger::GEN_INFO, &OcsdError::with_msg(OCSD_ERR_SEV_ERROR, OCSD_ERR_INVALID_PARAM_VAL, msg));
                     OCSD_ERR_INVALID_PARAM_VAL
                 }
-                None => OCSD_OK,
             }
         })
     })

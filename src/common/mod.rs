@@ -166,15 +166,71 @@ pub trait MemAccess {
         buf: &mut [u8],
     ) -> Result<usize, ocsd_err_t>;
 
-    /// An identifier of the memory contents, given only while they cannot
-    /// change behind the identifier's back (no client read callbacks are
-    /// mapped): a different mapping gets a different identifier. Decoders
-    /// may keep what they derive from memory (decoded instruction blocks)
-    /// for as long as the identifier stays the same. `None`: derive afresh
-    /// on every read.
-    fn contents_id(&self) -> Option<u64> {
+    /// One read of `req` bytes at `addr` (as [`MemAccess::read`]), its
+    /// bytes at the start of `out` (`out.len() >= req`), and with them a
+    /// view of as many of the bytes that follow as the memory can vouch
+    /// for: see [`MemRun`]. The default vouches for nothing more.
+    fn read_run(
+        &mut self,
+        addr: ocsd_vaddr_t,
+        space: ocsd_mem_space_acc_t,
+        trace_id: u8,
+        req: usize,
+        out: &mut [u8],
+    ) -> Result<MemRun, ocsd_err_t> {
+        let n = req.min(out.len());
+        let got = self.read(addr, space, trace_id, &mut out[..n])?;
+        Ok(MemRun { got, token: 0, view: None })
+    }
+
+    /// `n` further reads were served from the view of the last
+    /// [`MemAccess::read_run`], with no other memory access in between.
+    fn run_uses(&mut self, _n: u32) {}
+
+    /// Changes with every access and change of the memory other than
+    /// [`MemAccess::run_uses`]: while it stays the same, the view of the
+    /// last [`MemAccess::read_run`] still serves the reads it vouches for.
+    /// None: views last for one call of the decoder only.
+    fn epoch(&self) -> Option<u64> {
         None
     }
+
+    /// Drop what is cached for `trace_id` (OpenCSD's
+    /// `InvalidateMemAccCache`, called by decoders on a context change).
+    fn invalidate_cache(&mut self, _trace_id: u8) {}
+}
+
+/// Bytes `data[off..off + len]`: the memory at `[addr, addr + len)` of a
+/// [`MemRun`].
+#[derive(Clone, Debug)]
+pub struct MemView {
+    pub data: std::sync::Arc<Vec<u8>>,
+    pub off: usize,
+    pub len: usize,
+}
+
+impl MemView {
+    #[inline]
+    pub fn bytes(&self) -> &[u8] {
+        &self.data[self.off..self.off + self.len]
+    }
+}
+
+/// What [`MemAccess::read_run`] found.
+#[derive(Clone, Debug, Default)]
+pub struct MemRun {
+    /// Bytes of the requested read (`out[..got]`); fewer than asked when
+    /// the memory is not accessible there.
+    pub got: usize,
+    /// Names where the bytes came from: a later run with the same nonzero
+    /// token has the same bytes at the same addresses (0: no promise).
+    pub token: u64,
+    /// When the request was met in full, possibly: the bytes from the read
+    /// address on (at least the request) that further reads of the same
+    /// size inside them, made next by the same trace ID in the same memory
+    /// space, would get from the same place. The caller may serve such
+    /// reads itself and report them with [`MemAccess::run_uses`].
+    pub view: Option<MemView>,
 }
 
 /// A memory accessor with nothing mapped.

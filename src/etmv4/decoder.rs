@@ -20,7 +20,7 @@ use super::p0_stack::{P0Data, P0Elem, P0Kind, P0Stack};
 use super::types::*;
 use crate::abi::gen_elem::*;
 use crate::abi::*;
-use crate::common::{DecodeCtx, ElemQueue, ErrorLog, MemAccess, OcsdError, PacketDecoder};
+use crate::common::{DecodeCtx, ElemQueue, ErrorLog, MemAccess, MemView, OcsdError, PacketDecoder};
 use crate::ete::types::{ETE_OPFLG_PKTDEC_SRCADDR_N_ATOMS, ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK};
 use crate::instr::{a64_is_plain, aa64_opcode_is_invalid, decode_instruction_ex, TrcAddrReturnStack};
 
@@ -140,18 +140,26 @@ impl OutElems {
     }
 }
 
-/// Size of the program memory window.
-const MEM_WINDOW: usize = 64;
-
-/// A small window of program memory, refilled on demand. A read of `n`
-/// bytes at an address means those bytes are mapped contiguously, so
-/// serving 4-byte instruction fetches from the window gives the same
-/// bytes as OpenCSD's 4-byte reads.
+/// A view of program memory, renewed on demand. OpenCSD reads each
+/// instruction with a 4-byte read through its memory access cache; the
+/// window holds the bytes the memory vouches for after such a read
+/// ([`crate::common::MemRun`]: to the end of the cache page), so later
+/// instruction reads inside it get the bytes OpenCSD's would, and are
+/// reported to the memory as uses of the same cache page before the
+/// decoder lets go of the window.
 struct MemWindow {
     base: ocsd_vaddr_t,
     len: usize,
     space: ocsd_mem_space_acc_t,
-    buf: [u8; MEM_WINDOW],
+    /// [`crate::common::MemRun::token`] of the window's bytes.
+    token: u64,
+    view: Option<MemView>,
+    /// Reads served from the window, not yet reported.
+    uses: u32,
+    /// A read made by [`MemWindow::prime`] and not yet taken.
+    primed: Option<(ocsd_vaddr_t, ocsd_mem_space_acc_t, Fetch)>,
+    /// The memory's [`MemAccess::epoch`] when the view was taken.
+    epoch: Option<u64>,
 }
 
 /// One instruction fetch: the opcode word (zero-filled) and the bytes
@@ -164,36 +172,120 @@ struct Fetch {
 
 impl MemWindow {
     fn new() -> Self {
-        MemWindow { base: 0, len: 0, space: OCSD_MEM_SPACE_NONE, buf: [0; MEM_WINDOW] }
+        MemWindow { base: 0, len: 0, space: OCSD_MEM_SPACE_NONE, token: 0, view: None, uses: 0, primed: None, epoch: None }
     }
 
-    fn invalidate(&mut self) {
+    /// Report the reads served from the window and let go of it: before
+    /// anything else may use the memory.
+    fn release(&mut self, mem: &mut dyn MemAccess) {
+        if self.uses > 0 {
+            mem.run_uses(self.uses);
+            self.uses = 0;
+        }
         self.len = 0;
+        self.view = None;
+        self.primed = None;
+    }
+
+    /// Report the reads served from the window (at the end of a decoder
+    /// call: other decoders may use the memory next).
+    fn report(&mut self, mem: &mut dyn MemAccess) {
+        if self.uses > 0 {
+            mem.run_uses(self.uses);
+            self.uses = 0;
+        }
+        self.primed = None;
+    }
+
+    /// At the start of a decoder call: keep the view only if nothing has
+    /// used or changed the memory since it was taken.
+    fn check(&mut self, mem: &dyn MemAccess) {
+        if self.len > 0 && (self.epoch.is_none() || mem.epoch() != self.epoch) {
+            self.len = 0;
+            self.view = None;
+        }
     }
 
     #[inline]
-    fn word_at(&self, off: usize, n: usize) -> Fetch {
+    fn bytes(&self) -> &[u8] {
+        match &self.view {
+            Some(v) => &v.bytes()[..self.len],
+            None => &[],
+        }
+    }
+
+    /// Whether the window holds `n` bytes at `addr` for reads in `space`.
+    #[inline]
+    fn holds(&self, addr: ocsd_vaddr_t, n: u64, space: ocsd_mem_space_acc_t) -> bool {
+        self.len > 0 && space == self.space && addr >= self.base && (addr - self.base).saturating_add(n) <= self.len as u64
+    }
+
+    /// `n` reads, the first at `addr`, served from the window.
+    #[inline]
+    fn take_reads(&mut self, addr: ocsd_vaddr_t, n: u32) {
+        if n == 0 {
+            return;
+        }
+        match self.primed {
+            Some((a, _, _)) if a == addr => {
+                self.primed = None;
+                self.uses += n - 1;
+            }
+            _ => self.uses += n,
+        }
+    }
+
+    /// Make sure the read at `addr` is made or can be served from the
+    /// window, without taking it: the next [`MemWindow::fetch`] at `addr`
+    /// (or [`MemWindow::take_reads`]) takes it.
+    #[inline]
+    fn prime(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> Result<(), ocsd_err_t> {
+        if self.holds(addr, 4, space) || matches!(self.primed, Some((a, sp, _)) if a == addr && sp == space) {
+            return Ok(());
+        }
+        let f = self.refill(mem, addr, space, trace_id)?;
+        self.primed = Some((addr, space, f));
+        Ok(())
+    }
+
+    fn refill(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> Result<Fetch, ocsd_err_t> {
+        self.release(mem);
+        // never wrapping past the top of memory
+        let room = (u64::MAX - addr).saturating_add(1).min(4) as usize;
         let mut b = [0u8; 4];
-        b[..n].copy_from_slice(&self.buf[off..off + n]);
-        Fetch { opcode: u32::from_le_bytes(b), avail: n }
+        let run = mem.read_run(addr, space, trace_id, room, &mut b[..room])?;
+        let got = run.got.min(room);
+        b[got..].fill(0);
+        self.base = addr;
+        self.space = space;
+        self.token = run.token;
+        self.epoch = mem.epoch();
+        self.len = 0;
+        if got == 4 {
+            if let Some(v) = run.view {
+                // never past the top of memory
+                self.len = v.len.min((u64::MAX - addr).saturating_add(1).min(usize::MAX as u64) as usize);
+                self.view = Some(v);
+            }
+        }
+        Ok(Fetch { opcode: u32::from_le_bytes(b), avail: got })
     }
 
     #[inline]
     fn fetch(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> Result<Fetch, ocsd_err_t> {
-        if self.len > 0 && space == self.space && addr >= self.base {
-            let off = addr - self.base;
-            if off.saturating_add(4) <= self.len as u64 {
-                return Ok(self.word_at(off as usize, 4));
+        if let Some((a, sp, f)) = self.primed {
+            if a == addr && sp == space {
+                self.primed = None;
+                return Ok(f);
             }
         }
-        // refill at the address, never wrapping past the top of memory
-        let room = (u64::MAX - addr).saturating_add(1).min(MEM_WINDOW as u64) as usize;
-        self.len = 0;
-        let n = mem.read(addr, space, trace_id, &mut self.buf[..room])?.min(room);
-        self.base = addr;
-        self.space = space;
-        self.len = n;
-        Ok(self.word_at(0, n.min(4)))
+        if self.holds(addr, 4, space) {
+            self.uses += 1;
+            let off = (addr - self.base) as usize;
+            let w = &self.bytes()[off..off + 4];
+            return Ok(Fetch { opcode: u32::from_le_bytes([w[0], w[1], w[2], w[3]]), avail: 4 });
+        }
+        self.refill(mem, addr, space, trace_id)
     }
 
     /// Walk A64 instructions that cannot be waypoints ([`a64_is_plain`])
@@ -204,7 +296,7 @@ impl MemWindow {
     /// [`decode_instruction_ex`] would after the last one walked. Returns
     /// (instructions walked, `to_addr` reached).
     #[inline]
-    fn walk_a64_plain(&self, instr: &mut ocsd_instr_info, space: ocsd_mem_space_acc_t, to_addr: Option<ocsd_vaddr_t>, aa64_chk: bool, max: u32) -> (u32, bool) {
+    fn walk_a64_plain(&mut self, instr: &mut ocsd_instr_info, space: ocsd_mem_space_acc_t, to_addr: Option<ocsd_vaddr_t>, aa64_chk: bool, max: u32) -> (u32, bool) {
         if self.len == 0 || space != self.space || instr.instr_addr < self.base {
             return (0, false);
         }
@@ -225,7 +317,7 @@ impl MemWindow {
         }
         let mut n = 0usize;
         let mut last = 0u32;
-        for w in self.buf[off..off + 4 * limit].chunks_exact(4) {
+        for w in self.bytes()[off..off + 4 * limit].chunks_exact(4) {
             let op = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
             if !a64_is_plain(op) || (aa64_chk && aa64_opcode_is_invalid(op)) {
                 break;
@@ -236,6 +328,7 @@ impl MemWindow {
         let found = n == stop_at;
         let addr = instr.instr_addr.wrapping_add(4 * n as u64);
         let n = n as u32;
+        self.take_reads(instr.instr_addr, n);
         if n > 0 {
             instr.instr_addr = addr;
             instr.opcode = last;
@@ -252,7 +345,7 @@ impl MemWindow {
 }
 
 /// Number of entries of the decoded-block cache (direct mapped).
-const BLOCK_CACHE_SIZE: usize = 4096;
+const BLOCK_CACHE_SIZE: usize = 2048;
 
 /// One decoded block: the A64 instructions from `start` up to and
 /// including the first waypoint, as an instruction walk without a target
@@ -261,7 +354,8 @@ const BLOCK_CACHE_SIZE: usize = 4096;
 #[derive(Clone, Copy, Default)]
 struct Block {
     start: ocsd_vaddr_t,
-    space: ocsd_mem_space_acc_t,
+    /// [`crate::common::MemRun::token`] of the bytes it was decoded from.
+    token: u64,
     aa64_chk: bool,
     valid: bool,
     num_instr: u32,
@@ -273,21 +367,29 @@ struct Block {
     branch_addr: ocsd_vaddr_t,
     is_link: u8,
     is_conditional: u8,
+    /// The block's instruction words (blocks of up to [`BLOCK_WORDS`]):
+    /// bytes found equal under another token replay the block too.
+    words: [u32; BLOCK_WORDS],
 }
 
-/// Decoded-block cache: instruction walks depend only on the start
-/// address, memory space and program memory (for A64, which carries no
-/// IT-block state, with the decoder's fixed configuration), so while the
-/// memory mapping cannot change (`MemAccess::contents_id`) a walk from an
-/// address seen before is replayed instead of decoded again.
+/// Longest block whose instruction words a block cache entry keeps.
+const BLOCK_WORDS: usize = 8;
+
+/// Decoded-block cache: an A64 instruction walk depends only on its start
+/// address and the bytes it reads (A64 carries no IT-block state, and the
+/// decoder's configuration is fixed), so a walk from an address seen
+/// before is replayed instead of decoded again when its first read finds
+/// the same bytes (the same memory token, or a comparison of the block's
+/// words) with the whole block inside the bytes that read vouches for:
+/// every read of the walk would then have been served, and served the
+/// same bytes, by the same cache page.
 struct BlockCache {
-    contents_id: Option<u64>,
     entries: Vec<Block>,
 }
 
 impl BlockCache {
     fn new() -> Self {
-        BlockCache { contents_id: None, entries: Vec::new() }
+        BlockCache { entries: Vec::new() }
     }
 
     #[inline]
@@ -295,31 +397,41 @@ impl BlockCache {
         ((addr >> 2) ^ (addr >> 14)) as usize & (BLOCK_CACHE_SIZE - 1)
     }
 
-    /// Check the memory identity; false: caching is off for this walk.
+    /// The block at `start` if its bytes are those of `window`'s view
+    /// (token `token`), the whole block inside it.
     #[inline]
-    fn usable(&mut self, id: Option<u64>) -> bool {
-        let Some(id) = id else { return false };
-        if self.contents_id != Some(id) {
-            if self.entries.is_empty() {
-                self.entries = vec![Block::default(); BLOCK_CACHE_SIZE];
-            } else {
-                self.entries.iter_mut().for_each(|b| b.valid = false);
-            }
-            self.contents_id = Some(id);
+    fn get(&mut self, start: ocsd_vaddr_t, token: u64, aa64_chk: bool, window: &[u8]) -> Option<&Block> {
+        let b = self.entries.get_mut(Self::slot(start))?;
+        if !(b.valid && b.start == start && b.aa64_chk == aa64_chk && token != 0) {
+            return None;
         }
-        true
+        let n = b.num_instr as usize;
+        if 4 * n > window.len() {
+            return None;
+        }
+        if b.token != token {
+            // other bytes, or the same bytes read again: compare
+            if n > BLOCK_WORDS || window[..4 * n].chunks_exact(4).zip(&b.words[..n]).any(|(w, &x)| u32::from_le_bytes([w[0], w[1], w[2], w[3]]) != x) {
+                return None;
+            }
+            b.token = token;
+        }
+        Some(b)
     }
 
-    #[inline]
-    fn get(&self, start: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, aa64_chk: bool) -> Option<&Block> {
-        let b = &self.entries[Self::slot(start)];
-        (b.valid && b.start == start && b.space == space && b.aa64_chk == aa64_chk).then_some(b)
-    }
-
-    fn put(&mut self, start: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, aa64_chk: bool, num_instr: u32, instr: &ocsd_instr_info) {
+    fn put(&mut self, start: ocsd_vaddr_t, token: u64, aa64_chk: bool, num_instr: u32, instr: &ocsd_instr_info, bytes: &[u8]) {
+        if self.entries.is_empty() {
+            self.entries = vec![Block::default(); BLOCK_CACHE_SIZE];
+        }
+        let mut words = [0u32; BLOCK_WORDS];
+        if num_instr as usize <= BLOCK_WORDS {
+            for (w, c) in words.iter_mut().zip(bytes.chunks_exact(4)) {
+                *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            }
+        }
         self.entries[Self::slot(start)] = Block {
             start,
-            space,
+            token,
             aa64_chk,
             valid: true,
             num_instr,
@@ -330,6 +442,7 @@ impl BlockCache {
             branch_addr: instr.branch_addr,
             is_link: instr.is_link,
             is_conditional: instr.is_conditional,
+            words,
         };
     }
 
@@ -937,7 +1050,9 @@ impl EtmV4IPktDecoder {
                             self.out.add(back.root_index);
                             self.update_context(&c, is);
                             context_flush = true;
-                            self.mem.invalidate();
+                            // OpenCSD drops this trace ID's cached memory on a context change
+                            self.mem.release(ctx.mem);
+                            ctx.mem.invalidate_cache(self.trace_id);
                         }
                     }
                 }
@@ -1370,13 +1485,24 @@ impl EtmV4IPktDecoder {
         let mut err = OCSD_OK;
         let a64 = self.instr.isa == ocsd_isa_aarch64;
         // walks to the next waypoint are replayed from the block cache
-        let cached = a64 && to_addr.is_none() && self.range_limit == 0 && self.blocks.usable(ctx.mem.contents_id());
+        let mut cache_token = 0u64;
+        let cached = a64 && to_addr.is_none() && self.range_limit == 0;
         if cached {
-            if let Some(b) = self.blocks.get(r.st_addr, space, aa64_chk) {
-                BlockCache::replay(b, &mut self.instr);
-                r.num_instr = b.num_instr;
-                r.en_addr = self.instr.instr_addr;
-                return (r, WpRes::Found, OCSD_OK);
+            // the walk's first read, as OpenCSD makes it
+            if let Err(e) = self.mem.prime(ctx.mem, r.st_addr, space, self.trace_id) {
+                return (r, res, e);
+            }
+            if self.mem.holds(r.st_addr, 4, space) {
+                cache_token = self.mem.token;
+                let off = (r.st_addr - self.mem.base) as usize;
+                if let Some(b) = self.blocks.get(r.st_addr, cache_token, aa64_chk, &self.mem.bytes()[off..]) {
+                    let n = b.num_instr;
+                    BlockCache::replay(b, &mut self.instr);
+                    self.mem.take_reads(r.st_addr, n);
+                    r.num_instr = n;
+                    r.en_addr = self.instr.instr_addr;
+                    return (r, WpRes::Found, OCSD_OK);
+                }
             }
         }
         while res == WpRes::NotFound {
@@ -1422,8 +1548,10 @@ impl EtmV4IPktDecoder {
             }
         }
         r.en_addr = self.instr.instr_addr;
-        if cached && res == WpRes::Found && err == OCSD_OK {
-            self.blocks.put(r.st_addr, space, aa64_chk, r.num_instr, &self.instr);
+        // the block is kept if all its reads came from the first read's bytes
+        if cached && cache_token != 0 && res == WpRes::Found && err == OCSD_OK && self.mem.token == cache_token && self.mem.holds(r.st_addr, 4 * r.num_instr as u64, space) {
+            let off = (r.st_addr - self.mem.base) as usize;
+            self.blocks.put(r.st_addr, cache_token, aa64_chk, r.num_instr, &self.instr, &self.mem.bytes()[off..off + 4 * r.num_instr as usize]);
         }
         (r, res, err)
     }
@@ -1867,9 +1995,10 @@ impl PacketDecoder for EtmV4IPktDecoder {
 
     fn packet_in(&mut self, index_sop: ocsd_trc_index_t, pkt: &ocsd_etmv4_i_pkt, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
         self.index_curr_pkt = index_sop;
-        // memory may change between calls (clients can map and unmap)
-        self.mem.invalidate();
+        self.mem.check(ctx.mem);
         let resp = self.process_packet(pkt, ctx);
+        // other decoders and the client may use the memory before the next call
+        self.mem.report(ctx.mem);
         if ctx.gate_closed() {
             // suspended at the memory-access gate: FLUSH resumes this packet
             self.cont_pkt = Some(*pkt);
@@ -1884,6 +2013,7 @@ impl PacketDecoder for EtmV4IPktDecoder {
 
     fn eot(&mut self, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
         self.commit_elem_on_eot();
+        self.mem.report(ctx.mem);
         self.out.send(ctx.out, self.trace_id);
         OCSD_RESP_CONT
     }
@@ -1899,8 +2029,9 @@ impl PacketDecoder for EtmV4IPktDecoder {
         // what follows (e.g. the NO_SYNC after an error) comes out as it
         // would have without the WAIT
         let Some(pkt) = self.cont_pkt.take() else { return OCSD_RESP_CONT };
-        self.mem.invalidate();
+        self.mem.check(ctx.mem);
         let resp = self.process_packet(&pkt, ctx);
+        self.mem.report(ctx.mem);
         if ctx.gate_closed() {
             self.cont_pkt = Some(pkt);
         } else if self.out.num_to_send() > 0 {

@@ -3,16 +3,21 @@
 //! Accessors map an address range in a memory space to bytes: a binary
 //! file (whole, or regions at file offsets), a buffer, or a client
 //! callback (optionally told the trace ID). The [`MemMapper`] holds them,
-//! refuses overlapping ranges in the same memory space, and serves reads;
-//! files are read into memory once, so a read is a bounds-checked copy.
+//! refuses overlapping ranges in the same memory space, and serves reads
+//! through OpenCSD's memory access cache ([`cache`]): the same lookups,
+//! the same pages, the same callback calls. Files are read into memory
+//! once, so a read from a file is a bounds-checked copy.
 #![forbid(unsafe_code)]
+
+pub mod cache;
 
 use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
 use crate::abi::*;
-use crate::common::MemAccess;
+use crate::common::{MemAccess, MemRun, MemView};
+use cache::{CacheSizes, MemCache, PageData};
 
 pub mod elf;
 
@@ -24,7 +29,7 @@ pub enum Source {
     /// File contents (shared between accessors of one file).
     File { path: String, data: Arc<Vec<u8>>, offset: usize },
     /// A copy of a client buffer.
-    Buffer { data: Vec<u8> },
+    Buffer { data: Arc<Vec<u8>> },
     /// A client callback.
     Callback { read: ReadFn },
 }
@@ -44,6 +49,37 @@ impl Accessor {
 
     fn overlaps(&self, other: &Accessor) -> bool {
         self.start <= other.end && other.start <= self.end && (self.space & other.space) != 0
+    }
+
+    /// The accessor's unchanging bytes (files, buffers): None for callbacks.
+    fn static_bytes(&self) -> Option<&[u8]> {
+        match &self.source {
+            Source::File { data, offset, .. } => Some(data.get(*offset..).unwrap_or(&[])),
+            Source::Buffer { data } => Some(data),
+            Source::Callback { .. } => None,
+        }
+    }
+
+    /// Bytes of a static accessor from `addr` (inside the range) to the
+    /// end of its range or data.
+    fn static_from(&self, addr: ocsd_vaddr_t) -> Option<&[u8]> {
+        let data = self.static_bytes()?;
+        let rel = (addr - self.start) as usize;
+        let in_range = ((self.end - addr) as u128 + 1).min(usize::MAX as u128) as usize;
+        let avail = data.len().saturating_sub(rel).min(in_range);
+        Some(if avail == 0 { &[] } else { &data[rel..rel + avail] })
+    }
+
+    /// A view of a static accessor's bytes from `addr` (inside the range)
+    /// to the end of its range or data.
+    fn static_view(&self, addr: ocsd_vaddr_t) -> Option<MemView> {
+        let (data, base) = match &self.source {
+            Source::File { data, offset, .. } => (data, *offset),
+            Source::Buffer { data } => (data, 0),
+            Source::Callback { .. } => return None,
+        };
+        let len = self.static_from(addr)?.len();
+        Some(MemView { data: data.clone(), off: base + (addr - self.start) as usize, len })
     }
 
     fn read(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, buf: &mut [u8]) -> usize {
@@ -81,27 +117,56 @@ fn copy_from(data: &[u8], at: usize, dst: &mut [u8]) -> usize {
     n
 }
 
-/// The set of accessors of a decode tree.
-pub struct MemMapper {
-    accessors: Vec<Accessor>,
-    last_hit: usize,
-    /// Identifies the current mapping (unique in the process); renewed on
-    /// every change. See [`MemAccess::contents_id`].
-    contents_id: u64,
-    /// Whether a client callback accessor is mapped (contents may change).
-    has_callbacks: bool,
+/// Identity of an accessor beyond its place in the list.
+#[derive(Clone, Copy, Debug)]
+struct AccMeta {
+    /// Unique in the process: names a static accessor's bytes.
+    uid: u64,
+    /// Accessors that are one accessor in OpenCSD (the regions of one
+    /// file) share a group: moving between them is no change of accessor.
+    group: u64,
 }
 
-fn next_contents_id() -> u64 {
+/// The set of accessors of a decode tree, and OpenCSD's memory access
+/// cache in front of them.
+pub struct MemMapper {
+    accessors: Vec<Accessor>,
+    meta: Vec<AccMeta>,
+    /// The accessor of the last lookup (`m_acc_curr`).
+    curr: Option<usize>,
+    /// None: caching off.
+    cache: Option<MemCache>,
+    /// Sizes to use when caching is switched on again.
+    sizes: CacheSizes,
+    /// See [`MemAccess::epoch`].
+    epoch: u64,
+    /// Only files and buffers are mapped, no two of them overlapping: what
+    /// a read returns cannot depend on the cache's pages (see
+    /// [`MemMapper::serve`]), so none are kept.
+    static_only: bool,
+}
+
+fn next_uid() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(1);
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 impl Default for MemMapper {
+    /// A mapper with OpenCSD's default caching, adjusted by its
+    /// environment variables (`OPENCSD_MEMACC_CACHE_OFF`, `_PAGE_SIZE`,
+    /// `_PAGE_NUM`) as OpenCSD adjusts it when a tree creates its mapper.
     fn default() -> Self {
-        MemMapper { accessors: Vec::new(), last_hit: 0, contents_id: next_contents_id(), has_callbacks: false }
+        Self::with_cache(CacheSizes::from_env())
     }
+}
+
+/// Where a read is served from.
+enum Serve {
+    /// Page `i` of the cache.
+    Page(usize),
+    /// Straight from accessor `i` (caching off, or a read larger than a page).
+    Direct(usize),
 }
 
 impl MemMapper {
@@ -109,11 +174,68 @@ impl MemMapper {
         Self::default()
     }
 
+    /// A mapper caching with `sizes`, or not caching (None).
+    pub fn with_cache(sizes: Option<CacheSizes>) -> Self {
+        MemMapper {
+            accessors: Vec::new(),
+            meta: Vec::new(),
+            curr: None,
+            cache: sizes.map(MemCache::new),
+            sizes: sizes.unwrap_or_default(),
+            epoch: 0,
+            static_only: true,
+        }
+    }
+
+    /// `ocsd_dt_set_mem_acc_cacheing`: switch caching on with these sizes
+    /// (pages made afresh unless the sizes are those in use), or off.
+    /// Sizes outside OpenCSD's limits are refused.
+    pub fn set_caching(&mut self, enable: bool, page_size: usize, num_pages: usize) -> Result<(), &'static str> {
+        self.epoch += 1;
+        if !enable {
+            self.cache = None;
+            return Ok(());
+        }
+        if page_size > cache::PAGE_SIZE_MAX {
+            return Err("MemAcc Caching: page size too large");
+        }
+        if page_size < cache::PAGE_SIZE_MIN {
+            return Err("MemAcc Caching: page size too small");
+        }
+        if num_pages > cache::PAGES_MAX {
+            return Err("MemAcc Caching: number of pages too large");
+        }
+        if num_pages < cache::PAGES_MIN {
+            return Err("MemAcc Caching: number of pages too small");
+        }
+        let sizes = CacheSizes { page_size, num_pages };
+        match &mut self.cache {
+            Some(c) if c.sizes == sizes => {}
+            Some(c) => c.resize(sizes),
+            None => self.cache = Some(MemCache::new(sizes)),
+        }
+        self.sizes = sizes;
+        Ok(())
+    }
+
+    /// The cache sizes in use (None: caching off).
+    pub fn cache_sizes(&self) -> Option<CacheSizes> {
+        self.cache.as_ref().map(|c| c.sizes)
+    }
+
     /// After any change of the accessors.
-    fn changed(&mut self) {
-        self.last_hit = 0;
-        self.contents_id = next_contents_id();
-        self.has_callbacks = self.accessors.iter().any(|a| matches!(a.source, Source::Callback { .. }));
+    fn mapping_changed(&mut self) {
+        let any_cb = self.accessors.iter().any(|a| matches!(a.source, Source::Callback { .. }));
+        let overlap = self.accessors.iter().enumerate().any(|(i, a)| {
+            self.accessors[i + 1..].iter().any(|b| a.start <= b.end && b.start <= a.end)
+        });
+        self.static_only = !any_cb && !overlap;
+    }
+
+    fn invalidate_all(&mut self) {
+        if let Some(c) = &mut self.cache {
+            c.invalidate_all();
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -123,23 +245,40 @@ impl MemMapper {
     /// Add an accessor; `OCSD_ERR_MEM_ACC_OVERLAP` if its range overlaps
     /// one already mapped in an intersecting memory space.
     pub fn add(&mut self, acc: Accessor) -> Result<(), ocsd_err_t> {
+        self.epoch += 1;
         if acc.end < acc.start {
             return Err(OCSD_ERR_MEM_ACC_RANGE_INVALID);
         }
         if self.accessors.iter().any(|a| a.overlaps(&acc)) {
             return Err(OCSD_ERR_MEM_ACC_OVERLAP);
         }
+        let uid = next_uid();
+        let group = match &acc.source {
+            Source::File { path, .. } => self
+                .accessors
+                .iter()
+                .zip(&self.meta)
+                .find(|(a, _)| matches!(&a.source, Source::File { path: p, .. } if p == path))
+                .map(|(_, m)| m.group)
+                .unwrap_or(uid),
+            _ => uid,
+        };
         self.accessors.push(acc);
-        self.changed();
+        self.meta.push(AccMeta { uid, group });
+        self.mapping_changed();
         Ok(())
     }
 
     /// Remove the accessor starting at `start` in memory space `space`.
     pub fn remove(&mut self, start: ocsd_vaddr_t, space: ocsd_mem_space_acc_t) -> Result<(), ocsd_err_t> {
+        self.epoch += 1;
         match self.accessors.iter().position(|a| a.start == start && a.space == space) {
             Some(i) => {
                 self.accessors.remove(i);
-                self.changed();
+                self.meta.remove(i);
+                self.curr = None;
+                self.invalidate_all();
+                self.mapping_changed();
                 Ok(())
             }
             None => Err(OCSD_ERR_INVALID_PARAM_VAL),
@@ -147,8 +286,124 @@ impl MemMapper {
     }
 
     pub fn clear(&mut self) {
+        self.epoch += 1;
         self.accessors.clear();
-        self.changed();
+        self.meta.clear();
+        self.curr = None;
+        self.invalidate_all();
+        self.mapping_changed();
+    }
+
+    /// The accessor for a read (OpenCSD's `readFromCurrent`, else
+    /// `findAccessor`): moving to another accessor drops the trace ID's
+    /// cached pages.
+    #[inline]
+    fn lookup(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> Option<usize> {
+        if let Some(c) = self.curr {
+            if self.accessors[c].covers(addr, space) {
+                return Some(c);
+            }
+            let g = self.meta[c].group;
+            if let Some(j) = (0..self.accessors.len()).find(|&j| self.meta[j].group == g && self.accessors[j].covers(addr, space)) {
+                self.curr = Some(j);
+                return Some(j);
+            }
+        }
+        let j = self.accessors.iter().position(|a| a.covers(addr, space))?;
+        self.curr = Some(j);
+        if let (Some(c), false) = (&mut self.cache, self.static_only) {
+            c.invalidate_id(trace_id);
+        }
+        Some(j)
+    }
+
+    /// Load a page at `addr` from accessor `acc` (a cache miss). Returns
+    /// the page's index.
+    fn load_page(&mut self, acc: usize, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> Result<usize, ocsd_err_t> {
+        let uid = self.meta[acc].uid;
+        let Some(c) = self.cache.as_mut() else { return Err(OCSD_ERR_NOT_INIT) };
+        let ps = c.sizes.page_size;
+        let i = c.take_new_page();
+        let a = &mut self.accessors[acc];
+        let (n, data, token) = match a.static_from(addr) {
+            Some(bytes) => (bytes.len().min(ps), PageData::Static(acc), uid),
+            None => {
+                let n = a.read(addr, space, trace_id, c.page_buf(i));
+                (n, PageData::Owned, next_uid())
+            }
+        };
+        let p = &mut c.pages[i];
+        if n > ps {
+            p.valid_len = 0;
+            return Err(OCSD_ERR_MEM_ACC_BAD_LEN);
+        }
+        p.valid_len = n;
+        if n > 0 {
+            p.st_addr = addr;
+            p.trace_id = trace_id;
+            p.data = data;
+            p.token = token;
+            c.use_mru(1);
+        }
+        Ok(i)
+    }
+
+    /// One read of `req` bytes as OpenCSD's `ReadTargetMemory` makes it:
+    /// where it is served from, and the bytes it gets (0 or `req`, or for
+    /// direct reads what the accessor gave).
+    ///
+    /// While only files and buffers are mapped, none overlapping, a cached
+    /// read gets the accessor's bytes when they reach to the end of the
+    /// request and nothing otherwise, whatever pages the cache holds (a
+    /// page is loaded from the read's address, and one holding the request
+    /// holds the accessor's bytes): such reads are served straight from
+    /// the accessor, with the same result.
+    #[inline]
+    fn serve(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, req: usize, out: &mut [u8]) -> Result<Option<(Serve, usize)>, ocsd_err_t> {
+        self.epoch += 1;
+        let Some(acc) = self.lookup(addr, space, trace_id) else { return Ok(None) };
+        let cached = matches!(&self.cache, Some(c) if req <= c.sizes.page_size);
+        if self.static_only {
+            let bytes = self.accessors[acc].static_from(addr).unwrap_or(&[]);
+            let got = if !cached { req.min(bytes.len()) } else if bytes.len() >= req { req } else { 0 };
+            out[..got].copy_from_slice(&bytes[..got]);
+            return Ok(Some((Serve::Direct(acc), got)));
+        }
+        if !cached {
+            let got = self.accessors[acc].read(addr, space, trace_id, &mut out[..req]);
+            if got > req {
+                return Err(OCSD_ERR_MEM_ACC_BAD_LEN);
+            }
+            return Ok(Some((Serve::Direct(acc), got)));
+        }
+        let c = self.cache.as_mut().expect("cached");
+        let i = if c.find(addr, req, trace_id) {
+            c.use_mru(1);
+            c.mru
+        } else {
+            let i = self.load_page(acc, addr, space, trace_id)?;
+            let c = self.cache.as_ref().expect("cached");
+            if !c.mru_holds(addr, req, trace_id) {
+                return Ok(Some((Serve::Page(i), 0)));
+            }
+            i
+        };
+        Ok(Some((Serve::Page(i), req)))
+    }
+
+    /// Copy page `i`'s bytes `[addr, addr + out.len())` (all inside it).
+    fn copy_page(&self, i: usize, addr: ocsd_vaddr_t, out: &mut [u8]) {
+        let c = self.cache.as_ref().expect("cached");
+        let p = &c.pages[i];
+        let off = (addr - p.st_addr) as usize;
+        match p.data {
+            PageData::Owned => out.copy_from_slice(&c.owned(i)[off..off + out.len()]),
+            PageData::Static(a) => {
+                let a = &self.accessors[a];
+                let src = a.static_from(p.st_addr).unwrap_or(&[]);
+                out.copy_from_slice(&src[off..off + out.len()]);
+            }
+        }
     }
 
     /// One description per accessor as OpenCSD lists them (its
@@ -238,26 +493,74 @@ impl MemAccess for MemMapper {
         if buf.is_empty() {
             return Ok(0);
         }
-        let idx = match self.accessors.get(self.last_hit) {
-            Some(a) if a.covers(addr, space) => self.last_hit,
-            _ => match self.accessors.iter().position(|a| a.covers(addr, space)) {
-                Some(i) => {
-                    self.last_hit = i;
-                    i
-                }
-                None => return Ok(0),
-            },
-        };
-        let want = buf.len();
-        let n = self.accessors[idx].read(addr, space, trace_id, buf);
-        if n > want {
-            return Err(OCSD_ERR_MEM_ACC_BAD_LEN);
+        let req = buf.len();
+        match self.serve(addr, space, trace_id, req, buf)? {
+            Some((Serve::Page(i), n)) if n > 0 => {
+                self.copy_page(i, addr, &mut buf[..n]);
+                Ok(n)
+            }
+            Some((_, n)) => Ok(n),
+            None => Ok(0),
         }
-        Ok(n)
     }
 
-    fn contents_id(&self) -> Option<u64> {
-        (!self.has_callbacks).then_some(self.contents_id)
+    fn read_run(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, req: usize, out: &mut [u8]) -> Result<MemRun, ocsd_err_t> {
+        let req = req.min(out.len());
+        if req == 0 {
+            return Ok(MemRun::default());
+        }
+        let Some((serve, got)) = self.serve(addr, space, trace_id, req, out)? else { return Ok(MemRun::default()) };
+        if got < req {
+            return Ok(MemRun { got, token: 0, view: None });
+        }
+        // the current accessor answers the reads that follow while they
+        // stay inside its range
+        let acc = self.curr.expect("a read was served");
+        let acc_end = self.accessors[acc].end as u128 + 1;
+        match serve {
+            Serve::Direct(a) => {
+                // every read of a callback is a call; files and buffers
+                // give their bytes
+                let a_ref = &self.accessors[a];
+                let view = a_ref.static_view(addr);
+                Ok(MemRun { got, token: if view.is_some() { self.meta[a].uid } else { 0 }, view })
+            }
+            Serve::Page(i) => {
+                self.copy_page(i, addr, &mut out[..req]);
+                let c = self.cache.as_ref().expect("cached");
+                let p = &c.pages[i];
+                let len = (p.end().min(acc_end).saturating_sub(addr as u128)).min(usize::MAX as u128) as usize;
+                if len < req {
+                    return Ok(MemRun { got, token: 0, view: None });
+                }
+                let off = (addr - p.st_addr) as usize;
+                let view = match p.data {
+                    PageData::Owned => MemView { data: c.owned(i).clone(), off, len },
+                    PageData::Static(a) => {
+                        let v = self.accessors[a].static_view(p.st_addr).expect("static page");
+                        MemView { data: v.data, off: v.off + off, len }
+                    }
+                };
+                Ok(MemRun { got, token: p.token, view: Some(view) })
+            }
+        }
+    }
+
+    fn run_uses(&mut self, n: u32) {
+        if let Some(c) = &mut self.cache {
+            c.use_mru(n);
+        }
+    }
+
+    fn epoch(&self) -> Option<u64> {
+        Some(self.epoch)
+    }
+
+    fn invalidate_cache(&mut self, trace_id: u8) {
+        self.epoch += 1;
+        if let Some(c) = &mut self.cache {
+            c.invalidate_id(trace_id);
+        }
     }
 }
 
@@ -266,19 +569,192 @@ mod tests {
     use super::*;
 
     fn buf_acc(start: u64, data: Vec<u8>, space: ocsd_mem_space_acc_t) -> Accessor {
-        Accessor { start, end: start + data.len() as u64 - 1, space, source: Source::Buffer { data } }
+        Accessor { start, end: start + data.len() as u64 - 1, space, source: Source::Buffer { data: Arc::new(data) } }
+    }
+
+    fn cached() -> MemMapper {
+        MemMapper::with_cache(Some(CacheSizes::default()))
     }
 
     #[test]
     fn reads_within_and_across_end() {
-        let mut m = MemMapper::new();
-        m.add(buf_acc(0x1000, vec![1, 2, 3, 4, 5, 6], OCSD_MEM_SPACE_ANY)).unwrap();
+        for (mut m, across_end) in [(cached(), 0), (MemMapper::with_cache(None), 2)] {
+            m.add(buf_acc(0x1000, vec![1, 2, 3, 4, 5, 6], OCSD_MEM_SPACE_ANY)).unwrap();
+            let mut b = [0u8; 4];
+            assert_eq!(m.read(0x1000, OCSD_MEM_SPACE_EL1N, 0, &mut b), Ok(4));
+            assert_eq!(b, [1, 2, 3, 4]);
+            // through the cache a read the page cannot hold in full gets nothing
+            assert_eq!(m.read(0x1004, OCSD_MEM_SPACE_EL1N, 0, &mut b), Ok(across_end));
+            assert_eq!(m.read(0x2000, OCSD_MEM_SPACE_EL1N, 0, &mut b), Ok(0));
+            assert_eq!(m.read(u64::MAX, OCSD_MEM_SPACE_EL1N, 0, &mut b), Ok(0));
+        }
+    }
+
+    use std::sync::{Arc as StdArc, Mutex};
+
+    /// A callback over the whole address space answering from one of two
+    /// "process images" (byte = address + image), logging its calls.
+    fn perf_like(m: &mut MemMapper) -> (StdArc<Mutex<Vec<(u64, usize, u8)>>>, StdArc<Mutex<u8>>) {
+        let calls = StdArc::new(Mutex::new(Vec::new()));
+        let image = StdArc::new(Mutex::new(0u8));
+        let (c, i) = (calls.clone(), image.clone());
+        m.add(Accessor {
+            start: 0,
+            end: u64::MAX,
+            space: OCSD_MEM_SPACE_ANY,
+            source: Source::Callback {
+                read: Box::new(move |a, _, id, b| {
+                    c.lock().unwrap().push((a, b.len(), id));
+                    let img = *i.lock().unwrap();
+                    for (k, x) in b.iter_mut().enumerate() {
+                        *x = (a as u8).wrapping_add(k as u8).wrapping_add(img);
+                    }
+                    b.len()
+                }),
+            },
+        })
+        .unwrap();
+        (calls, image)
+    }
+
+    #[test]
+    fn callback_pages_as_opencsd_loads_them() {
+        let mut m = cached();
+        let (calls, image) = perf_like(&mut m);
         let mut b = [0u8; 4];
-        assert_eq!(m.read(0x1000, OCSD_MEM_SPACE_EL1N, 0, &mut b), Ok(4));
-        assert_eq!(b, [1, 2, 3, 4]);
-        assert_eq!(m.read(0x1004, OCSD_MEM_SPACE_EL1N, 0, &mut b), Ok(2));
-        assert_eq!(m.read(0x2000, OCSD_MEM_SPACE_EL1N, 0, &mut b), Ok(0));
-        assert_eq!(m.read(u64::MAX, OCSD_MEM_SPACE_EL1N, 0, &mut b), Ok(0));
+        let sp = OCSD_MEM_SPACE_EL1N;
+        assert_eq!(m.read(0x1000, sp, 0x10, &mut b), Ok(4));
+        // the rest of the 2 KiB page is served without calls
+        for a in (0x1004..0x1800).step_by(4) {
+            assert_eq!(m.read(a, sp, 0x10, &mut b), Ok(4));
+        }
+        // a read straddling the page end loads a page at its own address
+        assert_eq!(m.read(0x17fe, sp, 0x10, &mut b), Ok(4));
+        // another trace ID has its own pages
+        assert_eq!(m.read(0x1000, sp, 0x11, &mut b), Ok(4));
+        assert_eq!(*calls.lock().unwrap(), vec![(0x1000, 2048, 0x10), (0x17fe, 2048, 0x10), (0x1000, 2048, 0x11)]);
+
+        // a new process image: cached pages still answer, as in OpenCSD,
+        // until the trace ID's decoder sees a context change
+        *image.lock().unwrap() = 0x80;
+        m.read(0x1000, sp, 0x10, &mut b).unwrap();
+        assert_eq!(b[0], 0x00);
+        m.invalidate_cache(0x10);
+        m.read(0x1000, sp, 0x10, &mut b).unwrap();
+        assert_eq!(b[0], 0x80);
+        m.read(0x1000, sp, 0x11, &mut b).unwrap();
+        assert_eq!(b[0], 0x00); // ID 0x11's pages were kept
+        assert_eq!(calls.lock().unwrap().len(), 4);
+    }
+
+    #[test]
+    fn least_recently_used_page_is_replaced() {
+        let mut m = MemMapper::with_cache(Some(CacheSizes { page_size: 64, num_pages: 4 }));
+        let (calls, _) = perf_like(&mut m);
+        let mut b = [0u8; 4];
+        for a in [0x000u64, 0x100, 0x200, 0x300] {
+            m.read(a, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap();
+        }
+        m.read(0x000, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap(); // hit: 0x100 is now the oldest
+        m.read(0x400, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap(); // replaces 0x100
+        m.read(0x000, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap(); // still cached
+        m.read(0x100, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap(); // loaded again
+        let addrs: Vec<u64> = calls.lock().unwrap().iter().map(|c| c.0).collect();
+        assert_eq!(addrs, vec![0x000, 0x100, 0x200, 0x300, 0x400, 0x100]);
+    }
+
+    #[test]
+    fn caching_sized_and_switched_off() {
+        let mut m = cached();
+        let (calls, _) = perf_like(&mut m);
+        let mut b = [0u8; 4];
+        assert_eq!(m.set_caching(true, 32, 16), Err("MemAcc Caching: page size too small"));
+        assert_eq!(m.set_caching(true, 20000, 16), Err("MemAcc Caching: page size too large"));
+        assert_eq!(m.set_caching(true, 1024, 3), Err("MemAcc Caching: number of pages too small"));
+        assert_eq!(m.set_caching(true, 1024, 257), Err("MemAcc Caching: number of pages too large"));
+        m.set_caching(true, 1024, 8).unwrap();
+        assert_eq!(m.cache_sizes(), Some(CacheSizes { page_size: 1024, num_pages: 8 }));
+        m.read(0x1000, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap();
+        m.read(0x1004, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap();
+        m.set_caching(false, 0, 0).unwrap();
+        m.read(0x1000, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap();
+        m.read(0x1004, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap();
+        // larger than a page: read directly
+        m.set_caching(true, 64, 4).unwrap();
+        let mut big = [0u8; 100];
+        m.read(0x2000, OCSD_MEM_SPACE_ANY, 1, &mut big).unwrap();
+        let got: Vec<(u64, usize)> = calls.lock().unwrap().iter().map(|c| (c.0, c.1)).collect();
+        assert_eq!(got, vec![(0x1000, 1024), (0x1000, 4), (0x1004, 4), (0x2000, 100)]);
+    }
+
+    #[test]
+    fn moving_to_another_accessor_drops_the_ids_pages() {
+        let mut m = cached();
+        let (calls, _) = perf_like(&mut m);
+        // the callback now covers the low half only; a buffer sits above it
+        m.clear();
+        let c2 = calls.clone();
+        m.add(Accessor {
+            start: 0,
+            end: 0xffff,
+            space: OCSD_MEM_SPACE_ANY,
+            source: Source::Callback { read: Box::new(move |a, _, _, b| { c2.lock().unwrap().push((a, b.len(), 0)); b.len() }) },
+        })
+        .unwrap();
+        m.add(buf_acc(0x10000, vec![7; 64], OCSD_MEM_SPACE_ANY)).unwrap();
+        let mut b = [0u8; 4];
+        m.read(0x100, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap();
+        m.read(0x100, OCSD_MEM_SPACE_ANY, 2, &mut b).unwrap();
+        m.read(0x10000, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap(); // ID 1 moves: its pages go
+        assert_eq!(b, [7; 4]);
+        m.read(0x100, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap(); // moves back: loads again
+        m.read(0x100, OCSD_MEM_SPACE_ANY, 2, &mut b).unwrap(); // ID 2 kept its page: the moves were ID 1's
+        let n = calls.lock().unwrap().len();
+        assert_eq!(n, 3);
+    }
+
+    #[test]
+    fn runs_and_tokens() {
+        let mut m = cached();
+        m.add(buf_acc(0x1000, (0..=255).collect(), OCSD_MEM_SPACE_ANY)).unwrap();
+        let mut out = [0u8; 4];
+        let r1 = m.read_run(0x1010, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
+        assert_eq!(out, [0x10, 0x11, 0x12, 0x13]);
+        let v = r1.view.clone().unwrap();
+        assert_eq!((r1.got, v.len), (4, 0xf0));
+        assert_eq!(v.bytes()[..5], [0x10, 0x11, 0x12, 0x13, 0x14]);
+        let r2 = m.read_run(0x10f0, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
+        assert_eq!(r2.view.unwrap().len, 16); // to the end of the buffer
+        assert_eq!(r1.token, r2.token); // a buffer's bytes never change
+        // callback pages: a new token on every load; the view ends with the page
+        let mut m = MemMapper::with_cache(Some(CacheSizes { page_size: 64, num_pages: 4 }));
+        perf_like(&mut m);
+        let a = m.read_run(0x1000, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
+        let b = m.read_run(0x1010, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
+        assert_eq!(a.token, b.token);
+        assert_eq!(b.view.as_ref().unwrap().len, 0x30);
+        assert_eq!(b.view.as_ref().unwrap().bytes()[0], 0x10);
+        m.invalidate_cache(1);
+        let c = m.read_run(0x1010, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
+        assert_ne!(a.token, c.token);
+        // a page still viewed is loaded into a new buffer: the view keeps its bytes
+        drop(c);
+        // uncached callbacks vouch for nothing past the read
+        m.set_caching(false, 0, 0).unwrap();
+        let d = m.read_run(0x1010, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
+        assert_eq!((d.got, d.token), (4, 0));
+        assert!(d.view.is_none());
+    }
+
+    #[test]
+    fn callback_answering_too_much_is_an_error() {
+        let mut m = cached();
+        m.add(Accessor { start: 0, end: 0xffff, space: OCSD_MEM_SPACE_ANY, source: Source::Callback { read: Box::new(|_, _, _, b| b.len() + 1) } })
+            .unwrap();
+        let mut b = [0u8; 4];
+        assert_eq!(m.read(0x100, OCSD_MEM_SPACE_ANY, 1, &mut b), Err(OCSD_ERR_MEM_ACC_BAD_LEN));
+        m.set_caching(false, 0, 0).unwrap();
+        assert_eq!(m.read(0x100, OCSD_MEM_SPACE_ANY, 1, &mut b), Err(OCSD_ERR_MEM_ACC_BAD_LEN));
     }
 
     #[test]
@@ -292,28 +768,6 @@ mod tests {
         assert_eq!(b[0], 9);
         m.remove(0x1008, OCSD_MEM_SPACE_EL1S).unwrap();
         assert_eq!(m.remove(0x1008, OCSD_MEM_SPACE_EL1S), Err(OCSD_ERR_INVALID_PARAM_VAL));
-    }
-
-    #[test]
-    fn contents_id_changes_with_the_mapping() {
-        let mut m = MemMapper::new();
-        let other = MemMapper::new();
-        let id0 = m.contents_id().unwrap();
-        assert_ne!(Some(id0), other.contents_id());
-        m.add(buf_acc(0x1000, vec![0; 16], OCSD_MEM_SPACE_ANY)).unwrap();
-        let id1 = m.contents_id().unwrap();
-        assert_ne!(id0, id1);
-        let mut b = [0u8; 4];
-        m.read(0x1000, OCSD_MEM_SPACE_ANY, 0, &mut b).unwrap();
-        assert_eq!(m.contents_id(), Some(id1)); // reads change nothing
-        m.add(Accessor { start: 0x2000, end: 0x2fff, space: OCSD_MEM_SPACE_ANY, source: Source::Callback { read: Box::new(|_, _, _, b| b.len()) } })
-            .unwrap();
-        assert_eq!(m.contents_id(), None); // callbacks may return anything
-        m.remove(0x2000, OCSD_MEM_SPACE_ANY).unwrap();
-        let id2 = m.contents_id().unwrap();
-        assert!(id2 != id1 && id2 != id0);
-        m.clear();
-        assert!(m.contents_id().unwrap() != id2);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 pub mod ini;
+pub mod plan;
 pub mod to_tree;
 
 use std::collections::BTreeMap;

@@ -11,6 +11,7 @@ pub use crate::config::mem_space_from_str;
 use crate::config::{arch_profile, Protocol, ProtocolConfig};
 use crate::dcd_tree::DecodeTree;
 use crate::mem::MemMapper;
+use super::plan::TreePlan;
 
 /// Name under which snapshot-conversion errors are logged.
 pub const SS2_COMPONENT: &str = "ss2_dcdtree";
@@ -45,7 +46,23 @@ pub fn create_tree(
     add_flags: u32,
     logger: Box<dyn ErrorLog>,
 ) -> Option<TreeFromSnapshot> {
+    create_tree_planned(snap, buffer_name, packet_only, add_flags, logger, &mut TreePlan::default())
+}
+
+/// As [`create_tree`], also writing down in `plan` what was built: the
+/// buffer, each decoder created and its configuration, each memory
+/// region mapped.
+pub fn create_tree_planned(
+    snap: &Snapshot,
+    buffer_name: &str,
+    packet_only: bool,
+    add_flags: u32,
+    logger: Box<dyn ErrorLog>,
+    plan: &mut TreePlan,
+) -> Option<TreeFromSnapshot> {
     let buf = snap.buffer(buffer_name)?;
+    plan.format = buf.format.clone();
+    plan.buffer = snap.path_of(&buf.file);
     let single = buf.format == "source_data";
     let dfmt_flags = if buf.format == "dstream_coresight" { OCSD_DFRMTR_HAS_FSYNCS } else { OCSD_DFRMTR_FRAME_MEM_ALIGN };
     let mut tree = DecodeTree::new(
@@ -93,7 +110,10 @@ pub fn create_tree(
                             tree.add_decoder(d)
                         })
                     {
-                        Ok(_) => true,
+                        Ok(_) => {
+                            plan.add_decoder(cfg.decoder_name(), &src, cfg.as_any());
+                            true
+                        }
                         Err(e) => {
                             log_err(tree.logger_mut(), e, format!("Snapshot processor : failed to create {} decoder on decode tree.", cfg.decoder_name()));
                             false
@@ -104,7 +124,7 @@ pub fn create_tree(
             if ok {
                 created += 1;
                 if let (false, Some(c)) = (packet_only, core_dev) {
-                    map_dumps(snap, c, &mut tree, &mut mapped);
+                    map_dumps(snap, c, &mut tree, &mut mapped, plan);
                 }
             } else if core_dev.is_some() {
                 log_err(tree.logger_mut(), OCSD_ERR_TEST_SS_TO_DECODER, format!("Failed to create decoder for source {}.\n", src));
@@ -126,18 +146,20 @@ pub fn create_tree(
     Some(TreeFromSnapshot { tree, buffer_file: snap.path_of(&buf.file) })
 }
 
-fn map_dumps(snap: &Snapshot, core: &Device, tree: &mut DecodeTree, mapped: &mut HashSet<(String, u64, usize, usize)>) {
+fn map_dumps(snap: &Snapshot, core: &Device, tree: &mut DecodeTree, mapped: &mut HashSet<(String, u64, usize, usize)>, plan: &mut TreePlan) {
     for d in &core.dumps {
         let path = snap.path_of(&d.path);
         if !mapped.insert((path.clone(), d.address, d.offset, d.length)) {
             continue; // same region of the same file, already mapped
         }
         let size = if d.length > 0 { Some(d.length) } else { None };
-        let res = MemMapper::file_accessor(&path, d.address, d.offset, size, mem_space_from_str(&d.space))
+        let space = mem_space_from_str(&d.space);
+        let res = MemMapper::file_accessor(&path, d.address, d.offset, size, space)
             .map_err(|e| if e == OCSD_ERR_MEM_ACC_FILE_NOT_FOUND { OCSD_ERR_NOT_INIT } else { e })
             .and_then(|acc| tree.mapper.add(acc));
-        if let Err(e) = res {
-            log_err(tree.logger_mut(), e, format!("Failed to create memory accessor for file {}.", path));
+        match res {
+            Ok(()) => plan.add_mem(d.address, d.offset, d.length, space as u32, &path),
+            Err(e) => log_err(tree.logger_mut(), e, format!("Failed to create memory accessor for file {}.", path)),
         }
     }
 }

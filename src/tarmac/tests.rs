@@ -17,7 +17,7 @@ fn word_mem(start: u64, len: usize) -> MemMapper {
 
 fn mem_with(start: u64, data: Vec<u8>) -> MemMapper {
     let mut m = MemMapper::new();
-    m.add(Accessor { start, end: start + data.len() as u64 - 1, space: OCSD_MEM_SPACE_ANY, source: Source::Buffer { data } }).unwrap();
+    m.add(Accessor { start, end: start + data.len() as u64 - 1, space: OCSD_MEM_SPACE_ANY, source: Source::Buffer { data: data.into() } }).unwrap();
     m
 }
 

@@ -398,7 +398,7 @@ fn map_random_memory(tree: &mut DecodeTree, seed: u64) {
         let data = rng.bytes(len);
         let end = start.saturating_add(len as u64 - 1);
         let space = *rng.pick(&[OCSD_MEM_SPACE_ANY, OCSD_MEM_SPACE_EL1N, OCSD_MEM_SPACE_S, OCSD_MEM_SPACE_N, OCSD_MEM_SPACE_EL3]);
-        let _ = tree.mapper.add(Accessor { start, end, space, source: Source::Buffer { data } });
+        let _ = tree.mapper.add(Accessor { start, end, space, source: Source::Buffer { data: std::sync::Arc::new(data) } });
     }
     if rng.chance(3, 4) {
         let salt = rng.next_u64();

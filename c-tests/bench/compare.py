@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Paired whole-process timings: run each command of a set in turn, N
+rounds, and print min / median / max wall times and, per round, the ratio
+of each command's time to the first one's (min / median / max over the
+rounds).
+
+    compare.py [-n N] NAME=COMMAND NAME=COMMAND ...
+
+COMMAND is run through the shell, output discarded except for lines
+starting with "memory callbacks:" or "elements:" (printed once per
+command, from its last round). The first command is the reference of the
+ratios: put the slower one (e.g. OpenCSD) first to read speed-ups.
+"""
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+
+
+def run(cmd):
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    dt = time.perf_counter() - t0
+    if p.returncode != 0:
+        sys.exit(f"failed ({p.returncode}): {cmd}")
+    counts = [l for l in p.stdout.splitlines() if l.startswith(("memory callbacks:", "elements:"))]
+    return dt, counts
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("-n", type=int, default=5, help="rounds (default 5)")
+    ap.add_argument("cmds", nargs="+", metavar="NAME=COMMAND")
+    a = ap.parse_args()
+    cmds = [c.split("=", 1) for c in a.cmds]
+    times = {n: [] for n, _ in cmds}
+    counts = {}
+    for _ in range(a.n):
+        for n, c in cmds:
+            dt, cnt = run(c)
+            times[n].append(dt)
+            counts[n] = cnt
+    ref = cmds[0][0]
+    fmt = lambda xs: f"{min(xs):7.3f} {statistics.median(xs):7.3f} {max(xs):7.3f}"
+    print(f"{'':24} {'seconds: min  median     max':>30}   {ref + ' / this: min median max':>34}   counts")
+    for n, _ in cmds:
+        ratios = [r / t for r, t in zip(times[ref], times[n])]
+        print(f"{n:24} {fmt(times[n]):>30}   {fmt(ratios):>34}   {'; '.join(counts[n])}")
+
+
+if __name__ == "__main__":
+    main()
