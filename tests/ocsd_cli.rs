@@ -128,11 +128,9 @@ fn raw_trace_config_and_elfs_decode_as_the_snapshot() {
     assert!(want.contains("OCSD_GEN_TRC_ELEM_INSTR_RANGE"));
 }
 
-#[test]
-fn raw_single_source_trace_with_dumps_decodes_as_the_snapshot() {
-    let Some(shared) = shared_or_skip() else { return };
-    let s = shared.join("conformance/snapshots-ete/002-ack_test_scr");
-    let d = tmp("ete");
+/// 002-ack_test_scr as a raw ETE byte stream: (config file, arguments
+/// naming the trace and the memory dumps).
+fn ack_test_scr_raw(s: &Path, d: &Path) -> Vec<String> {
     let cfg = d.join("ete.toml");
     std::fs::write(
         &cfg,
@@ -140,7 +138,7 @@ fn raw_single_source_trace_with_dumps_decodes_as_the_snapshot() {
          TRCCONFIGR=0x1\nTRCTRACEIDR=0x2\nTRCDEVARCH=0x47705a13\nTRCIDR0=0x8000aa1\nTRCIDR1=0x4100fff0\nTRCIDR2=0xc0001088\nTRCIDR8=0x0\n",
     )
     .unwrap();
-    let mut args: Vec<String> = ["decode", "--trace", s.join("session1.bin").to_str().unwrap(), "--config", cfg.to_str().unwrap()]
+    let mut args: Vec<String> = ["--trace", s.join("session1.bin").to_str().unwrap(), "--config", cfg.to_str().unwrap()]
         .iter()
         .map(|a| a.to_string())
         .collect();
@@ -155,10 +153,70 @@ fn raw_single_source_trace_with_dumps_decodes_as_the_snapshot() {
         args.push("--dump".into());
         args.push(format!("{}@0x{a:x}", s.join("bindir").join(f).display()));
     }
-    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let o = ocsd(&argv);
+    args
+}
+
+fn run_with(cmd: &str, args: &[String], more: &[&str]) -> Output {
+    let mut argv: Vec<&str> = vec![cmd];
+    argv.extend(args.iter().map(String::as_str));
+    argv.extend_from_slice(more);
+    ocsd(&argv)
+}
+
+#[test]
+fn raw_single_source_trace_with_dumps_decodes_as_the_snapshot() {
+    let Some(shared) = shared_or_skip() else { return };
+    let s = shared.join("conformance/snapshots-ete/002-ack_test_scr");
+    let args = ack_test_scr_raw(&s, &tmp("ete"));
+    let o = run_with("decode", &args, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), lister_elements(&s));
+}
+
+#[test]
+fn compare_with_the_models_tarmac() {
+    let Some(shared) = shared_or_skip() else { return };
+    let s = shared.join("conformance/snapshots-ete/002-ack_test_scr");
+    let reference = s.join("test_TARMAC");
+    let r = reference.to_str().unwrap();
+    // from the snapshot, and from the raw trace + registers + dumps
+    let o = ocsd(&["compare", "--snapshot", s.to_str().unwrap(), "--reference", r]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "5146 instructions in 8 segments match\n");
+    let args = ack_test_scr_raw(&s, &tmp("cmp"));
+    let o = run_with("compare", &args, &["--reference", r]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "5146 instructions in 8 segments match\n");
+    // another run's trace does not match: exit 1 and the first divergence
+    let other = shared.join("conformance/snapshots/juno_r1_1");
+    let o = ocsd(&["compare", "--snapshot", other.to_str().unwrap(), "--reference", r]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stdout(&o).contains("divergence after"), "{}", stdout(&o));
+    // a reference that is not one: exit 2, one line
+    let o = ocsd(&["compare", "--snapshot", s.to_str().unwrap(), "--reference", s.join("session1.bin").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).trim_end().lines().count(), 1, "{}", stderr(&o));
+}
+
+#[test]
+fn tarmac_output() {
+    let Some(shared) = shared_or_skip() else { return };
+    let s = shared.join("conformance/snapshots-ete/002-ack_test_scr");
+    let o = ocsd(&["decode", "--snapshot", s.to_str().unwrap(), "--format", "tarmac"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t = stdout(&o);
+    // executed (IT) and condition-failed (IS) instruction lines
+    let it: Vec<&str> = t.lines().filter(|l| l.contains(" IT (") || l.contains(" IS (")).collect();
+    assert_eq!(it.len(), 5146);
+    assert!(t.lines().filter(|l| l.contains(" IT (")).count() > 4000);
+    assert!(it[0].starts_with("1 clk IT (1) 000a10c8 d65f03c0 O EL1h_n : ret"), "{}", it[0]);
+    // after each executed branch with link: the link register write
+    let lr: Vec<&str> = t.lines().filter(|l| l.contains(" R X30 ")).collect();
+    assert!(!lr.is_empty());
+    let o = ocsd(&["decode", "--snapshot", s.to_str().unwrap(), "--format", "tarmac", "--no-disasm"]);
+    let t2 = stdout(&o);
+    assert!(t2.lines().filter(|l| l.contains(" IT (") || l.contains(" IS (")).all(|l| l.ends_with(':')));
+    assert_eq!(t2.lines().count(), t.lines().count());
 }
 
 #[test]

@@ -14,6 +14,7 @@ use std::rc::Rc;
 use opencsd_c_api::perf::autofdo::AutoFdo;
 use opencsd_c_api::perf::decode::{decode, BranchSample, SampleSink};
 use opencsd_c_api::perf::dump::BlockMode;
+use opencsd_c_api::perf::profile::Profile;
 use opencsd_c_api::perf::spaces::Spaces;
 use opencsd_c_api::perf::PerfData;
 
@@ -28,6 +29,12 @@ fn shared_dir() -> Option<PathBuf> {
 /// A minimal AArch64 ELF: one R+X PT_LOAD over the whole file, a GNU
 /// build-ID note, `.text` at 0x1000..0x2000 filled with `words` repeated.
 fn synthetic_elf(build_id: &[u8], words: &[u32]) -> Vec<u8> {
+    synthetic_elf_syms(build_id, words, &[])
+}
+
+/// As [`synthetic_elf`], with FUNC symbols (name, address, size) in a
+/// `.symtab`.
+fn synthetic_elf_syms(build_id: &[u8], words: &[u32], funcs: &[(&str, u64, u64)]) -> Vec<u8> {
     let size = 0x3000usize;
     let mut b = vec![0u8; size];
     let put = |b: &mut Vec<u8>, at: usize, bytes: &[u8]| b[at..at + bytes.len()].copy_from_slice(bytes);
@@ -41,7 +48,7 @@ fn synthetic_elf(build_id: &[u8], words: &[u32]) -> Vec<u8> {
     for (i, o) in (0x1000..0x2000).step_by(4).enumerate() {
         put(&mut b, o, &words[i % words.len()].to_le_bytes());
     }
-    let shstr = b"\0.note.gnu.build-id\0.text\0.shstrtab\0";
+    let shstr = b"\0.note.gnu.build-id\0.text\0.shstrtab\0.symtab\0.strtab\0";
     put(&mut b, 0x2000, shstr);
     let (phoff, shoff) = (64u64, 0x2100u64);
     let mut eh = Vec::new();
@@ -54,7 +61,7 @@ fn synthetic_elf(build_id: &[u8], words: &[u32]) -> Vec<u8> {
     eh.extend(phoff.to_le_bytes());
     eh.extend(shoff.to_le_bytes());
     eh.extend(0u32.to_le_bytes());
-    for v in [64u16, 56, 2, 64, 4, 3] {
+    for v in [64u16, 56, 2, 64, 6, 3] {
         eh.extend(v.to_le_bytes());
     }
     put(&mut b, 0, &eh);
@@ -87,6 +94,28 @@ fn synthetic_elf(build_id: &[u8], words: &[u32]) -> Vec<u8> {
     shs.extend(sh(1, 7, 2, 0x200, 0x200, note.len() as u64, 4));
     shs.extend(sh(20, 1, 6, 0x1000, 0x1000, 0x1000, 4));
     shs.extend(sh(26, 3, 0, 0, 0x2000, shstr.len() as u64, 1));
+    // .symtab (link: .strtab = section 5, info: first global = 1)
+    let mut strtab = vec![0u8];
+    let mut symtab = vec![0u8; 24];
+    for (name, addr, size) in funcs {
+        let off = strtab.len() as u32;
+        strtab.extend(name.as_bytes());
+        strtab.push(0);
+        symtab.extend(off.to_le_bytes());
+        symtab.push(0x12); // STB_GLOBAL, STT_FUNC
+        symtab.push(0);
+        symtab.extend(2u16.to_le_bytes()); // .text
+        symtab.extend(addr.to_le_bytes());
+        symtab.extend(size.to_le_bytes());
+    }
+    put(&mut b, 0x2400, &symtab);
+    put(&mut b, 0x2800, &strtab);
+    let mut st = sh(36, 2, 0, 0, 0x2400, symtab.len() as u64, 8);
+    st[40..44].copy_from_slice(&5u32.to_le_bytes()); // sh_link
+    st[44..48].copy_from_slice(&1u32.to_le_bytes()); // sh_info
+    st[56..64].copy_from_slice(&24u64.to_le_bytes()); // sh_entsize
+    shs.extend(st);
+    shs.extend(sh(44, 3, 0, 0, 0x2800, strtab.len() as u64, 1));
     put(&mut b, shoff as usize, &shs);
     b
 }
@@ -171,4 +200,38 @@ fn missing_binaries_warn_once_each_and_decode_goes_on() {
 
 fn hex(s: &str) -> Vec<u8> {
     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+}
+
+#[test]
+fn functions_and_flamegraph_from_symbols() {
+    let Some(shared) = shared_dir() else { return };
+    let rec = shared.join("perf/etm_test_loop.perf.data");
+    let pd = PerfData::open(&rec).unwrap();
+    let meta = pd.cs_meta().unwrap();
+    let symfs = std::env::temp_dir().join(format!("ocsd-perf-syms-{}", std::process::id()));
+    let bin = symfs.join("data/local/tmp/etm_test_loop");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    // nop, b.ne .+4, bl .+0x10, ret; functions split the text in two
+    let words = [0xd503_201f, 0x5400_0021, 0x9400_0004, 0xd65f_03c0];
+    let funcs = [("main", 0x1000, 0x80), ("loop_body", 0x1080, 0xf80)];
+    std::fs::write(&bin, synthetic_elf_syms(&hex("0c9a20bf9c009d0e4e8bbf9fad0300ae"), &words, &funcs)).unwrap();
+    let prof = Rc::new(RefCell::new(Profile::default()));
+    let (_, _) = decode(&pd, &meta, BlockMode::Auto, Spaces::new(&pd, Some(&symfs)), prof.clone()).unwrap();
+    let p = prof.borrow();
+    let main = p.functions.get("main").expect("main executed");
+    let body = p.functions.get("loop_body").expect("loop_body executed");
+    assert!(main.instructions > 0 && body.instructions > 0);
+    let total: u64 = p.functions.values().map(|f| f.instructions).sum();
+    let folded_total: u64 = p.folded.values().sum();
+    assert_eq!(total, folded_total, "every instruction is in one stack");
+    assert!(p.folded.keys().all(|k| k.starts_with("etm_test_loop;")), "{:?}", p.folded.keys());
+    let mut table = Vec::new();
+    p.write_functions(&mut table).unwrap();
+    let table = String::from_utf8(table).unwrap();
+    assert!(table.contains(" main ") && table.contains(" loop_body "), "{}", table);
+    let mut svg = Vec::new();
+    p.write_flamegraph("etm_test_loop", &mut svg).unwrap();
+    let svg = String::from_utf8(svg).unwrap();
+    assert!(svg.contains("loop_body") && svg.trim_end().ends_with("</svg>"));
+    let _ = std::fs::remove_dir_all(&symfs);
 }

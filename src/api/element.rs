@@ -14,8 +14,17 @@ use serde::{Serialize, Serializer};
 use crate::abi::gen_elem::*;
 use crate::abi::*;
 
+/// `0x...` (lower case, no leading zeros), formatted without allocating.
 fn hex<S: Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&format!("0x{v:x}"))
+    let mut buf = [0u8; 18];
+    let digits = (64 - v.leading_zeros()).div_ceil(4).max(1) as usize;
+    buf[0] = b'0';
+    buf[1] = b'x';
+    for i in 0..digits {
+        let nib = (v >> (4 * (digits - 1 - i))) & 0xf;
+        buf[2 + i] = b"0123456789abcdef"[nib as usize];
+    }
+    s.serialize_str(std::str::from_utf8(&buf[..2 + digits]).unwrap_or("0x?"))
 }
 
 fn hex_opt<S: Serializer>(v: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {

@@ -533,7 +533,7 @@ impl<R: Read> Elements<'_, R> {
         match self.state {
             State::Feed => {
                 if resp_is_fatal(self.resp) {
-                    let message = self.dec.log.borrow().last_error.clone().unwrap_or_else(|| format!("response {}", self.resp));
+                    let message = self.dec.log.borrow().last_error.clone().unwrap_or_else(|| resp_text(self.resp));
                     self.error = Some(Error::Fatal { index: self.index, message });
                     self.state = State::Done;
                     return;
@@ -576,6 +576,19 @@ impl<R: Read> Elements<'_, R> {
             State::Done => {}
         }
     }
+}
+
+/// A fatal data path response, for a message.
+fn resp_text(r: ocsd_datapath_resp_t) -> String {
+    let name = match r {
+        OCSD_RESP_FATAL_NOT_INIT => "OCSD_RESP_FATAL_NOT_INIT: a decoder is not initialised",
+        OCSD_RESP_FATAL_INVALID_OP => "OCSD_RESP_FATAL_INVALID_OP: invalid operation",
+        OCSD_RESP_FATAL_INVALID_PARAM => "OCSD_RESP_FATAL_INVALID_PARAM: a decoder refused the data it was given",
+        OCSD_RESP_FATAL_INVALID_DATA => "OCSD_RESP_FATAL_INVALID_DATA: invalid trace data",
+        OCSD_RESP_FATAL_SYS_ERR => "OCSD_RESP_FATAL_SYS_ERR: system error",
+        _ => return format!("fatal data path response {r}"),
+    };
+    name.to_string()
 }
 
 fn read_full<R: Read>(r: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {

@@ -174,3 +174,11 @@ fn snapshot_dump_may_be_an_elf() {
     assert_eq!(n, 2);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn hex_addresses_in_json() {
+    for v in [0u64, 1, 0xf, 0x10, 0x1000, 0x7f8e58fd80, u64::MAX] {
+        let j = serde_json::to_string(&ElementKind::AddrNotAccessible { address: v, mem_space: 0 }).unwrap();
+        assert!(j.contains(&format!("\"address\":\"0x{v:x}\"")), "{j}");
+    }
+}

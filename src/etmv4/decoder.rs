@@ -741,9 +741,11 @@ impl EtmV4IPktDecoder {
             ETM4_PKT_I_EVENT => self.stack.push_params(P0Kind::Event, false, t, idx, &[pkt.event_val as u32]),
             ETM4_PKT_I_CCNT_F1 | ETM4_PKT_I_CCNT_F2 | ETM4_PKT_I_CCNT_F3 => {
                 self.stack.push_params(P0Kind::Cc, false, t, idx, &[pkt.cycle_count]);
-                if pkt.pkt_valid.commit_elem_valid() != 0 {
-                    self.res.commit = pkt.commit_elements.min(i32::MAX as u32) as i32;
-                }
+                // OpenCSD takes the packet's commit count whether or not this
+                // packet carried one: without a commit field (TRCIDR0.COMMOPT
+                // set) that is the count of the last commit-carrying packet
+                // since the processor last reset.
+                self.res.commit = pkt.commit_elements.min(i32::MAX as u32) as i32;
             }
             ETM4_PKT_I_TIMESTAMP => {
                 let ts = pkt.ts.timestamp;
@@ -779,7 +781,10 @@ impl EtmV4IPktDecoder {
                 self.res.discard = true;
             }
             ETM4_PKT_I_Q => {
-                let count = pkt.Q_pkt.q_count.min(i32::MAX as u32) as i32;
+                // OpenCSD keeps the count in an int: counts above i32::MAX wrap
+                // negative, walk no instructions and are reported back as the
+                // original unsigned value in the I_RANGE_NOPATH element.
+                let count = pkt.Q_pkt.q_count as i32;
                 let addr = if pkt.Q_pkt.addr_present() != 0 {
                     self.curr_spec_depth = self.curr_spec_depth.saturating_add(1);
                     Some(etmv4_addr_val_t { val: pkt.v_addr.val, isa: pkt.v_addr_ISA })
@@ -887,17 +892,16 @@ impl EtmV4IPktDecoder {
 
     fn commit_elements(&mut self, ctx: &mut DecodeCtx) -> ocsd_err_t {
         let num_commit_req = self.res.commit;
-        let mut err_idx: ocsd_trc_index_t = 0;
         let mut context_flush = false;
         let mut err = OCSD_OK;
         self.out.reset();
 
         while self.res.commit > 0 && err == OCSD_OK && !context_flush {
             let Some(back) = self.stack.back().copied() else {
-                err = self.seq_err(ctx.log, OCSD_ERR_COMMIT_PKT_OVERRUN, err_idx, "Not enough elements to commit");
+                // OpenCSD 1.8.0 reports this overrun at trace index 0
+                err = self.seq_err(ctx.log, OCSD_ERR_COMMIT_PKT_OVERRUN, 0, "Not enough elements to commit");
                 break;
             };
-            err_idx = back.root_index;
             let mut pop = true;
             match back.kind {
                 P0Kind::TrcOn => {
@@ -967,6 +971,13 @@ impl EtmV4IPktDecoder {
                         err = self.process_exception(ctx);
                         if self.state != State::NoSync {
                             self.res.commit -= 1;
+                        } else if err == OCSD_OK {
+                            // OpenCSD counts the exception as committed even
+                            // when processing it reset the decoder: the
+                            // count drops below zero, the emptied stack is
+                            // then short of elements and a commit overrun is
+                            // reported (and the decoder reset) as well.
+                            err = self.seq_err(ctx.log, OCSD_ERR_COMMIT_PKT_OVERRUN, 0, "Not enough elements to commit");
                         }
                     }
                     if self.state == State::NoSync {
@@ -1094,13 +1105,14 @@ impl EtmV4IPktDecoder {
                 break;
             }
         }
-        if self.state == State::NoSync {
-            self.cancel_keep.clear();
-            return err;
-        }
-        // put back what the cancel does not affect, newest at the front
+        // put back what the cancel does not affect, newest at the front;
+        // as in OpenCSD this happens even when an overrun reset the decoder,
+        // so those elements wait on the emptied stack for the next sync
         while let Some(e) = self.cancel_keep.pop() {
             self.stack.push_front(e);
+        }
+        if self.state == State::NoSync {
+            return err;
         }
         self.curr_spec_depth = self.curr_spec_depth.saturating_sub(num_cancel_req.saturating_sub(self.res.cancel));
         err
@@ -1556,7 +1568,9 @@ impl EtmV4IPktDecoder {
                     }
                 }
                 _ => {
-                    return self.seq_err(ctx.log, OCSD_ERR_BAD_PACKET_SEQ, excep_idx, "Address missing in exception packet.");
+                    // reported at the packet being decoded, not at the exception
+                    let ci = self.index_curr_pkt;
+                    return self.seq_err(ctx.log, OCSD_ERR_BAD_PACKET_SEQ, ci, "Address missing in exception packet.");
                 }
             }
         }
@@ -1593,9 +1607,13 @@ impl EtmV4IPktDecoder {
                             excep_idx,
                             "Warning: unsupported instruction set processing exception packet.",
                         );
-                        return OCSD_OK;
+                    } else {
+                        self.log(ctx.log, OCSD_ERR_SEV_ERROR, err, excep_idx, "Error processing exception packet.");
                     }
-                    return self.seq_err(ctx.log, err, excep_idx, "Error processing exception packet.");
+                    // unlike an atom, OpenCSD does not resynchronise after a
+                    // failed walk to the exception's return address: the
+                    // error goes back up the data path
+                    return err;
                 }
                 let mut range_out = false;
                 if res == WpRes::Found {
@@ -1764,8 +1782,7 @@ impl EtmV4IPktDecoder {
                 let a = match self.stack.back_at(pos) {
                     Some(P0Elem { kind: P0Kind::Addr, data: P0Data::Addr(a), .. }) => a,
                     _ => {
-                        let ci = self.index_curr_pkt;
-                        self.log(ctx.log, OCSD_ERR_SEV_ERROR, OCSD_ERR_BAD_PACKET_SEQ, ci, "Address missing in Q packet.");
+                        self.log(ctx.log, OCSD_ERR_SEV_ERROR, OCSD_ERR_BAD_PACKET_SEQ, idx, "Address missing in Q packet.");
                         return OCSD_ERR_BAD_PACKET_SEQ;
                     }
                 };
@@ -1803,8 +1820,8 @@ impl EtmV4IPktDecoder {
             }
         }
         if err != OCSD_OK {
-            let ci = self.index_curr_pkt;
-            self.log(ctx.log, OCSD_ERR_SEV_ERROR, err, ci, "Error processing Q packet");
+            // reported at the Q packet, as OpenCSD does
+            self.log(ctx.log, OCSD_ERR_SEV_ERROR, err, idx, "Error processing Q packet");
             return err;
         }
         let mut incomplete = true;

@@ -480,3 +480,160 @@ fn corrupt_input_does_not_panic() {
         h.eot();
     }
 }
+
+#[test]
+fn exception_without_address_reports_commit_overrun_too() {
+    // An exception packet followed by an atom instead of its address: the
+    // atom commits the exception, which finds no address. OpenCSD reports the
+    // error at the packet being decoded (the atom), resets, then still counts
+    // the exception as committed, so a commit overrun (at index 0) follows
+    // before the decoder waits for a new sync.
+    let mut h = Harness::new(cfg(0, false), &program());
+    h.sync_at(0x1000, 0);
+    h.take();
+    h.pkt(except(3)); // idx 4
+    h.pkt(atoms("E")); // idx 5
+    assert_eq!(
+        h.log.0,
+        vec![
+            "DCD_ETMV4_0016 : 0x0013 (OCSD_ERR_BAD_PACKET_SEQ) [Bad packet sequence]; TrcIdx=5; CS ID=10; Address missing in exception packet.",
+            "DCD_ETMV4_0016 : 0x001a (OCSD_ERR_COMMIT_PKT_OVERRUN) [Overrun in commit packet stack - tried to commit more than available]; TrcIdx=0; CS ID=10; Not enough elements to commit",
+        ]
+    );
+    // trace on and context were committed (and sent, on the context flush)
+    // before the exception was reached
+    let mut want: Vec<String> = SYNC_ELEMS[1..].iter().map(|s| s.to_string()).collect();
+    want.push("5:10:OCSD_GEN_TRC_ELEM_NO_SYNC( [bad-packet])".into());
+    assert_eq!(h.take(), want);
+    // decoding resumes after a new sync
+    h.sync_at(0x1000, 0);
+    h.pkt(atoms("N"));
+    let got = h.take();
+    assert_eq!(
+        got.last().map(String::as_str),
+        Some("10:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x1000:[0x100c] num_i(3) last_sz(4) (ISA=A64) N BR   <cond>)")
+    );
+    assert_eq!(h.log.0.len(), 2);
+}
+
+#[test]
+fn commit_overrun_is_reported_at_index_zero() {
+    let mut h = Harness::new(cfg(8, false), &program());
+    h.sync_at(0x1000, 0);
+    h.take();
+    h.pkt(atoms("N")); // idx 4
+    let mut cm = typed(ETM4_PKT_I_COMMIT);
+    cm.commit_elements = 5;
+    h.pkt(cm); // idx 5: one atom + trace on + context committed, then short
+    assert_eq!(
+        h.log.0,
+        vec!["DCD_ETMV4_0016 : 0x001a (OCSD_ERR_COMMIT_PKT_OVERRUN) [Overrun in commit packet stack - tried to commit more than available]; TrcIdx=0; CS ID=10; Not enough elements to commit"]
+    );
+}
+
+#[test]
+fn q_count_above_i32_max_wraps_like_opencsd() {
+    // OpenCSD holds the Q count in an int: a count above i32::MAX walks no
+    // instructions and the no-path range reports the original count.
+    let mut h = Harness::new(cfg(0, false), &program());
+    h.sync_at(0x1000, 0);
+    h.take();
+    let mut q = typed(ETM4_PKT_I_Q);
+    q.Q_pkt.q_count = 2_998_923_684;
+    q.Q_pkt.set_addr_present(1);
+    q.v_addr.val = 0x1020;
+    h.pkt(q);
+    let got = h.take();
+    assert_eq!(
+        got.last().map(String::as_str),
+        Some("4:10:OCSD_GEN_TRC_ELEM_I_RANGE_NOPATH(first 0x1000:[next 0x1020] num_i(2998923684) )"),
+        "{:?}",
+        got
+    );
+}
+
+#[test]
+fn cancel_overrun_keeps_timestamps_for_later() {
+    // Cancelling more than is stacked is an overrun: error at the cancel
+    // packet and a reset. The timestamp set aside by the cancel goes back on
+    // the stack all the same (as in OpenCSD) and comes out at end of trace.
+    let mut h = Harness::new(cfg(8, false), &program());
+    h.sync_at(0x1000, 0);
+    h.take();
+    h.pkt(atoms("E")); // idx 4
+    let mut ts = typed(ETM4_PKT_I_TIMESTAMP);
+    ts.ts.timestamp = 0x99;
+    h.pkt(ts); // idx 5
+    let mut c = typed(ETM4_PKT_I_CANCEL_F1);
+    c.cancel_elements = 3;
+    h.pkt(c); // idx 6
+    assert_eq!(
+        h.log.0,
+        vec!["DCD_ETMV4_0016 : 0x001a (OCSD_ERR_COMMIT_PKT_OVERRUN) [Overrun in commit packet stack - tried to commit more than available]; TrcIdx=6; CS ID=10; Not enough elements to cancel"]
+    );
+    assert_eq!(h.take(), vec!["6:10:OCSD_GEN_TRC_ELEM_NO_SYNC( [bad-packet])"]);
+    h.eot();
+    assert_eq!(
+        h.take(),
+        vec!["5:10:OCSD_GEN_TRC_ELEM_TIMESTAMP( [ TS=0x000000000099]; )", "6:10:OCSD_GEN_TRC_ELEM_EO_TRACE( [end-of-trace])"]
+    );
+}
+
+#[test]
+fn failed_walk_to_exception_return_address_is_fatal() {
+    // An instruction range limit of 2 and an exception whose return address
+    // is 3 instructions on: the walk fails. For an exception (unlike an
+    // atom) OpenCSD logs the error and passes it up: the data path stops.
+    let dec = EtmV4IPktDecoder::with_env(16, cfg(0, false), 2, false);
+    let mut h = Harness::with_dec(dec, &program());
+    h.sync_at(0x1000, 0);
+    h.take();
+    assert_eq!(h.pkt(except(3)), OCSD_RESP_CONT); // idx 4
+    assert_eq!(h.pkt(addr(0x100c)), OCSD_RESP_FATAL_INVALID_DATA); // idx 5
+    assert_eq!(
+        h.log.0.last().map(String::as_str),
+        Some("DCD_ETMV4_0016 : 0x002d (OCSD_ERR_I_RANGE_LIMIT_OVERRUN) [An optional limit on consecutive instructions in range during decode has been exceeded.]; TrcIdx=4; CS ID=10; Error processing exception packet.")
+    );
+    // no resynchronisation element: the decoder did not reset
+    assert!(!h.take().iter().any(|e| e.contains("NO_SYNC")));
+}
+
+#[test]
+fn q_without_address_is_reported_at_the_q_packet() {
+    let mut h = Harness::new(cfg(0, false), &program());
+    h.sync_at(0x1000, 0);
+    h.take();
+    let mut q = typed(ETM4_PKT_I_Q);
+    q.Q_pkt.q_count = 2;
+    h.pkt(q); // idx 4, waits for its address
+    assert_eq!(h.pkt(atoms("E")), OCSD_RESP_FATAL_INVALID_DATA); // idx 5
+    assert_eq!(
+        h.log.0.last().map(String::as_str),
+        Some("DCD_ETMV4_0016 : 0x0013 (OCSD_ERR_BAD_PACKET_SEQ) [Bad packet sequence]; TrcIdx=4; CS ID=10; Address missing in Q packet.")
+    );
+}
+
+#[test]
+fn cycle_count_reuses_last_commit_count() {
+    // With TRCIDR0.COMMOPT set, cycle count packets carry no commit field;
+    // OpenCSD still takes the packet's commit count, which is the last one
+    // seen (here the commit packet's 1), so the cycle count commits an atom.
+    let mut h = Harness::new(cfg(8, false), &program());
+    h.sync_at(0x1000, 0);
+    h.take();
+    h.pkt(atoms("N")); // idx 4
+    let mut cm = typed(ETM4_PKT_I_COMMIT);
+    cm.commit_elements = 1;
+    h.pkt(cm); // idx 5
+    h.take();
+    h.pkt(atoms("E")); // idx 6
+    let mut cc = typed(ETM4_PKT_I_CCNT_F3);
+    cc.cycle_count = 3;
+    cc.commit_elements = 1; // left over from the commit packet, not valid
+    h.pkt(cc); // idx 7
+    assert_eq!(
+        h.take(),
+        vec!["6:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x100c:[0x1014] num_i(2) last_sz(4) (ISA=A64) E BR  b+link )"]
+    );
+    assert!(h.log.0.is_empty(), "{:?}", h.log.0);
+}

@@ -650,8 +650,16 @@ impl EtmV4IPktProc {
                 // commit window: not used by current ETE versions
                 let _ = self.extract_cont_field(idx, 5)?;
             }
-            self.pkt.trace_info.set_spec_field_present(spec_present as u32);
-            self.pkt.trace_info.set_initial_t_info((!self.first_trace_info) as u32);
+            // These two flags share the word that holds the INFO field, so
+            // INFO values with bits 16/17 set (seen on corrupted trace) show
+            // them as well: they are only ever set here, never cleared, as in
+            // OpenCSD.
+            if spec_present {
+                self.pkt.trace_info.set_spec_field_present(1);
+            }
+            if !self.first_trace_info {
+                self.pkt.trace_info.set_initial_t_info(1);
+            }
             self.state = ProcState::SendPkt;
             self.first_trace_info = true;
         }

@@ -421,3 +421,23 @@ fn no_panic_on_random_input() {
         }
     }
 }
+
+#[test]
+fn trace_info_field_bits_show_as_flags() {
+    // A later trace info whose INFO field has bits 16 and 17 set (as on
+    // corrupted trace): these bits are the initial-TINFO and spec-present
+    // flags of the same word, so OpenCSD prints the sync point (and the spec
+    // depth when that section is present) even though it is not the first.
+    // INFO = 0x7f | 0x7f<<7 | 0x0f<<14 -> bits 16,17 set.
+    let s = one(etm4_cfg(), &[0x01, 0x05, 0xff, 0xff, 0x0f, 0x07]);
+    assert_eq!(
+        s,
+        "I_TRACE_INFO : Trace Info.; INFO=0xff { CC.1 }; CC_THRESHOLD=0x0; INIT SPEC DEPTH=7; Decoder Sync point TINFO"
+    );
+    // bit 16 only, no spec section: sync point without a spec depth
+    let s = one(etm4_cfg(), &[0x01, 0x01, 0x80, 0x80, 0x04]);
+    assert_eq!(s, "I_TRACE_INFO : Trace Info.; INFO=0x0 { CC.0 }; Decoder Sync point TINFO");
+    // bit 17 only with a spec section: spec depth not printed, no sync point
+    let s = one(etm4_cfg(), &[0x01, 0x05, 0x80, 0x80, 0x08, 0x03]);
+    assert_eq!(s, "I_TRACE_INFO : Trace Info.; INFO=0x0 { CC.0 }");
+}

@@ -3,7 +3,11 @@
 //! - [`file`]: the records of a perf.data file (AUXTRACE_INFO, AUXTRACE,
 //!   AUX, MMAP/MMAP2, COMM, ITRACE_START, SWITCH), with file offsets;
 //! - [`cs_meta`]: the CoreSight metadata perf saved per CPU;
-//! - [`dump`]: the packet dump `perf report -D` prints.
+//! - [`dump`]: the packet dump `perf report -D` prints;
+//! - [`spaces`]: processes' address spaces and the binaries behind them;
+//! - [`decode`]: instruction ranges and perf's branch samples;
+//! - [`autofdo`]: simpleperf inject's AutoFDO text profile;
+//! - [`profile`]: per-function table, flame graph, lcov line coverage.
 #![forbid(unsafe_code)]
 
 pub mod autofdo;
@@ -11,6 +15,7 @@ pub mod cs_meta;
 pub mod decode;
 pub mod dump;
 pub mod file;
+pub mod profile;
 pub mod spaces;
 
 pub use cs_meta::CsMeta;

@@ -64,6 +64,10 @@ pub struct Spaces {
     pub warnings: Vec<String>,
     /// First ITRACE_START thread per CPU (context when the trace has none).
     pub itrace_tid: HashMap<u32, i32>,
+    /// Last command name per thread (COMM records).
+    comm: HashMap<i32, String>,
+    /// The last read's thread and mapping (reads come in runs).
+    last: Option<(i32, Map)>,
 }
 
 impl Spaces {
@@ -76,6 +80,8 @@ impl Spaces {
             symfs: symfs.map(|p| p.to_path_buf()),
             warnings: Vec::new(),
             itrace_tid: HashMap::new(),
+            comm: HashMap::new(),
+            last: None,
         };
         let mut bin_index: HashMap<String, usize> = HashMap::new();
         for r in &pd.sideband {
@@ -99,8 +105,9 @@ impl Spaces {
                         s.tid_to_pid.insert(m.tid, m.pid);
                     }
                 }
-                Sideband::Comm { pid, tid, .. } => {
+                Sideband::Comm { pid, tid, name, .. } => {
                     s.tid_to_pid.insert(*tid, *pid);
+                    s.comm.insert(*tid, name.clone());
                 }
                 Sideband::Fork { pid, tid, .. } => {
                     s.tid_to_pid.insert(*tid, *pid);
@@ -115,6 +122,15 @@ impl Spaces {
             }
         }
         s
+    }
+
+    /// The thread's command name (its process's, else `tid N`).
+    pub fn comm_of(&self, tid: i32) -> String {
+        self.comm
+            .get(&tid)
+            .or_else(|| self.comm.get(&self.pid_of(tid)))
+            .cloned()
+            .unwrap_or_else(|| if tid < 0 { "[unknown]".into() } else { format!("tid {}", tid) })
     }
 
     pub fn pid_of(&self, tid: i32) -> i32 {
@@ -199,7 +215,14 @@ impl Spaces {
 
     /// Read target memory of thread `tid` at `addr`: bytes read.
     pub fn read(&mut self, tid: i32, addr: u64, buf: &mut [u8]) -> usize {
-        let Some(m) = self.find_map(tid, addr).cloned() else { return 0 };
+        let m = match &self.last {
+            Some((t, m)) if *t == tid && addr >= m.start && addr < m.end => m.clone(),
+            _ => {
+                let Some(m) = self.find_map(tid, addr).cloned() else { return 0 };
+                self.last = Some((tid, m.clone()));
+                m
+            }
+        };
         let Some(data) = self.load(m.bin) else { return 0 };
         let n = (buf.len() as u64).min(m.end - addr) as usize;
         let off = addr - m.start + m.pgoff;

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use opencsd_c_api::api::{AddressSpace, Decoder, DecoderBuilder, Element, ElementKind, MemoryImage};
+use opencsd_c_api::tarmac::{Comparer, Reference, TarmacConfig, TarmacWriter};
 
 use crate::config_file::{self, parse_num};
 use crate::{CompareArgs, DecodeArgs, Format, InputArgs};
@@ -154,6 +155,7 @@ fn progress_bar(len: u64) -> Option<indicatif::ProgressBar> {
 enum Out {
     Text,
     Json,
+    Tarmac(TarmacWriter<Box<dyn Write>>),
 }
 
 pub fn run_decode(a: &DecodeArgs) -> ExitCode {
@@ -164,13 +166,6 @@ pub fn run_decode(a: &DecodeArgs) -> ExitCode {
 }
 
 fn decode(a: &DecodeArgs) -> Result<(), Failure> {
-    let out_kind = match a.format {
-        Format::Text => Out::Text,
-        Format::Json => Out::Json,
-        Format::Tarmac => {
-            return Err(Failure::input("--format tarmac is not available in this build (the Tarmac writer is not built in)"));
-        }
-    };
     let (mut dec, trace_path) = open_input(&a.input, a.stats)?;
     let trace_name = trace_path.display().to_string();
     let file = File::open(&trace_path).map_err(|e| Failure::input(format!("{trace_name}: cannot read: {e}")))?;
@@ -179,6 +174,11 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
     let mut out: Box<dyn Write> = match &a.output {
         Some(p) => Box::new(BufWriter::with_capacity(1 << 16, File::create(p).map_err(|e| Failure::input(format!("{}: cannot create: {e}", p.display())))?)),
         None => Box::new(BufWriter::with_capacity(1 << 16, std::io::stdout().lock())),
+    };
+    let mut out_kind = match a.format {
+        Format::Text => Out::Text,
+        Format::Json => Out::Json,
+        Format::Tarmac => Out::Tarmac(TarmacWriter::new(std::mem::replace(&mut out, Box::new(std::io::sink())), TarmacConfig { disasm: !a.no_disasm })),
     };
     let pb = progress_bar(len);
     let start = Instant::now();
@@ -189,7 +189,11 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
     let mut it = dec.decode(std::io::BufReader::new(file));
     while let Some(e) = it.next() {
         stats.add(&e);
-        let r = match out_kind {
+        let r = match &mut out_kind {
+            Out::Tarmac(w) => {
+                let raw = e.raw();
+                w.element(e.trace_id, &raw, it.decoder().memory())
+            }
             Out::Text => {
                 line.clear();
                 e.write_lister_line(&mut line);
@@ -219,6 +223,14 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
     if let Some(pb) = pb {
         pb.finish_and_clear();
     }
+    let mut tarmac_stats = None;
+    if let Out::Tarmac(w) = out_kind {
+        tarmac_stats = Some(w.stats());
+        match w.finish() {
+            Ok(o) => out = o,
+            Err(err) => write_err = write_err.or(Some(err)),
+        }
+    }
     let flushed = out.flush();
     if let Some(err) = write_err.or(flushed.err()) {
         if err.kind() == std::io::ErrorKind::BrokenPipe {
@@ -244,6 +256,12 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
             s.push_str(&format!("  {:<34} {n}\n", k.trim_start_matches("OCSD_GEN_TRC_ELEM_")));
         }
         s.push_str(&format!("instructions:  {}\n", stats.instructions));
+        if let Some(t) = tarmac_stats {
+            s.push_str(&format!(
+                "tarmac:        {} instruction lines, {} link register writes, {} without memory\n",
+                t.instructions, t.link_writes, t.no_memory
+            ));
+        }
         s.push_str(&format!("errors:        {errors}\n"));
         s.push_str(&format!("time:          {secs:.3} s ({:.1} MB/s)\n", bytes as f64 / 1e6 / secs.max(1e-9)));
         eprint!("{s}");
@@ -251,7 +269,8 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
         eprintln!("ocsd decode: {trace_name}: {errors} decode error(s) logged (--verbose shows them)");
     }
     if let Some(f) = fatal {
-        return Err(Failure::input(format!("{trace_name}: {f} (output above is complete up to there)")));
+        let hint = if stats.synced { "" } else { "no trace synchronisation found before the " };
+        return Err(Failure::input(format!("{trace_name}: {hint}{f} (output above is complete up to there)")));
     }
     if bytes > 0 && !stats.synced {
         return Err(Failure::input(format!(
@@ -262,9 +281,33 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
 }
 
 pub fn run_compare(a: &CompareArgs) -> ExitCode {
-    let _ = &a.reference;
-    if let Err(f) = open_input(&a.input, false) {
-        return fail("compare", f);
+    match compare(a) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(f) => fail("compare", f),
     }
-    fail("compare", Failure::input("compare is not available in this build (the Tarmac reader is not built in)"))
+}
+
+/// Exit 0 and `N instructions in M segments match`, or exit 1 and the first
+/// divergence (per trace ID).
+fn compare(a: &CompareArgs) -> Result<bool, Failure> {
+    let reference = Reference::from_file(&a.reference).map_err(|e| Failure::input(e.to_string().replace('\n', " ")))?;
+    let (mut dec, trace_path) = open_input(&a.input, false)?;
+    let trace_name = trace_path.display().to_string();
+    let file = File::open(&trace_path).map_err(|e| Failure::input(format!("{trace_name}: cannot read: {e}")))?;
+    let mut cmp = Comparer::new(&reference);
+    let mut it = dec.decode(std::io::BufReader::new(file));
+    while let Some(e) = it.next() {
+        let raw = e.raw();
+        cmp.element(e.index as _, e.trace_id, &raw, it.decoder().memory());
+    }
+    if let Some(err) = it.error() {
+        return Err(Failure::input(format!("{trace_name}: {err}")));
+    }
+    let report = cmp.finish();
+    if report.ids.is_empty() {
+        return Err(Failure::input(format!("{trace_name}: no instructions decoded: nothing to compare")));
+    }
+    println!("{report}");
+    Ok(report.matches())
 }

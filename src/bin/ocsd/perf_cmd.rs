@@ -37,6 +37,19 @@ pub struct PerfArgs {
     /// Write an AutoFDO profile (simpleperf inject's text format) to OUT.
     #[arg(long, value_name = "OUT")]
     pub autofdo: Option<PathBuf>,
+    /// Write a flame graph (SVG) of the executed instructions, stacks from
+    /// the calls and returns in the trace.
+    #[arg(long, value_name = "OUT.svg")]
+    pub flamegraph: Option<PathBuf>,
+    /// Write the folded stacks behind --flamegraph (one `stack count` line each).
+    #[arg(long, value_name = "OUT")]
+    pub folded: Option<PathBuf>,
+    /// Write line coverage as an lcov tracefile (for genhtml).
+    #[arg(long, value_name = "OUT")]
+    pub lcov: Option<PathBuf>,
+    /// Print executed instructions per function (ELF symbols).
+    #[arg(long)]
+    pub functions: bool,
 }
 
 /// Prints branch samples as perf script does.
@@ -68,6 +81,8 @@ fn block_mode(s: &str) -> Result<BlockMode, String> {
 pub fn run(args: &PerfArgs) -> ExitCode {
     match run_inner(args) {
         Ok(()) => ExitCode::SUCCESS,
+        // output closed early (`| head`): not an error
+        Err(PerfError::Io(m)) if m.contains("Broken pipe") => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("ocsd perf: {}: {}", args.file.display(), e);
             let _ = e;
@@ -116,6 +131,43 @@ fn run_inner(args: &PerfArgs) -> Result<(), PerfError> {
         warn(spaces.1);
         let mut f = std::io::BufWriter::new(std::fs::File::create(out).map_err(|e| PerfError::Io(format!("{}: {}", out.display(), e)))?);
         a.borrow().write(&spaces.0, &mut f).and_then(|_| f.flush()).map_err(|e| PerfError::Io(format!("{}: {}", out.display(), e)))?;
+    }
+    if args.flamegraph.is_some() || args.folded.is_some() || args.lcov.is_some() || args.functions {
+        let spaces = perf::spaces::Spaces::new(&pd, args.symfs.as_deref());
+        let prof = Rc::new(RefCell::new(perf::profile::Profile::default()));
+        let (mut spaces, ws) = perf::decode::decode(&pd, &meta, mode, spaces, prof.clone())?;
+        warn(ws);
+        let prof = prof.borrow();
+        let create = |p: &PathBuf| {
+            std::fs::File::create(p).map(std::io::BufWriter::new).map_err(|e| PerfError::Io(format!("{}: {}", p.display(), e)))
+        };
+        let io = |p: &PathBuf, e: std::io::Error| PerfError::Io(format!("{}: {}", p.display(), e));
+        if args.functions {
+            let stdout = std::io::stdout();
+            let mut w = stdout.lock();
+            prof.write_functions(&mut w).map_err(|e| PerfError::Io(e.to_string()))?;
+        }
+        if let Some(p) = &args.folded {
+            let mut f = create(p)?;
+            for l in prof.folded_lines() {
+                writeln!(f, "{}", l).map_err(|e| io(p, e))?;
+            }
+            f.flush().map_err(|e| io(p, e))?;
+        }
+        if let Some(p) = &args.flamegraph {
+            let title = format!("{} (instructions)", args.file.display());
+            let mut f = create(p)?;
+            prof.write_flamegraph(&title, &mut f).map_err(|e| PerfError::Decode(format!("flame graph: {}", e)))?;
+            f.flush().map_err(|e| io(p, e))?;
+        }
+        if let Some(p) = &args.lcov {
+            let mut f = create(p)?;
+            let n = prof.write_lcov(&mut spaces, &mut f).map_err(|e| io(p, e))?;
+            f.flush().map_err(|e| io(p, e))?;
+            if n == 0 {
+                eprintln!("warning: no source lines found (no DWARF line tables in the decoded binaries)");
+            }
+        }
     }
     Ok(())
 }
