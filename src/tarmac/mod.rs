@@ -16,7 +16,7 @@
 //! decode used, so they work with any source of elements:
 //!
 //! ```
-//! use opencsd_c_api::abi::gen_elem::ocsd_generic_trace_elem;
+//! use opencsd_c_api::abi::gen_elem::*;
 //! use opencsd_c_api::abi::*;
 //! use opencsd_c_api::mem::{Accessor, MemMapper, Source};
 //! use opencsd_c_api::tarmac::{TarmacConfig, TarmacWriter};
