@@ -68,7 +68,7 @@ for dir in "$shared"/conformance/snapshots/* "$shared"/conformance/snapshots-ete
     name=$(basename "$dir")
     case " $newer_than_133 " in *" $name "*) continue ;; esac
     plan="$out/$name.plan"
-    python3 "$here/bench/snapshot_plan.py" "$dir" -o "$plan" 2>/dev/null || { fail "$name: snapshot_plan.py"; continue; }
+    "$root/target/release/trc_pkt_lister" -ss_dir "$dir" -decode -print_plan "$plan" -logfilename "$plan.log" >/dev/null 2>&1 || { fail "$name: trc_pkt_lister -print_plan"; continue; }
     seeds="1 2 3"
     [ "$name" = bugfix-exact-match ] && seeds="1"
     for seed in $seeds; do
@@ -111,7 +111,7 @@ gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$root/include" -o "$pc" "$here/dropin/
 # snapshots that OpenCSD 1.3.3 and 1.8.0 print alike
 for name in Snowball tc2-ptm-rstk-t32; do
     plan="$out/$name.plan"
-    python3 "$here/bench/snapshot_plan.py" "$shared/conformance/snapshots/$name" -o "$plan" 2>/dev/null || { fail "$name: snapshot_plan.py"; continue; }
+    "$root/target/release/trc_pkt_lister" -ss_dir "$shared/conformance/snapshots/$name" -decode -print_plan "$plan" -logfilename "$plan.log" >/dev/null 2>&1 || { fail "$name: trc_pkt_lister -print_plan"; continue; }
     for mode in stdout stderr cb file elem-printer; do
         case $mode in
             file) args="-out file:print_client.log" ;;
@@ -145,7 +145,7 @@ for snap in snapshots/Snowball snapshots/juno_r1_1 snapshots-corrupt/TC2-c1001 s
     [ -d "$shared/conformance/$snap" ] || continue
     name=$(basename "$snap")
     plan="$out/$name.plan"
-    python3 "$here/bench/snapshot_plan.py" "$shared/conformance/$snap" -o "$plan" 2>/dev/null || { fail "$name: snapshot_plan.py"; continue; }
+    "$root/target/release/trc_pkt_lister" -ss_dir "$shared/conformance/$snap" -decode -print_plan "$plan" -logfilename "$plan.log" >/dev/null 2>&1 || { fail "$name: trc_pkt_lister -print_plan"; continue; }
     for extra in "" "-elem-printer"; do
         LD_LIBRARY_PATH="$lib" "$pc" -out stdout $extra -wait 5 -raw "$plan" 2>&1 | grep -v "strings to the callback" > "$out/pc.stdout"
         LD_LIBRARY_PATH="$lib" "$pc" -out cbraw $extra -wait 5 -raw "$plan" 2>&1 | grep -v "strings to the callback" > "$out/pc.cb"

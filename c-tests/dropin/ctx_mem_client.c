@@ -8,7 +8,7 @@
  * reads memory before it has delivered the elements that come earlier in
  * the trace (TRACE_ON, PE_CONTEXT) therefore loses instruction ranges.
  *
- * This client decodes a snapshot (a plan from c-tests/bench/snapshot_plan.py)
+ * This client decodes a snapshot (a plan from `trc_pkt_lister -print_plan`)
  * with one trace-ID memory callback over the whole address space. The
  * callback answers from the snapshot's memory dumps only when a PE_CONTEXT
  * has been delivered for that trace ID and the requested memory space
@@ -79,7 +79,7 @@ static ocsd_mem_space_acc_t shown_space(const ocsd_pe_context *p)
     }
 }
 
-static uint32_t mem_cb(const void *p_context, const ocsd_vaddr_t address, const ocsd_mem_space_acc_t mem_space,
+static uint32_t ctx_mem_cb(const void *p_context, const ocsd_vaddr_t address, const ocsd_mem_space_acc_t mem_space,
                        const uint8_t trc_id, const uint32_t req, uint8_t *buf)
 {
     client_t *c = (client_t *)p_context;
@@ -248,7 +248,7 @@ int main(int argc, char **argv)
         ocsd_destroy_dcd_tree(t);
         return 1;
     }
-    ocsd_dt_add_callback_trcid_mem_acc(t, 0, ~(ocsd_vaddr_t)0, OCSD_MEM_SPACE_ANY, mem_cb, &c);
+    ocsd_dt_add_callback_trcid_mem_acc(t, 0, ~(ocsd_vaddr_t)0, OCSD_MEM_SPACE_ANY, ctx_mem_cb, &c);
     ocsd_dt_set_gen_elem_outfn(t, elem_cb, &c);
     run(t, &c, buf, size, chunk);
     ocsd_destroy_dcd_tree(t);

@@ -13,7 +13,7 @@
  *   print_client [-out stdout|stderr|cb|cbraw|file:NAME] [-wait N] [-raw]
  *                [-elem-printer] [-chunk N] PLAN
  *
- * The decode tree is built from a plan (c-tests/bench/snapshot_plan.py):
+ * The decode tree is built from a plan (`trc_pkt_lister -print_plan`):
  * full decoders with the packet printer attached as monitor to each, memory
  * through a client callback over the snapshot's dumps, an element callback
  * that printf's a short line per element and answers WAIT every N elements

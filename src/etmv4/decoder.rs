@@ -691,25 +691,7 @@ impl EtmV4IPktDecoder {
         if ctx.el_valid() == 0 {
             return if self.is_secure { OCSD_MEM_SPACE_S } else { OCSD_MEM_SPACE_N };
         }
-        let el = ctx.exception_level & 0x3;
-        match ctx.security_level {
-            ocsd_sec_root => OCSD_MEM_SPACE_ROOT,
-            ocsd_sec_realm => match el {
-                0 | 1 => OCSD_MEM_SPACE_EL1R,
-                2 => OCSD_MEM_SPACE_EL2R,
-                _ => OCSD_MEM_SPACE_ROOT,
-            },
-            ocsd_sec_nonsecure => match el {
-                0 | 1 => OCSD_MEM_SPACE_EL1N,
-                2 => OCSD_MEM_SPACE_EL2,
-                _ => OCSD_MEM_SPACE_EL3,
-            },
-            _ => match el {
-                0 | 1 => OCSD_MEM_SPACE_EL1S,
-                2 => OCSD_MEM_SPACE_EL2S,
-                _ => OCSD_MEM_SPACE_EL3,
-            },
-        }
+        crate::mem::mem_space_for_el(ctx.security_level, ctx.exception_level)
     }
 
     fn push_ret(&mut self, addr: ocsd_vaddr_t, isa: ocsd_isa) {

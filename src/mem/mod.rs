@@ -19,6 +19,32 @@ use crate::abi::*;
 use crate::common::{MemAccess, MemRun, MemView};
 use cache::{CacheSizes, MemCache, PageData};
 
+/// The memory space of program reads at exception level `el` (0 to 3) in
+/// security state `security_level`: what the instruction-following decoders
+/// (OpenCSD's `getCurrMemSpace`) and the Tarmac writer read code from.
+#[allow(non_upper_case_globals)]
+pub fn mem_space_for_el(security_level: ocsd_sec_level, el: ocsd_ex_level) -> ocsd_mem_space_acc_t {
+    let el = el & 3;
+    match security_level {
+        ocsd_sec_root => OCSD_MEM_SPACE_ROOT,
+        ocsd_sec_realm => match el {
+            0 | 1 => OCSD_MEM_SPACE_EL1R,
+            2 => OCSD_MEM_SPACE_EL2R,
+            _ => OCSD_MEM_SPACE_ROOT,
+        },
+        ocsd_sec_nonsecure => match el {
+            0 | 1 => OCSD_MEM_SPACE_EL1N,
+            2 => OCSD_MEM_SPACE_EL2,
+            _ => OCSD_MEM_SPACE_EL3,
+        },
+        _ => match el {
+            0 | 1 => OCSD_MEM_SPACE_EL1S,
+            2 => OCSD_MEM_SPACE_EL2S,
+            _ => OCSD_MEM_SPACE_EL3,
+        },
+    }
+}
+
 pub mod elf;
 
 /// A client read function: (address, memory space, trace ID, buffer) ->

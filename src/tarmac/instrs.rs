@@ -64,25 +64,7 @@ pub fn mem_space(ctx: &ocsd_pe_context) -> ocsd_mem_space_acc_t {
             _ => OCSD_MEM_SPACE_N,
         };
     }
-    let el = ctx.exception_level & 3;
-    match ctx.security_level {
-        ocsd_sec_root => OCSD_MEM_SPACE_ROOT,
-        ocsd_sec_realm => match el {
-            0 | 1 => OCSD_MEM_SPACE_EL1R,
-            2 => OCSD_MEM_SPACE_EL2R,
-            _ => OCSD_MEM_SPACE_ROOT,
-        },
-        ocsd_sec_nonsecure => match el {
-            0 | 1 => OCSD_MEM_SPACE_EL1N,
-            2 => OCSD_MEM_SPACE_EL2,
-            _ => OCSD_MEM_SPACE_EL3,
-        },
-        _ => match el {
-            0 | 1 => OCSD_MEM_SPACE_EL1S,
-            2 => OCSD_MEM_SPACE_EL2S,
-            _ => OCSD_MEM_SPACE_EL3,
-        },
-    }
+    crate::mem::mem_space_for_el(ctx.security_level, ctx.exception_level)
 }
 
 /// Call `f` for each instruction of the `INSTR_RANGE` element `elem`

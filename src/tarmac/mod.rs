@@ -27,7 +27,7 @@
 //! code.extend_from_slice(&0xd280_0020u32.to_le_bytes());
 //! code.extend_from_slice(&0x9400_0002u32.to_le_bytes());
 //! let mut mem = MemMapper::new();
-//! mem.add(Accessor { start: 0x8000, end: 0x8007, space: OCSD_MEM_SPACE_ANY, source: Source::Buffer { data: code } }).unwrap();
+//! mem.add(Accessor { start: 0x8000, end: 0x8007, space: OCSD_MEM_SPACE_ANY, source: Source::Buffer { data: std::sync::Arc::new(code) } }).unwrap();
 //!
 //! let mut ctx = ocsd_generic_trace_elem::new(OCSD_GEN_TRC_ELEM_PE_CONTEXT);
 //! ctx.context.exception_level = ocsd_EL1;

@@ -223,8 +223,8 @@ ocsd_err_t ocsd_dt_remove_mem_acc(dcd_tree_handle_t handle,
 void ocsd_tl_log_mapped_mem_ranges(dcd_tree_handle_t handle);
 
 /**
- * Memory access cache settings: checked as OpenCSD checks them (errors
- * are logged); accessors already read from memory, so nothing changes.
+ * Memory access caching: on with these sizes (refused, with an error
+ * logged, outside OpenCSD's limits), or off.
  */
 ocsd_err_t ocsd_dt_set_mem_acc_cacheing(dcd_tree_handle_t handle,
                                         int enable,
