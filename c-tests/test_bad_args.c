@@ -175,9 +175,10 @@ static ocsd_datapath_resp_t hostile_run(hostile_t *c, int elem_action, int mem_a
     c->h = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
     CHECK(c->h != C_API_INVALID_TREE_HANDLE);
     CHECK_EQ(ocsd_dt_create_decoder(c->h, "MISUSE", OCSD_CREATE_FLG_FULL_DECODER, &cfg, &id), OCSD_OK);
-    /* no memory access cache: every read reaches the hostile callback */
-    CHECK_EQ(ocsd_dt_set_mem_acc_cacheing(c->h, 0, 0, 0), OCSD_OK);
     CHECK_EQ(ocsd_dt_add_callback_mem_acc(c->h, 0, 0xffff, OCSD_MEM_SPACE_ANY, hostile_mem, c), OCSD_OK);
+    /* no memory access cache: every read reaches the hostile callback (set once
+     * memory is attached, as OpenCSD requires) */
+    CHECK_EQ(ocsd_dt_set_mem_acc_cacheing(c->h, 0, 0, 0), OCSD_OK);
     CHECK_EQ(ocsd_dt_set_gen_elem_outfn(c->h, hostile_elem, c), OCSD_OK);
     r = ocsd_dt_process_data(c->h, OCSD_OP_DATA, 0, sizeof(data), data, &used);
     return r;
