@@ -8,19 +8,11 @@
 //! 1.8.0's log exactly. The shared reference data is looked up at
 //! `$OCSD_SHARED` or `../shared`; when it is absent the test says so loudly.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-fn shared_dir() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("OCSD_SHARED") {
-        let p = PathBuf::from(p);
-        if p.join("conformance/run").is_file() {
-            return Some(p);
-        }
-    }
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    p.join("conformance/run").is_file().then_some(p)
-}
+mod common;
+use common::*;
 
 /// Run the cases named in `claimed_file` (from the shared `cases_file`)
 /// and require each to match OpenCSD's log.

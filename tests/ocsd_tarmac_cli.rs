@@ -2,29 +2,10 @@
 //! `snapshots-ete/002-ack_test_scr` and the model's `test_TARMAC`. Needs
 //! `$OCSD_SHARED` or `../shared`; skipped loudly without it.
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn shared_dir() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("OCSD_SHARED") {
-        let p = PathBuf::from(p);
-        if p.join("conformance/run").is_file() {
-            return Some(p);
-        }
-    }
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    p.join("conformance/run").is_file().then_some(p)
-}
-
-fn ack_test_scr() -> Option<PathBuf> {
-    match shared_dir() {
-        Some(s) => Some(s.join("conformance/snapshots-ete/002-ack_test_scr")),
-        None => {
-            eprintln!("\n*** SKIPPED: OpenCSD reference data not found (set OCSD_SHARED or place it at ../shared) ***\n");
-            None
-        }
-    }
-}
+mod common;
+use common::*;
 
 fn ocsd(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ocsd")).args(args).output().expect("run ocsd")

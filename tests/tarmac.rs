@@ -6,47 +6,12 @@
 //! `../shared`; when it is absent the tests say so loudly.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use opencsd_c_api::abi::gen_elem::ocsd_generic_trace_elem;
-use opencsd_c_api::api::Decoder;
-use opencsd_c_api::common::MemAccess;
 use opencsd_c_api::tarmac::{CompareReport, Comparer, Reference, TarmacConfig, TarmacWriter};
 
-fn shared_dir() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("OCSD_SHARED") {
-        let p = PathBuf::from(p);
-        if p.join("conformance/run").is_file() {
-            return Some(p);
-        }
-    }
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    p.join("conformance/run").is_file().then_some(p)
-}
-
-fn ack_test_scr() -> Option<PathBuf> {
-    match shared_dir() {
-        Some(s) => Some(s.join("conformance/snapshots-ete/002-ack_test_scr")),
-        None => {
-            eprintln!("\n*** SKIPPED: OpenCSD reference data not found (set OCSD_SHARED or place it at ../shared) ***\n");
-            None
-        }
-    }
-}
-
-/// Decode the snapshot with the Rust API, handing each element (as the C
-/// element) and the decoder's memory to `f`.
-fn decode_each(snap: &Path, mut f: impl FnMut(u64, u8, &ocsd_generic_trace_elem, &mut dyn MemAccess)) {
-    let s = Decoder::from_snapshot(snap, None).unwrap();
-    let mut dec = s.decoder;
-    let file = std::fs::File::open(&s.trace_file).unwrap();
-    let mut it = dec.decode(std::io::BufReader::new(file));
-    while let Some(e) = it.next() {
-        let raw = e.raw();
-        f(e.index, e.trace_id, &raw, it.decoder().memory());
-    }
-    assert!(it.error().is_none());
-}
+mod common;
+use common::*;
 
 fn compare(snap: &Path, reference: &Reference) -> CompareReport {
     let mut cmp = Comparer::new(reference);

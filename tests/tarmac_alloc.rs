@@ -4,13 +4,12 @@
 //! counted). Needs `$OCSD_SHARED` or `../shared`; skipped loudly without it.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use opencsd_c_api::abi::gen_elem::ocsd_generic_trace_elem;
-use opencsd_c_api::api::Decoder;
-use opencsd_c_api::common::MemAccess;
 use opencsd_c_api::tarmac::{Comparer, Reference, TarmacConfig, TarmacWriter};
+
+mod common;
+use common::*;
 
 struct Counting;
 
@@ -35,28 +34,6 @@ unsafe impl GlobalAlloc for Counting {
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-fn shared_dir() -> Option<PathBuf> {
-    let p = match std::env::var_os("OCSD_SHARED") {
-        Some(p) => PathBuf::from(p),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"),
-    };
-    p.join("conformance/snapshots-ete").is_dir().then_some(p)
-}
-
-/// Decode the snapshot with the Rust API, handing each element (as the C
-/// element) and the decoder's memory to `f`.
-fn decode_each(snap: &Path, mut f: impl FnMut(u64, u8, &ocsd_generic_trace_elem, &mut dyn MemAccess)) {
-    let s = Decoder::from_snapshot(snap, None).unwrap();
-    let mut dec = s.decoder;
-    let file = std::fs::File::open(&s.trace_file).unwrap();
-    let mut it = dec.decode(std::io::BufReader::new(file));
-    while let Some(e) = it.next() {
-        let raw = e.raw();
-        f(e.index, e.trace_id, &raw, it.decoder().memory());
-    }
-    assert!(it.error().is_none());
-}
 
 #[test]
 fn writer_and_comparer_allocate_nothing_per_instruction() {
