@@ -47,7 +47,7 @@ pub use crate::config::{arch_profile, ConfigError, Protocol, ProtocolConfig, Reg
 use crate::dcd_tree::{DecodeTree, PacketObserver};
 pub use crate::mem::elf::{ElfError, ElfFileError, ElfImage};
 pub use element::*;
-pub use memory::{AddressSpace, MemoryImage};
+pub use memory::{AddressSpace, ContextId, MemoryImage, Vmid};
 
 /// What can go wrong building or running a decoder.
 #[derive(Debug, thiserror::Error)]
@@ -297,13 +297,16 @@ impl Decoder {
         DecoderBuilder::default()
     }
 
-    /// Map more target memory. Images may not overlap within an address space.
+    /// Map more target memory. Images may not overlap within an address
+    /// space, unless they serve different contexts
+    /// ([`MemoryImage::for_context`], [`MemoryImage::for_vmid`]).
     pub fn add_memory(&mut self, image: MemoryImage) -> Result<(), Error> {
         let name = image.name();
+        let filter = image.context_filter();
         for acc in image.into_accessors()? {
             let (start, end) = (acc.start, acc.end);
-            self.tree.mapper.add(acc).map_err(|e| match e {
-                OCSD_ERR_MEM_ACC_OVERLAP => Error::Memory(format!("{name}: 0x{start:x}..=0x{end:x} overlaps memory already mapped")),
+            self.tree.mapper.add_for_context(acc, filter).map_err(|e| match e {
+                OCSD_ERR_MEM_ACC_OVERLAP => Error::Memory(format!("{name}: 0x{start:x}..=0x{end:x} overlaps memory already mapped (for the same context)")),
                 e => Error::Memory(format!("{name}: cannot map 0x{start:x}..=0x{end:x}: {}", err_name(e))),
             })?;
         }

@@ -20,7 +20,7 @@ use super::p0_stack::{P0Data, P0Elem, P0Kind, P0Stack};
 use super::types::*;
 use crate::abi::gen_elem::*;
 use crate::abi::*;
-use crate::common::{DecodeCtx, ElemQueue, ErrorLog, MemAccess, MemView, OcsdError, PacketDecoder};
+use crate::common::{DecodeCtx, ElemQueue, ErrorLog, MemAccess, MemContext, MemView, OcsdError, PacketDecoder};
 use crate::ete::types::{ETE_OPFLG_PKTDEC_SRCADDR_N_ATOMS, ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK};
 use crate::instr::{a64_is_plain, aa64_opcode_is_invalid, decode_instruction_ex, TrcAddrReturnStack};
 
@@ -1035,6 +1035,9 @@ impl EtmV4IPktDecoder {
                             // OpenCSD drops this trace ID's cached memory on a context change
                             self.mem.release(ctx.mem);
                             ctx.mem.invalidate_cache(self.trace_id);
+                            // memory images selected by context follow the trace's context
+                            let id = (c.updated_c() != 0).then_some(c.ctxtID);
+                            ctx.mem.update_context(self.trace_id, MemContext { context_id: id, vmid: (c.updated_v() != 0).then_some(c.VMID) });
                         }
                     }
                 }
