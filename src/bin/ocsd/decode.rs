@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use opencsd_c_api::api::{AddressSpace, Decoder, DecoderBuilder, Element, ElementKind, MemoryImage};
+use opencsd_c_api::api::{AddressSpace, ContextId, Decoder, DecoderBuilder, Element, ElementKind, MemoryImage, Vmid};
 use opencsd_c_api::tarmac::{Comparer, Reference, TarmacConfig, TarmacWriter};
 
 use crate::config_file::{self, parse_num};
@@ -30,10 +30,52 @@ fn fail(cmd: &str, f: Failure) -> ExitCode {
     ExitCode::from(f.code)
 }
 
-/// `FILE[@ADDR][:SPACE]`
-fn parse_image_arg(arg: &str, need_addr: bool) -> Result<(String, Option<u64>, AddressSpace), Failure> {
+/// A memory image named on the command line.
+struct ImageArg {
+    file: String,
+    addr: Option<u64>,
+    space: AddressSpace,
+    context_id: Option<u32>,
+    vmid: Option<u32>,
+}
+
+impl ImageArg {
+    /// The image in its address space, for its contexts.
+    fn place(&self, img: MemoryImage) -> MemoryImage {
+        let mut img = img.in_space(self.space);
+        if let Some(id) = self.context_id {
+            img = img.for_context(ContextId(id));
+        }
+        if let Some(v) = self.vmid {
+            img = img.for_vmid(Vmid(v));
+        }
+        img
+    }
+}
+
+/// A context ID or VMID option value (32 bits).
+fn parse_u32(arg: &str, key: &str, v: &str) -> Result<u32, Failure> {
+    parse_num(v)
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| Failure::input(format!("{arg}: {key}=`{v}` is not a 32-bit number (0x... or decimal)")))
+}
+
+/// `FILE[@ADDR][:SPACE][,ctx=N][,vmid=N][,space=SPACE]`
+fn parse_image_arg(arg: &str, need_addr: bool) -> Result<ImageArg, Failure> {
     let mut rest = arg.to_string();
     let mut space = AddressSpace::ANY;
+    let (mut context_id, mut vmid) = (None, None);
+    // trailing ,KEY=VALUE options (a comma without `=` belongs to the file name)
+    while let Some((head, tail)) = rest.rsplit_once(',') {
+        let Some((k, v)) = tail.split_once('=') else { break };
+        match k.trim().to_ascii_lowercase().as_str() {
+            "ctx" | "context" | "context_id" | "cid" => context_id = Some(parse_u32(arg, k, v)?),
+            "vmid" => vmid = Some(parse_u32(arg, k, v)?),
+            "space" => space = v.parse::<AddressSpace>().map_err(|e| Failure::input(format!("{arg}: {e}")))?,
+            _ => return Err(Failure::input(format!("{arg}: unknown image option `{k}` (ctx=N, vmid=N, space=SPACE)"))),
+        }
+        rest = head.to_string();
+    }
     if let Some((head, tail)) = rest.rsplit_once(':') {
         if let Ok(s) = tail.parse::<AddressSpace>() {
             space = s;
@@ -50,7 +92,7 @@ fn parse_image_arg(arg: &str, need_addr: bool) -> Result<(String, Option<u64>, A
     if need_addr && addr.is_none() {
         return Err(Failure::input(format!("{arg}: a raw dump needs its address: FILE@ADDR")));
     }
-    Ok((file, addr, space))
+    Ok(ImageArg { file, addr, space, context_id, vmid })
 }
 
 fn mem_image(file: &Path, addr: Option<u64>, force_raw: bool) -> Result<MemoryImage, Failure> {
@@ -73,14 +115,14 @@ fn mem_image(file: &Path, addr: Option<u64>, force_raw: bool) -> Result<MemoryIm
 pub fn open_input(inp: &InputArgs, count_packets: bool) -> Result<(Decoder, PathBuf), Failure> {
     let mut images = Vec::new();
     for e in &inp.elfs {
-        let (file, addr, space) = parse_image_arg(e, false)?;
-        let data = std::fs::read(&file).map_err(|err| Failure::input(format!("{file}: cannot read: {err}")))?;
-        let img = MemoryImage::elf_bytes(&file, data, addr).map_err(|err| Failure::input(err.to_string()))?;
-        images.push(img.in_space(space));
+        let a = parse_image_arg(e, false)?;
+        let data = std::fs::read(&a.file).map_err(|err| Failure::input(format!("{}: cannot read: {err}", a.file)))?;
+        let img = MemoryImage::elf_bytes(&a.file, data, a.addr).map_err(|err| Failure::input(err.to_string()))?;
+        images.push(a.place(img));
     }
     for d in &inp.dumps {
-        let (file, addr, space) = parse_image_arg(d, true)?;
-        images.push(mem_image(Path::new(&file), addr, true)?.in_space(space));
+        let a = parse_image_arg(d, true)?;
+        images.push(a.place(mem_image(Path::new(&a.file), a.addr, true)?));
     }
     let (mut dec, trace) = if let Some(dir) = &inp.snapshot {
         if !dir.is_dir() {
@@ -102,7 +144,8 @@ pub fn open_input(inp: &InputArgs, count_packets: bool) -> Result<(Decoder, Path
             b = b.source(s);
         }
         for m in &cfg.memory {
-            images.push(mem_image(&m.file, m.address, false)?.in_space(m.space));
+            let a = ImageArg { file: String::new(), addr: m.address, space: m.space, context_id: m.context_id, vmid: m.vmid };
+            images.push(a.place(mem_image(&m.file, m.address, false)?));
         }
         let dec = b.build().map_err(|e| Failure::input(format!("{}: {e}", cfg_path.display())))?;
         (dec, trace.clone())
