@@ -395,6 +395,9 @@ pub struct SnapshotDecoder {
     pub decoder: Decoder,
     pub trace_file: PathBuf,
     pub warnings: Vec<String>,
+    /// (trace ID, core device name) of the sources the snapshot names a
+    /// core for (`[core_trace_sources]`), e.g. `(0x10, "cpu_0")`.
+    pub cores: Vec<(u8, String)>,
 }
 
 fn snapshot_decoder(
@@ -424,6 +427,7 @@ fn snapshot_decoder(
     let mut b = Decoder::builder().format(format);
     let mut warnings = Vec::new();
     let mut cores = Vec::new();
+    let mut core_names = Vec::new();
     for (src, core) in snap.sources_of(&name) {
         let Some(dev) = snap.device(&src) else {
             warnings.push(format!("no device data for source {src}"));
@@ -437,10 +441,11 @@ fn snapshot_decoder(
         let core_name = core_dev.map(|c| c.type_name.clone()).unwrap_or_default();
         match config_from_registers(protocol, &core_name, dev) {
             Ok(cfg) => {
-                b = b.source(cfg);
                 if let Some(c) = core_dev {
                     cores.push(c);
+                    core_names.push((cfg.trace_id(), core.clone()));
                 }
+                b = b.source(cfg);
             }
             Err(e) => warnings.push(format!("source {src} ({}.ini): {e}", src)),
         }
@@ -479,7 +484,7 @@ fn snapshot_decoder(
             }
         }
     }
-    Ok(SnapshotDecoder { decoder, trace_file: PathBuf::from(snap.path_of(&buf.file)), warnings })
+    Ok(SnapshotDecoder { decoder, trace_file: PathBuf::from(snap.path_of(&buf.file)), warnings, cores: core_names })
 }
 
 /// Bytes read from the trace at a time, and given to the tree at a time.

@@ -111,8 +111,37 @@ fn mem_image(file: &Path, addr: Option<u64>, force_raw: bool) -> Result<MemoryIm
     Ok(MemoryImage::bytes(addr, &data))
 }
 
-/// The decoder and the trace file for the input options.
-pub fn open_input(inp: &InputArgs, count_packets: bool) -> Result<(Decoder, PathBuf), Failure> {
+/// The CPU number in a core's name (`cpu_0`, `cpu1`, `Cortex-A53_2`): its
+/// last run of digits.
+fn cpu_number(core: &str) -> Option<u32> {
+    let end = core.rfind(|c: char| c.is_ascii_digit())? + 1;
+    let start = core[..end].rfind(|c: char| !c.is_ascii_digit()).map_or(0, |i| i + 1);
+    core[start..end].parse().ok()
+}
+
+/// For Tarmac: the CPU of each instruction-trace source when there are
+/// several (numbers from the snapshot's core names where they have one),
+/// None for one.
+fn tarmac_cpus(dec: &Decoder, cores: &[(u8, String)]) -> Option<Vec<(u8, u32)>> {
+    let instr_sources = dec.sources().iter().filter(|(_, name)| !name.starts_with("DCD_STM") && !name.starts_with("DCD_ITM")).count();
+    if instr_sources < 2 {
+        return None;
+    }
+    let mut cpus: Vec<(u8, u32)> = Vec::new();
+    for (id, core) in cores {
+        if let Some(n) = cpu_number(core) {
+            // two sources naming the same core number: leave the second to first appearance
+            if !cpus.iter().any(|&(_, c)| c == n) {
+                cpus.push((*id, n));
+            }
+        }
+    }
+    Some(cpus)
+}
+
+/// The decoder and the trace file for the input options (and the
+/// snapshot's (trace ID, core name) pairs).
+pub fn open_input(inp: &InputArgs, count_packets: bool) -> Result<(Decoder, PathBuf, Vec<(u8, String)>), Failure> {
     let mut images = Vec::new();
     for e in &inp.elfs {
         let a = parse_image_arg(e, false)?;
@@ -124,6 +153,7 @@ pub fn open_input(inp: &InputArgs, count_packets: bool) -> Result<(Decoder, Path
         let a = parse_image_arg(d, true)?;
         images.push(a.place(mem_image(Path::new(&a.file), a.addr, true)?));
     }
+    let mut cores = Vec::new();
     let (mut dec, trace) = if let Some(dir) = &inp.snapshot {
         if !dir.is_dir() {
             return Err(Failure::input(format!("{}: no such directory", dir.display())));
@@ -133,6 +163,7 @@ pub fn open_input(inp: &InputArgs, count_packets: bool) -> Result<(Decoder, Path
         for w in &s.warnings {
             eprintln!("ocsd: warning: {}: {w}", dir.display());
         }
+        cores = s.cores;
         (s.decoder, s.trace_file)
     } else {
         let (Some(trace), Some(cfg_path)) = (&inp.trace, &inp.config) else {
@@ -158,7 +189,7 @@ pub fn open_input(inp: &InputArgs, count_packets: bool) -> Result<(Decoder, Path
         Ok(_) => return Err(Failure::input(format!("{}: not a file", trace.display()))),
         Err(e) => return Err(Failure::input(format!("{}: cannot read: {e}", trace.display()))),
     }
-    Ok((dec, trace))
+    Ok((dec, trace, cores))
 }
 
 #[derive(Default)]
@@ -209,7 +240,7 @@ pub fn run_decode(a: &DecodeArgs) -> ExitCode {
 }
 
 fn decode(a: &DecodeArgs) -> Result<(), Failure> {
-    let (mut dec, trace_path) = open_input(&a.input, a.stats)?;
+    let (mut dec, trace_path, cores) = open_input(&a.input, a.stats)?;
     let trace_name = trace_path.display().to_string();
     let file = File::open(&trace_path).map_err(|e| Failure::input(format!("{trace_name}: cannot read: {e}")))?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
@@ -221,7 +252,13 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
     let mut out_kind = match a.format {
         Format::Text => Out::Text,
         Format::Json => Out::Json,
-        Format::Tarmac => Out::Tarmac(TarmacWriter::new(std::mem::replace(&mut out, Box::new(std::io::sink())), TarmacConfig { disasm: !a.no_disasm })),
+        Format::Tarmac => {
+            let w = TarmacWriter::new(std::mem::replace(&mut out, Box::new(std::io::sink())), TarmacConfig { disasm: !a.no_disasm });
+            Out::Tarmac(match tarmac_cpus(&dec, &cores) {
+                Some(cpus) => w.with_cpu_tags(&cpus),
+                None => w,
+            })
+        }
     };
     let pb = progress_bar(len);
     let start = Instant::now();
@@ -308,8 +345,8 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
         s.push_str(&format!("instructions:  {}\n", stats.instructions));
         if let Some(t) = tarmac_stats {
             s.push_str(&format!(
-                "tarmac:        {} instruction lines, {} link register writes, {} without memory\n",
-                t.instructions, t.link_writes, t.no_memory
+                "tarmac:        {} instruction lines, {} link register writes, {} exceptions, {} without memory\n",
+                t.instructions, t.link_writes, t.exceptions, t.no_memory
             ));
         }
         s.push_str(&format!("errors:        {errors}\n"));
@@ -342,7 +379,7 @@ pub fn run_compare(a: &CompareArgs) -> ExitCode {
 /// divergence (per trace ID).
 fn compare(a: &CompareArgs) -> Result<bool, Failure> {
     let reference = Reference::from_file(&a.reference).map_err(|e| Failure::input(e.to_string().replace('\n', " ")))?;
-    let (mut dec, trace_path) = open_input(&a.input, false)?;
+    let (mut dec, trace_path, _) = open_input(&a.input, false)?;
     let trace_name = trace_path.display().to_string();
     let file = File::open(&trace_path).map_err(|e| Failure::input(format!("{trace_name}: cannot read: {e}")))?;
     let mut cmp = Comparer::new(&reference);
@@ -360,4 +397,17 @@ fn compare(a: &CompareArgs) -> Result<bool, Failure> {
     }
     println!("{report}");
     Ok(report.matches())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_numbers_from_core_names() {
+        assert_eq!(cpu_number("cpu_0"), Some(0));
+        assert_eq!(cpu_number("cpu12"), Some(12));
+        assert_eq!(cpu_number("Cortex-A53_3"), Some(3));
+        assert_eq!(cpu_number("core"), None);
+    }
 }
