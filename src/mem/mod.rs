@@ -772,6 +772,83 @@ mod tests {
         assert_eq!(calls.lock().unwrap().len(), 4);
     }
 
+    /// A callback image of `len` bytes at 0x1000, every byte `fill`,
+    /// counting its calls.
+    fn fill_cb(fill: u8, calls: StdArc<Mutex<u32>>) -> Accessor {
+        Accessor {
+            start: 0x1000,
+            end: 0x1fff,
+            space: OCSD_MEM_SPACE_ANY,
+            source: Source::Callback {
+                read: Box::new(move |_, _, _, b| {
+                    *calls.lock().unwrap() += 1;
+                    b.fill(fill);
+                    b.len()
+                }),
+            },
+        }
+    }
+
+    #[test]
+    fn images_per_context_never_serve_another_contexts_bytes() {
+        let cf = |id| ContextFilter { context_id: Some(id), vmid: None };
+        let ctx = |id| MemContext { context_id: Some(id), vmid: None };
+        for caching in [true, false] {
+            let mut m = if caching { cached() } else { MemMapper::with_cache(None) };
+            let calls = StdArc::new(Mutex::new(0));
+            m.add_for_context(fill_cb(0xaa, calls.clone()), cf(1)).unwrap();
+            m.add_for_context(fill_cb(0xbb, calls.clone()), cf(2)).unwrap();
+            // the same context twice overlaps; any context overlaps every one
+            assert_eq!(m.add_for_context(buf_acc(0x1800, vec![0; 4], OCSD_MEM_SPACE_ANY), cf(2)), Err(OCSD_ERR_MEM_ACC_OVERLAP));
+            assert_eq!(m.add(buf_acc(0x1800, vec![0; 4], OCSD_MEM_SPACE_ANY)), Err(OCSD_ERR_MEM_ACC_OVERLAP));
+            let mut b = [0u8; 4];
+            // no context given yet: neither image
+            assert_eq!(m.read(0x1000, OCSD_MEM_SPACE_EL1N, 0x10, &mut b), Ok(0));
+            // two trace IDs in different contexts, reading in turn
+            m.update_context(0x10, ctx(1));
+            m.update_context(0x11, ctx(2));
+            for _ in 0..3 {
+                assert_eq!(m.read(0x1000, OCSD_MEM_SPACE_EL1N, 0x10, &mut b), Ok(4));
+                assert_eq!(b, [0xaa; 4]);
+                assert_eq!(m.read(0x1004, OCSD_MEM_SPACE_EL1N, 0x11, &mut b), Ok(4));
+                assert_eq!(b, [0xbb; 4]);
+            }
+            // a context change: the ID's cached page of the old image is not served
+            m.update_context(0x10, ctx(2));
+            assert_eq!(m.read(0x1008, OCSD_MEM_SPACE_EL1N, 0x10, &mut b), Ok(4));
+            assert_eq!(b, [0xbb; 4]);
+            // an update without a context ID keeps it
+            m.update_context(0x10, MemContext::default());
+            assert_eq!(m.context(0x10), ctx(2));
+            let before = *calls.lock().unwrap();
+            assert_eq!(m.read(0x100c, OCSD_MEM_SPACE_EL1N, 0x10, &mut b), Ok(4));
+            assert_eq!(b, [0xbb; 4]);
+            // served from the page the last read loaded, when caching
+            assert_eq!(*calls.lock().unwrap() - before, if caching { 0 } else { 1 });
+            // an explicit context, the decoder's left alone
+            assert_eq!(m.read_in_context(0x1000, OCSD_MEM_SPACE_EL1N, 0x10, &ctx(1), &mut b), Ok(4));
+            assert_eq!(b, [0xaa; 4]);
+            assert_eq!(m.read_in_context(0x1000, OCSD_MEM_SPACE_EL1N, 0x10, &ctx(3), &mut b), Ok(0));
+            assert_eq!(m.context(0x10).context_id, Some(2));
+            m.update_context(0x10, MemContext { context_id: None, vmid: Some(4) });
+            assert_eq!(m.context(0x10), MemContext { context_id: Some(2), vmid: Some(4) });
+        }
+    }
+
+    #[test]
+    fn context_updates_change_nothing_without_images_per_context() {
+        // as with the C API: the cache keeps its pages across context changes
+        let mut m = cached();
+        let (calls, _) = perf_like(&mut m);
+        let mut b = [0u8; 4];
+        m.read(0x1000, OCSD_MEM_SPACE_EL1N, 1, &mut b).unwrap();
+        let e = m.epoch;
+        m.update_context(1, MemContext { context_id: Some(9), vmid: None });
+        assert_eq!(m.epoch, e);
+        m.read(0x1004, OCSD_MEM_SPACE_EL1N, 1, &mut b).unwrap();
+        assert_eq!(calls.lock().unwrap().len(), 1);
+    }
+
     #[test]
     fn least_recently_used_page_is_replaced() {
         let mut m = MemMapper::with_cache(Some(CacheSizes { page_size: 64, num_pages: 4 }));
