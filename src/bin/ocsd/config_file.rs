@@ -214,12 +214,12 @@ mod tests {
         assert_eq!(c.memory[0].space, AddressSpace::EL1N);
         assert_eq!((c.memory[0].context_id, c.memory[0].vmid), (None, None));
         let c = parse(
-            "[[source]]\nprotocol = \"stm\"\n[[memory]]\nfile = \"p.elf\"\ncontext_id = 0x4d2\nvmid = \"3\"\n",
+            "[[source]]\nprotocol = \"stm\"\ntrace_id = 0x20\n[[memory]]\nfile = \"p.elf\"\ncontext_id = 0x4d2\nvmid = \"3\"\n",
             Path::new("/x"),
         )
         .unwrap();
         assert_eq!((c.memory[0].context_id, c.memory[0].vmid), (Some(1234), Some(3)));
-        let e = parse("[[source]]\nprotocol = \"stm\"\n[[memory]]\nfile = \"p.elf\"\ncontext_id = 0x100000000\n", Path::new("/x")).err().unwrap();
+        let e = parse("[[source]]\nprotocol = \"stm\"\ntrace_id = 0x20\n[[memory]]\nfile = \"p.elf\"\ncontext_id = 0x100000000\n", Path::new("/x")).err().unwrap();
         assert!(e.contains("32 bits"), "{e}");
     }
 
