@@ -219,6 +219,10 @@ pub fn decode(pd: &PerfData, meta: &CsMeta, mode: BlockMode, spaces: Spaces, out
                     Err(_) => 0,
                 }
             });
+            // Code comes from files already in memory: a read is a copy, so
+            // the mapper's page cache for callbacks would only add copies
+            // (and could answer from another thread's image after a switch).
+            let _ = tree.mapper.set_caching(false, 0, 0);
             let acc = Accessor { start: 0, end: u64::MAX, space: OCSD_MEM_SPACE_ANY, source: Source::Callback { read } };
             tree.mapper.add(acc).map_err(|e| PerfError::Decode(format!("memory accessor: error {}", e)))?;
             tree.set_elem_sink(Some(Box::new(ElemSink {

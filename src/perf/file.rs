@@ -162,6 +162,8 @@ pub struct PerfData {
     pub perf_auxtrace_index: bool,
     /// simpleperf's meta information (`key` -> `value`), when present.
     pub simpleperf_meta: HashMap<String, String>,
+    /// The recording machine's kernel release (HEADER_OSRELEASE).
+    pub os_release: Option<String>,
 }
 
 fn rd_u16(b: &[u8], at: usize, e: Endianness) -> Option<u16> {
@@ -229,6 +231,7 @@ impl PerfData {
             build_ids: HashMap::new(),
             perf_auxtrace_index: false,
             simpleperf_meta: HashMap::new(),
+            os_release: None,
             bytes: Vec::new(),
         };
         let raw = pd.walk_records(&bytes)?;
@@ -250,10 +253,11 @@ impl PerfData {
         let parse_infos: Vec<RecordParseInfo> = attrs.iter().map(|a| RecordParseInfo::new(&a.attributes(), endian)).collect();
         let id_to_attr: HashMap<u64, usize> =
             attrs.iter().enumerate().flat_map(|(i, a)| a.ids().iter().map(move |id| (*id, i))).collect();
-        if let Ok(b) = perf_file.build_ids() {
-            for (_, info) in b {
-                pd.build_ids.insert(String::from_utf8_lossy(&info.path).into_owned(), info.build_id.clone());
-            }
+        if let Some(sec) = perf_file.feature_section_data(linux_perf_data::Feature::BUILD_ID) {
+            pd.build_ids = parse_build_id_section(sec, endian);
+        }
+        if let Ok(Some(r)) = perf_file.os_release() {
+            pd.os_release = Some(r.to_string());
         }
         if let Ok(Some(m)) = perf_file.simpleperf_meta_info() {
             pd.simpleperf_meta = m.into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
@@ -465,6 +469,39 @@ fn pick_parse_info(
         return infos[*i];
     }
     first
+}
+
+/// The HEADER_BUILD_ID feature section: records of a header (8 bytes), a
+/// pid (4), 24 bytes of build ID and a NUL-padded path. The ID's length is
+/// byte 20 with `PERF_RECORD_MISC_BUILD_ID_SIZE`, else 20 bytes less
+/// trailing all-zero 4-byte groups (simpleperf leaves bytes 20..24 unset).
+/// A damaged entry ends the table.
+pub fn parse_build_id_section(sec: &[u8], e: Endianness) -> HashMap<String, Vec<u8>> {
+    const MISC_BUILD_ID_SIZE: u16 = 1 << 15;
+    let mut out = HashMap::new();
+    let mut at = 0usize;
+    while at + 36 <= sec.len() {
+        let (Some(misc), Some(size)) = (rd_u16(sec, at + 4, e), rd_u16(sec, at + 6, e)) else { break };
+        let size = size as usize;
+        if size < 36 || at + size > sec.len() {
+            break;
+        }
+        let id = &sec[at + 12..at + 36];
+        let len = if misc & MISC_BUILD_ID_SIZE != 0 {
+            (id[20] as usize).min(20)
+        } else {
+            let mut n = 20;
+            while n >= 4 && id[n - 4..n].iter().all(|&b| b == 0) {
+                n -= 4;
+            }
+            n
+        };
+        let path = &sec[at + 36..at + size];
+        let path = &path[..path.iter().position(|&b| b == 0).unwrap_or(path.len())];
+        out.insert(String::from_utf8_lossy(path).into_owned(), id[..len].to_vec());
+        at += size;
+    }
+    out
 }
 
 /// Whether a HEADER_AUXTRACE section is laid out as perf writes it: a u64
