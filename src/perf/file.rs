@@ -525,3 +525,44 @@ fn perf_index_layout(sec: &[u8], e: Endianness) -> bool {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(misc: u16, id: &[u8], tail: &[u8], path: &str) -> Vec<u8> {
+        let mut p = path.as_bytes().to_vec();
+        p.resize((p.len() + 8) & !7, 0);
+        let size = 8 + 4 + 24 + p.len();
+        let mut v = Vec::new();
+        v.extend(2u32.to_le_bytes());
+        v.extend(misc.to_le_bytes());
+        v.extend((size as u16).to_le_bytes());
+        v.extend((-1i32).to_le_bytes());
+        let mut idb = [0u8; 24];
+        idb[..id.len()].copy_from_slice(id);
+        idb[20..20 + tail.len()].copy_from_slice(tail);
+        v.extend(idb);
+        v.extend(p);
+        v
+    }
+
+    #[test]
+    fn build_id_table_lengths_and_damage() {
+        let mut sec = entry(0, &[0x31, 0x4a, 0x4f, 0x09, 0xe2, 0xd2, 0x30, 0x5e], &[0xaa, 0xbb], "[kernel.kallsyms]");
+        // explicit size (PERF_RECORD_MISC_BUILD_ID_SIZE): 6 bytes
+        sec.extend(entry(1 << 15, &[1, 2, 3, 4, 5, 6, 0, 0], &[6], "/lib/a.so"));
+        // 20 bytes, none trimmed
+        sec.extend(entry(0, &[7; 20], &[], "/bin/b"));
+        // a damaged entry (size past the end) ends the table
+        let mut bad = entry(0, &[9; 20], &[], "/bin/c");
+        bad[6] = 0xff;
+        sec.extend(bad);
+        let t = parse_build_id_section(&sec, Endianness::LittleEndian);
+        assert_eq!(t.len(), 3);
+        assert_eq!(t["[kernel.kallsyms]"], vec![0x31, 0x4a, 0x4f, 0x09, 0xe2, 0xd2, 0x30, 0x5e]);
+        assert_eq!(t["/lib/a.so"], vec![1, 2, 3, 4, 5, 6]);
+        assert_eq!(t["/bin/b"], vec![7; 20]);
+        assert!(parse_build_id_section(&sec[..20], Endianness::LittleEndian).is_empty());
+    }
+}

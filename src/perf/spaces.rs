@@ -19,6 +19,29 @@ use std::sync::Arc;
 
 use super::file::{PerfData, Sideband};
 
+/// Maps keyed by pid / tid, looked up on every memory read that misses the
+/// last mapping: a multiplicative hash is enough for integer IDs (SipHash
+/// guards against hostile keys, which a recording's IDs cannot choose to
+/// any effect beyond slower lookups).
+type IdMap<V> = HashMap<i32, V, std::hash::BuildHasherDefault<IdHasher>>;
+
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_i32(&mut self, v: i32) {
+        self.0 = (self.0.rotate_left(5) ^ v as u32 as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
 /// A file mapping.
 #[derive(Debug, Clone)]
 pub struct Map {
@@ -100,9 +123,9 @@ impl Binary {
 }
 
 pub struct Spaces {
-    by_pid: HashMap<i32, Vec<Map>>,
+    by_pid: IdMap<Vec<Map>>,
     kernel: Vec<Map>,
-    tid_to_pid: HashMap<i32, i32>,
+    tid_to_pid: IdMap<i32>,
     pub binaries: Vec<Binary>,
     symfs: Option<PathBuf>,
     /// `--vmlinux FILE`: the kernel image to use (only that one).
@@ -126,9 +149,9 @@ impl Spaces {
     /// As [`Spaces::new`], with perf's `--vmlinux FILE`.
     pub fn with_vmlinux(pd: &PerfData, symfs: Option<&Path>, vmlinux: Option<&Path>) -> Spaces {
         let mut s = Spaces {
-            by_pid: HashMap::new(),
+            by_pid: IdMap::default(),
             kernel: Vec::new(),
-            tid_to_pid: HashMap::new(),
+            tid_to_pid: IdMap::default(),
             binaries: Vec::new(),
             symfs: symfs.map(|p| p.to_path_buf()),
             vmlinux: vmlinux.map(|p| p.to_path_buf()),
