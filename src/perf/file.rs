@@ -164,6 +164,21 @@ pub struct PerfData {
     pub simpleperf_meta: HashMap<String, String>,
     /// The recording machine's kernel release (HEADER_OSRELEASE).
     pub os_release: Option<String>,
+    /// `config` of the first dynamic-PMU event (the cs_etm event): its
+    /// `ETM_OPT_TS` bit says whether the trace carries timestamps.
+    pub etm_config: Option<u64>,
+}
+
+/// `ETM_OPT_TS` of the cs_etm event's config (coresight-pmu.h).
+pub const ETM_OPT_TS: u32 = 28;
+
+impl PerfData {
+    /// Whether perf decodes this recording with timestamps (queues in the
+    /// order of the timestamps in their trace) rather than timeless (queue
+    /// after queue): the cs_etm event was recorded with timestamps on.
+    pub fn timestamped(&self) -> bool {
+        self.etm_config.map_or(false, |c| c & (1 << ETM_OPT_TS) != 0)
+    }
 }
 
 fn rd_u16(b: &[u8], at: usize, e: Endianness) -> Option<u16> {
@@ -232,6 +247,7 @@ impl PerfData {
             perf_auxtrace_index: false,
             simpleperf_meta: HashMap::new(),
             os_release: None,
+            etm_config: None,
             bytes: Vec::new(),
         };
         let raw = pd.walk_records(&bytes)?;
@@ -250,6 +266,10 @@ impl PerfData {
             .map_err(|e| PerfError::Format { what: "file header / feature sections".into(), offset: 0, msg: e.to_string() })?;
         let perf_file = reader.perf_file;
         let attrs = perf_file.event_attributes();
+        pd.etm_config = attrs.iter().find_map(|a| match a.attributes().type_ {
+            linux_perf_data::linux_perf_event_reader::PerfEventType::DynamicPmu(_, config, _, _) => Some(config),
+            _ => None,
+        });
         let parse_infos: Vec<RecordParseInfo> = attrs.iter().map(|a| RecordParseInfo::new(&a.attributes(), endian)).collect();
         let id_to_attr: HashMap<u64, usize> =
             attrs.iter().enumerate().flat_map(|(i, a)| a.ids().iter().map(move |id| (*id, i))).collect();
