@@ -456,16 +456,16 @@ mod tests {
         let keys: Vec<Vec<u64>> = vec![vec![10, 40, 41], vec![5, 40, 100], vec![], vec![0]];
         let mut at = vec![0usize; keys.len()];
         let mut order = Vec::new();
-        let mut last_key = vec![None; keys.len()];
+        let last_key = std::cell::RefCell::new(vec![None; keys.len()]);
         merge_by_time(
             keys.len(),
             |q| {
                 let k = keys[q].get(at[q]).copied();
-                last_key[q] = k;
+                last_key.borrow_mut()[q] = k;
                 at[q] += 1;
                 k
             },
-            |q| order.push((q, last_key[q].unwrap())),
+            |q| order.push((q, last_key.borrow()[q].unwrap())),
         );
         assert_eq!(order, vec![(3, 0), (1, 5), (0, 10), (0, 40), (1, 40), (0, 41), (1, 100)]);
     }
