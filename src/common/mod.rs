@@ -297,6 +297,38 @@ impl<'a> DecodeCtx<'a> {
         self.gate_deliver()
     }
 
+    /// Queue `elems` (index, element) of trace ID `trace_id`, then pass
+    /// the gate: the same as pushing each to [`DecodeCtx::out`] and calling
+    /// [`DecodeCtx::gate`]. When nothing is queued before them they go to
+    /// the client straight from `elems`, without a copy into the queue;
+    /// only those left after a WAIT (or fatal) answer are queued.
+    #[inline]
+    pub fn send_and_gate(&mut self, elems: &[(ocsd_trc_index_t, ocsd_generic_trace_elem)], trace_id: u8) -> bool {
+        if !self.out.is_empty() || !resp_is_cont(self.client_resp) {
+            for (idx, e) in elems {
+                self.out.push(*idx, trace_id, e);
+            }
+            return self.gate();
+        }
+        let Some(s) = self.sink.as_deref_mut() else {
+            for (idx, e) in elems {
+                self.out.push(*idx, trace_id, e);
+            }
+            return resp_is_cont(self.client_resp);
+        };
+        for (k, (idx, e)) in elems.iter().enumerate() {
+            let r = s.trace_elem_in(*idx, trace_id, e);
+            if !resp_is_cont(r) {
+                for (idx, e) in &elems[k + 1..] {
+                    self.out.push(*idx, trace_id, e);
+                }
+                self.client_resp = r;
+                return false;
+            }
+        }
+        true
+    }
+
     #[cold]
     fn gate_deliver(&mut self) -> bool {
         if let Some(s) = self.sink.as_deref_mut() {

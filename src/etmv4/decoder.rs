@@ -486,6 +486,9 @@ pub struct EtmV4IPktDecoder {
     m_profile: bool,
     range_limit: u32,
     env_aa64_bad_opcode: bool,
+    /// A64 bad-opcode check on: the environment setting or
+    /// `ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK` (kept with `op_flags`).
+    aa64_chk: bool,
 
     // decode state
     state: State,
@@ -573,6 +576,7 @@ impl EtmV4IPktDecoder {
             m_profile,
             range_limit,
             env_aa64_bad_opcode: aa64_bad_opcode,
+            aa64_chk: aa64_bad_opcode,
             state: State::NoSync,
             unsync_info: UNSYNC_INIT_DECODER,
             index_curr_pkt: 0,
@@ -612,8 +616,9 @@ impl EtmV4IPktDecoder {
         &self.cfg
     }
 
+    #[inline]
     fn aa64_opcode_chk(&self) -> bool {
-        self.env_aa64_bad_opcode || self.op_flags & ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK != 0
+        self.aa64_chk
     }
 
     // ------------------------------------------------------------------
@@ -955,8 +960,9 @@ impl EtmV4IPktDecoder {
             if self.out.num_to_send() > 0 {
                 // a resolution step ended: its elements reach the client
                 // before the next step reads memory (OpenCSD's timing)
-                self.out.send(ctx.out, self.trace_id);
-                if !ctx.gate() {
+                let sent = ctx.send_and_gate(&self.out.pending, self.trace_id);
+                self.out.reset();
+                if !sent {
                     // suspended in ResolveElem: FLUSH resumes here
                     return ctx.client_resp();
                 }
@@ -1043,11 +1049,9 @@ impl EtmV4IPktDecoder {
                 P0Kind::Atom => {
                     let mut elem = back;
                     while !elem.atom_is_empty() && self.res.commit > 0 && err == OCSD_OK {
+                        // (the stacked copy is brought in step after the
+                        // loop; nothing in it reads the stack)
                         let atom = elem.atom_commit_oldest();
-                        // keep the stacked copy in step for error paths
-                        if let Some(b) = self.stack.back_mut() {
-                            *b = elem;
-                        }
                         err = self.return_stack_pop(ctx.log);
                         if err != OCSD_OK || self.state == State::NoSync {
                             break;
@@ -1419,8 +1423,16 @@ impl EtmV4IPktDecoder {
         e.set_exception_number(space as u32);
     }
 
+    #[inline]
     fn return_stack_pop(&mut self, log: &mut dyn ErrorLog) -> ocsd_err_t {
         if self.ret_stack.pop_pending() {
+            return self.return_stack_pop_pending(log);
+        }
+        OCSD_OK
+    }
+
+    fn return_stack_pop_pending(&mut self, log: &mut dyn ErrorLog) -> ocsd_err_t {
+        {
             let mut isa = self.instr.isa;
             let addr = self.ret_stack.pop(&mut isa);
             if self.ret_stack.overflow() {
@@ -2028,5 +2040,6 @@ impl PacketDecoder for EtmV4IPktDecoder {
 
     fn set_op_flags(&mut self, flags: u32) {
         self.op_flags = flags & SUPPORTED_OP_FLAGS;
+        self.aa64_chk = self.env_aa64_bad_opcode || self.op_flags & ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK != 0;
     }
 }
