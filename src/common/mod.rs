@@ -180,7 +180,7 @@ pub trait MemAccess {
     ) -> Result<MemRun, ocsd_err_t> {
         let n = req.min(out.len());
         let got = self.read(addr, space, trace_id, &mut out[..n])?;
-        Ok(MemRun { got, token: 0, view: None })
+        Ok(MemRun { got, token: 0, view: None, before: 0 })
     }
 
     /// `n` further reads were served from the view of the last
@@ -231,6 +231,11 @@ pub struct MemRun {
     /// space, would get from the same place. The caller may serve such
     /// reads itself and report them with [`MemAccess::run_uses`].
     pub view: Option<MemView>,
+    /// How many of the view's bytes come before the read address: the
+    /// view covers `[addr - before, addr - before + len)`, and reads of
+    /// the same size anywhere inside it are served as those after the
+    /// read address are (0 when there is no view).
+    pub before: usize,
 }
 
 /// A memory accessor with nothing mapped.

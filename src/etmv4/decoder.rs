@@ -263,8 +263,12 @@ impl MemWindow {
         self.len = 0;
         if got == 4 {
             if let Some(v) = run.view {
+                // the view may start before the read (never below 0)
+                let before = run.before.min(v.len).min(addr as usize);
+                self.base = addr - before as u64;
                 // never past the top of memory
-                self.len = v.len.min((u64::MAX - addr).saturating_add(1).min(usize::MAX as u64) as usize);
+                let after = (v.len - before).min((u64::MAX - addr).saturating_add(1).min(usize::MAX as u64) as usize);
+                self.len = before + after;
                 self.view = Some(v);
             }
         }
@@ -1482,6 +1486,9 @@ impl EtmV4IPktDecoder {
         let mut cache_token = 0u64;
         let cached = a64 && to_addr.is_none() && self.range_limit == 0;
         if cached {
+            if let Some(r) = self.replay_block(space, aa64_chk) {
+                return (r, WpRes::Found, OCSD_OK);
+            }
             // the walk's first read, as OpenCSD makes it
             if let Err(e) = self.mem.prime(ctx.mem, r.st_addr, space, self.trace_id) {
                 return (r, res, e);
@@ -1548,6 +1555,33 @@ impl EtmV4IPktDecoder {
             self.blocks.put(r.st_addr, cache_token, aa64_chk, r.num_instr, &self.instr, &self.mem.bytes()[off..off + 4 * r.num_instr as usize]);
         }
         (r, res, err)
+    }
+
+    /// The common case of [`Self::trace_to_wp`] without a target address:
+    /// the block at the current address is cached under the token of the
+    /// window's bytes, the whole block inside the window, and no read is
+    /// primed. Replays it (its reads are the window's) and returns its
+    /// range; None: take the full path.
+    #[inline]
+    fn replay_block(&mut self, space: ocsd_mem_space_acc_t, aa64_chk: bool) -> Option<InstrRange> {
+        let st = self.instr.instr_addr;
+        let w = &mut self.mem;
+        if w.primed.is_some() || w.token == 0 || w.space != space || st < w.base {
+            return None;
+        }
+        let avail = (w.len as u64).checked_sub(st - w.base)?;
+        let b = self.blocks.entries.get(BlockCache::slot(st))?;
+        if !(b.valid && b.start == st && b.token == w.token && b.aa64_chk == aa64_chk) {
+            return None;
+        }
+        let n = b.num_instr;
+        // a block holds at least its waypoint: avail >= 4 too
+        if n == 0 || 4 * n as u64 > avail {
+            return None;
+        }
+        BlockCache::replay(b, &mut self.instr);
+        w.uses += n;
+        Some(InstrRange { st_addr: st, en_addr: self.instr.instr_addr, num_instr: n })
     }
 
     fn n_atom_check(&self, atom: ocsd_atm_val) -> bool {
