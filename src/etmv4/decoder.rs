@@ -695,6 +695,7 @@ impl EtmV4IPktDecoder {
 
     /// Memory space for program reads from the current EL and security
     /// state (`getCurrMemSpace`).
+    #[inline]
     fn curr_mem_space(&self) -> ocsd_mem_space_acc_t {
         let ctx = &self.out.last().context;
         if ctx.el_valid() == 0 {
@@ -1604,7 +1605,17 @@ impl EtmV4IPktDecoder {
 
     fn process_atom(&mut self, atom: ocsd_atm_val, root_index: ocsd_trc_index_t, ctx: &mut DecodeCtx) -> ocsd_err_t {
         self.out.add(root_index);
-        let (range, res, err) = self.trace_to_wp(ctx, None);
+        // a cached block is replayed here, the full walk only on a miss
+        let replayed = if self.instr.isa == ocsd_isa_aarch64 && self.range_limit == 0 {
+            let space = self.curr_mem_space();
+            self.replay_block(space, self.aa64_chk)
+        } else {
+            None
+        };
+        let (range, res, err) = match replayed {
+            Some(r) => (r, WpRes::Found, OCSD_OK),
+            None => self.trace_to_wp(ctx, None),
+        };
         if err != OCSD_OK {
             if err == OCSD_ERR_UNSUPPORTED_ISA {
                 self.out.pending.pop();
