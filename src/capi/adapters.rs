@@ -64,6 +64,16 @@ impl SwitchSink {
         SwitchSink { current: Self::make(req), ctl }
     }
 
+    /// Take over a new output asked for from a callback (kept out of the
+    /// per-element path).
+    #[cold]
+    #[inline(never)]
+    fn switch(&mut self) {
+        if let Some(req) = self.ctl.take_sink() {
+            self.current = Self::make(req);
+        }
+    }
+
     fn make(req: super::handles::SinkReq) -> CurrentSink {
         match req {
             super::handles::SinkReq::Callback(c) => CurrentSink::Callback(c),
@@ -75,8 +85,8 @@ impl SwitchSink {
 impl GenElemSink for SwitchSink {
     #[inline]
     fn trace_elem_in(&mut self, index_sop: ocsd_trc_index_t, trc_chan_id: u8, elem: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
-        if let Some(req) = self.ctl.take_sink() {
-            self.current = Self::make(req);
+        if self.ctl.sink_pending.load(std::sync::atomic::Ordering::Acquire) {
+            self.switch();
         }
         match &mut self.current {
             CurrentSink::Callback(c) => c.trace_elem_in(index_sop, trc_chan_id, elem),
