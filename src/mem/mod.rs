@@ -762,8 +762,10 @@ mod tests {
         let a = m.read_run(0x1000, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
         let b = m.read_run(0x1010, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
         assert_eq!(a.token, b.token);
-        assert_eq!(b.view.as_ref().unwrap().len, 0x30);
-        assert_eq!(b.view.as_ref().unwrap().bytes()[0], 0x10);
+        // the view is the whole page: it starts `before` bytes before the read
+        assert_eq!((b.before, b.view.as_ref().unwrap().len), (0x10, 0x40));
+        assert_eq!(b.view.as_ref().unwrap().bytes()[..0x11], (0..=0x10u8).collect::<Vec<_>>()[..]);
+        assert_eq!(a.before, 0);
         m.invalidate_cache(1);
         let c = m.read_run(0x1010, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
         assert_ne!(a.token, c.token);
