@@ -180,7 +180,7 @@ pub trait MemAccess {
     ) -> Result<MemRun, ocsd_err_t> {
         let n = req.min(out.len());
         let got = self.read(addr, space, trace_id, &mut out[..n])?;
-        Ok(MemRun { got, token: 0, view: None })
+        Ok(MemRun { got, token: 0, view: None, before: 0 })
     }
 
     /// `n` further reads were served from the view of the last
@@ -288,6 +288,11 @@ pub struct MemRun {
     /// space, would get from the same place. The caller may serve such
     /// reads itself and report them with [`MemAccess::run_uses`].
     pub view: Option<MemView>,
+    /// How many of the view's bytes come before the read address: the
+    /// view covers `[addr - before, addr - before + len)`, and reads of
+    /// the same size anywhere inside it are served as those after the
+    /// read address are (0 when there is no view).
+    pub before: usize,
 }
 
 /// A memory accessor with nothing mapped.
@@ -352,6 +357,38 @@ impl<'a> DecodeCtx<'a> {
             return resp_is_cont(self.client_resp);
         }
         self.gate_deliver()
+    }
+
+    /// Queue `elems` (index, element) of trace ID `trace_id`, then pass
+    /// the gate: the same as pushing each to [`DecodeCtx::out`] and calling
+    /// [`DecodeCtx::gate`]. When nothing is queued before them they go to
+    /// the client straight from `elems`, without a copy into the queue;
+    /// only those left after a WAIT (or fatal) answer are queued.
+    #[inline]
+    pub fn send_and_gate(&mut self, elems: &[(ocsd_trc_index_t, ocsd_generic_trace_elem)], trace_id: u8) -> bool {
+        if !self.out.is_empty() || !resp_is_cont(self.client_resp) {
+            for (idx, e) in elems {
+                self.out.push(*idx, trace_id, e);
+            }
+            return self.gate();
+        }
+        let Some(s) = self.sink.as_deref_mut() else {
+            for (idx, e) in elems {
+                self.out.push(*idx, trace_id, e);
+            }
+            return resp_is_cont(self.client_resp);
+        };
+        for (k, (idx, e)) in elems.iter().enumerate() {
+            let r = s.trace_elem_in(*idx, trace_id, e);
+            if !resp_is_cont(r) {
+                for (idx, e) in &elems[k + 1..] {
+                    self.out.push(*idx, trace_id, e);
+                }
+                self.client_resp = r;
+                return false;
+            }
+        }
+        true
     }
 
     #[cold]

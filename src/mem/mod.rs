@@ -602,7 +602,7 @@ impl MemAccess for MemMapper {
         }
         let Some((serve, got)) = self.serve(addr, space, trace_id, req, out)? else { return Ok(MemRun::default()) };
         if got < req {
-            return Ok(MemRun { got, token: 0, view: None });
+            return Ok(MemRun { got, token: 0, view: None, before: 0 });
         }
         // the current accessor answers the reads that follow while they
         // stay inside its range
@@ -614,7 +614,7 @@ impl MemAccess for MemMapper {
                 // give their bytes
                 let a_ref = &self.accessors[a];
                 let view = a_ref.static_view(addr);
-                Ok(MemRun { got, token: if view.is_some() { self.meta[a].uid } else { 0 }, view })
+                Ok(MemRun { got, token: if view.is_some() { self.meta[a].uid } else { 0 }, view, before: 0 })
             }
             Serve::Page(i) => {
                 self.copy_page(i, addr, &mut out[..req]);
@@ -622,9 +622,13 @@ impl MemAccess for MemMapper {
                 let p = &c.pages[i];
                 let len = (p.end().min(acc_end).saturating_sub(addr as u128)).min(usize::MAX as u128) as usize;
                 if len < req {
-                    return Ok(MemRun { got, token: 0, view: None });
+                    return Ok(MemRun { got, token: 0, view: None, before: 0 });
                 }
-                let off = (addr - p.st_addr) as usize;
+                // the page also serves the reads before `addr` that stay in
+                // the current accessor: the view starts there
+                let before = (addr - p.st_addr.max(self.accessors[acc].start)) as usize;
+                let off = (addr - p.st_addr) as usize - before;
+                let len = len + before;
                 let view = match p.data {
                     PageData::Owned => MemView { data: c.owned(i).clone(), off, len },
                     PageData::Static(a) => {
@@ -632,7 +636,7 @@ impl MemAccess for MemMapper {
                         MemView { data: v.data, off: v.off + off, len }
                     }
                 };
-                Ok(MemRun { got, token: p.token, view: Some(view) })
+                Ok(MemRun { got, token: p.token, view: Some(view), before })
             }
         }
     }
@@ -934,8 +938,10 @@ mod tests {
         let a = m.read_run(0x1000, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
         let b = m.read_run(0x1010, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
         assert_eq!(a.token, b.token);
-        assert_eq!(b.view.as_ref().unwrap().len, 0x30);
-        assert_eq!(b.view.as_ref().unwrap().bytes()[0], 0x10);
+        // the view is the whole page: it starts `before` bytes before the read
+        assert_eq!((b.before, b.view.as_ref().unwrap().len), (0x10, 0x40));
+        assert_eq!(b.view.as_ref().unwrap().bytes()[..0x11], (0..=0x10u8).collect::<Vec<_>>()[..]);
+        assert_eq!(a.before, 0);
         m.invalidate_cache(1);
         let c = m.read_run(0x1010, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
         assert_ne!(a.token, c.token);
