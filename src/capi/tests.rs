@@ -11,7 +11,8 @@ use super::*;
 use crate::common::{DecodeCtx, PacketDecoder, PacketOut, PacketProcessor, TracePacket};
 use crate::dcd_tree::Stack;
 
-/// Tests that touch the global logger or decoder registry run one at a time.
+/// The tests run one at a time: most log through the global logger (whose
+/// output some of them capture) or use the decoder registry.
 static GLOBAL: Mutex<()> = Mutex::new(());
 fn global() -> std::sync::MutexGuard<'static, ()> {
     GLOBAL.lock().unwrap_or_else(|e| e.into_inner())
@@ -24,6 +25,7 @@ fn buf_str(b: &[c_char]) -> String {
 
 #[test]
 fn version() {
+    let _g = global();
     assert_eq!(ocsd_get_version(), 0x010800);
     // SAFETY: a static NUL-terminated string.
     assert_eq!(unsafe { CStr::from_ptr(ocsd_get_version_str()) }.to_str().unwrap(), "1.8.0");
@@ -31,6 +33,7 @@ fn version() {
 
 #[test]
 fn handles_unknown_null_and_destroyed() {
+    let _g = global();
     let bogus = 0xdead_beef_usize as dcd_tree_handle_t;
     for h in [C_API_INVALID_TREE_HANDLE, bogus] {
         let mut n = 7u32;
@@ -76,6 +79,7 @@ fn handles_unknown_null_and_destroyed() {
 
 #[test]
 fn tree_argument_checks() {
+    let _g = global();
     let h = ocsd_create_dcd_tree(OCSD_TRC_SRC_FRAME_FORMATTED, OCSD_DFRMTR_FRAME_MEM_ALIGN);
     let unknown = CString::new("NO_SUCH_DECODER").unwrap();
     let mut id: c_uchar = 0;
@@ -146,6 +150,7 @@ fn tree_argument_checks() {
 
 #[test]
 fn strings_and_buffers() {
+    let _g = global();
     let mut buf = [0x55 as c_char; 64];
     // ocsd_err_str: truncated to size - 1, always terminated
     ocsd_err_str(OCSD_ERR_INVALID_PARAM_VAL, buf.as_mut_ptr(), 64);
@@ -345,6 +350,7 @@ fn add_byte_stack(h: dcd_tree_handle_t) {
 
 #[test]
 fn wait_and_flush_lose_and_repeat_nothing() {
+    let _g = global();
     let data: Vec<u8> = (1..=50).collect();
     for wait_every in [1u32, 2, 3, 7, 1000] {
         let h = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
@@ -394,6 +400,7 @@ fn wait_and_flush_lose_and_repeat_nothing() {
 
 #[test]
 fn packet_callbacks_on_stack() {
+    let _g = global();
     let h = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
     add_byte_stack(h);
     // custom protocol IDs accept callbacks; a full decoder refuses a sink
@@ -421,6 +428,7 @@ fn packet_callbacks_on_stack() {
 /// memory map with the first accessor); STM needs no memory.
 #[test]
 fn decoders_need_their_interfaces() {
+    let _g = global();
     use crate::etmv4::types::ocsd_etmv4_cfg;
     let mut cfg: ocsd_etmv4_cfg = unsafe { std::mem::zeroed() };
     cfg.reg_idr0 = 0x28000EA1;
