@@ -791,7 +791,7 @@ fn parallel_decode(o: &Opts, snap: &Snapshot, path: &str, log: &SharedLog) -> Re
     let mut written = 0usize;
     let outcome = {
         let mut l = log.borrow_mut();
-        parallel::decode(&rec, &tree.mapper, &opts, make, |out: &Log, r| {
+        parallel::decode(&rec, &tree.mapper, &opts, make, |out: &mut Log, r| {
             written += r.len();
             l.msg(&out.mem[r]);
         })

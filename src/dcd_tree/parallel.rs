@@ -68,7 +68,7 @@ pub struct ParallelOptions {
 
 impl ParallelOptions {
     pub fn new(threads: usize) -> Self {
-        ParallelOptions { threads: threads.max(1), min_segment: 32 * 1024, window: 8 * 1024, segments_per_thread: 4 }
+        ParallelOptions { threads: threads.max(1), min_segment: 32 * 1024, window: 8 * 1024, segments_per_thread: 16 }
     }
 
     /// Small segments and windows, to exercise many stitches (tests).
@@ -427,7 +427,7 @@ pub fn decode<O, F, E>(rec: &Recording, mem: &crate::mem::MemMapper, opts: &Para
 where
     O: SegmentOutput,
     F: Fn() -> Option<(DecodeTree, Rc<RefCell<O>>)> + Sync,
-    E: FnMut(&O, std::ops::Range<usize>),
+    E: FnMut(&mut O, std::ops::Range<usize>),
 {
     if rec.bail.is_some() {
         return Outcome::Fallback;
@@ -443,14 +443,18 @@ where
     });
     let Some(fps) = fps else { return Outcome::Fallback };
     let cancel = std::sync::atomic::AtomicBool::new(false);
+    let progress = Progress { at: std::sync::Mutex::new(0), moved: std::sync::Condvar::new(), ahead: opts.threads.max(1) };
     let (tx, rx) = std::sync::mpsc::channel::<(usize, Option<SegResult<O>>)>();
     std::thread::scope(|sc| {
-        let (plans, fps, make, cancel, pool) = (&plans, &fps, &make, &cancel, &pool);
+        let (plans, fps, make, cancel, pool, progress) = (&plans, &fps, &make, &cancel, &pool, &progress);
         sc.spawn(move || {
             pool.scope_fifo(|s| {
                 for i in 0..plans.len() {
                     let tx = tx.clone();
                     s.spawn_fifo(move |_| {
+                        if plans[i].first > 0 {
+                            progress.wait_until_near(i);
+                        }
                         let r = run_segment(rec, plans, fps, i, mem, make, cancel);
                         let _ = tx.send((i, r));
                     });
@@ -458,7 +462,7 @@ where
             });
             drop(tx);
         });
-        let out = stitch(rec, plans, &rx, &mut emit);
+        let out = stitch(rec, plans, &rx, progress, &mut emit);
         if out.is_none() {
             cancel.store(true, std::sync::atomic::Ordering::Relaxed);
         }
@@ -587,21 +591,6 @@ fn run_segment<O: SegmentOutput>(
                     meet = Some((c, t));
                     break;
                 }
-                if std::env::var_os("OCSD_PARALLEL_DEBUG").is_some() && c == plans[t].window_end {
-                    let a: Vec<&str> = fp.split('|').collect();
-                    let b: Vec<&str> = theirs.split('|').collect();
-                    for (k, (x, y)) in a.iter().zip(&b).enumerate() {
-                        if x != y {
-                            let xa: Vec<&str> = x.split(", ").collect();
-                            let ya: Vec<&str> = y.split(", ").collect();
-                            for (p, q) in xa.iter().zip(&ya) {
-                                if p != q {
-                                    eprintln!("seg {i} vs {t} at {c}: field {k}: {p} != {q}");
-                                }
-                            }
-                        }
-                    }
-                }
             }
         }
     }
@@ -613,12 +602,53 @@ fn run_segment<O: SegmentOutput>(
     Some(SegResult { out: r.finish(), marks, meet, stopped_at, eot_mark })
 }
 
+/// How far the output has got, so that the decode does not run far ahead
+/// of it (the output of decoded segments waits in memory until written).
+struct Progress {
+    /// The highest segment whose output is being given out.
+    at: std::sync::Mutex<usize>,
+    moved: std::sync::Condvar,
+    /// Segments allowed to start beyond it.
+    ahead: usize,
+}
+
+impl Progress {
+    fn reached(&self, seg: usize) {
+        if let Ok(mut at) = self.at.lock() {
+            if seg > *at {
+                *at = seg;
+                self.moved.notify_all();
+            }
+        }
+    }
+
+    /// Wait until segment `seg` is near enough the output. Only segments
+    /// that start within a stream wait (the first segment of each stream
+    /// is needed from the start), and never for long: a wait that cannot
+    /// end only delays.
+    fn wait_until_near(&self, seg: usize) {
+        let Ok(mut at) = self.at.lock() else { return };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while seg > *at + self.ahead {
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                return;
+            }
+            match self.moved.wait_timeout(at, deadline - now) {
+                Ok((g, _)) => at = g,
+                Err(_) => return,
+            }
+        }
+    }
+}
+
 /// Give the serial output to `emit` as the segments' results arrive.
 /// None: it cannot be given (see [`Outcome::Fallback`]).
-fn stitch<O, E: FnMut(&O, std::ops::Range<usize>)>(
+fn stitch<O, E: FnMut(&mut O, std::ops::Range<usize>)>(
     rec: &Recording,
     plans: &[SegPlan],
     rx: &std::sync::mpsc::Receiver<(usize, Option<SegResult<O>>)>,
+    progress: &Progress,
     emit: &mut E,
 ) -> Option<Summary> {
     let mut results: Vec<Option<SegResult<O>>> = (0..plans.len()).map(|_| None).collect();
@@ -647,22 +677,22 @@ fn stitch<O, E: FnMut(&O, std::ops::Range<usize>)>(
     order.sort_unstable_by_key(|o| o.0);
     // adjacent pieces of one output go out as one
     let mut pending: Option<(usize, std::ops::Range<usize>)> = None;
-    fn out_pending<O, E: FnMut(&O, std::ops::Range<usize>)>(
-        results: &[Option<SegResult<O>>],
+    fn out_pending<O, E: FnMut(&mut O, std::ops::Range<usize>)>(
+        results: &mut [Option<SegResult<O>>],
         pending: &mut Option<(usize, std::ops::Range<usize>)>,
         emit: &mut E,
     ) {
         if let Some((ps, pr)) = pending.take() {
-            if let Some(r) = results[ps].as_ref() {
-                emit(&r.out, pr);
+            if let Some(r) = results[ps].as_mut() {
+                emit(&mut r.out, pr);
             }
         }
     }
-    fn put<O, E: FnMut(&O, std::ops::Range<usize>)>(
+    fn put<O, E: FnMut(&mut O, std::ops::Range<usize>)>(
         seg: usize,
         a: usize,
         b: usize,
-        results: &[Option<SegResult<O>>],
+        results: &mut [Option<SegResult<O>>],
         pending: &mut Option<(usize, std::ops::Range<usize>)>,
         emit: &mut E,
     ) {
@@ -691,11 +721,12 @@ fn stitch<O, E: FnMut(&O, std::ops::Range<usize>)>(
                     // is no longer needed once what is pending went out
                     summary.stitches += 1;
                     summary.overlap_chunks += (c - plans[cur].end) + (c - plans[t].first);
-                    out_pending(&results, &mut pending, emit);
+                    out_pending(&mut results, &mut pending, emit);
                     for k in cur..t {
                         results[k] = None;
                     }
                     chain[si] = t;
+                    progress.reached(t);
                 }
                 _ => {
                     if res.stopped_at <= ci {
@@ -703,7 +734,7 @@ fn stitch<O, E: FnMut(&O, std::ops::Range<usize>)>(
                     }
                     let k = ci - first;
                     let (a, b) = (res.marks[k], res.marks[k + 1]);
-                    put(cur, a, b, &results, &mut pending, emit);
+                    put(cur, a, b, &mut results, &mut pending, emit);
                     break;
                 }
             }
@@ -717,9 +748,9 @@ fn stitch<O, E: FnMut(&O, std::ops::Range<usize>)>(
         let n = rec.streams[si].chunks.len();
         let end = res.eot_mark?;
         let a = res.marks[n - plans[cur].first];
-        put(cur, a, end, &results, &mut pending, emit);
+        put(cur, a, end, &mut results, &mut pending, emit);
     }
-    out_pending(&results, &mut pending, emit);
+    out_pending(&mut results, &mut pending, emit);
     Some(summary)
 }
 
