@@ -108,3 +108,60 @@ fn parallel_decode_matches_serial_on_every_conformance_case() {
     assert!(parallel_runs >= 100, "only {parallel_runs} runs decoded in parallel");
     assert!(total_stitches >= 500, "only {total_stitches} stitches");
 }
+
+/// The Rust API: `Decoder::decode_parallel` gives the elements (and the
+/// messages) of `Decoder::decode`, on snapshots of each protocol.
+#[test]
+fn api_decode_parallel_matches_decode() {
+    use opencsd_c_api::api::{Decoder, ParallelOptions};
+    let Some(shared) = common::shared_dir() else {
+        eprintln!("{}", common::SKIPPED);
+        return;
+    };
+    let snaps = [
+        "snapshots/juno_r1_1",
+        "snapshots/a57_single_step",
+        "snapshots/TC2",
+        "snapshots/stm_only",
+        "snapshots-ete/001-ack_test",
+        "snapshots-ete/002-ack_test_scr",
+        "snapshots-corrupt/juno-uname-001-c1000",
+    ];
+    let mut checked = 0;
+    for snap in snaps {
+        let dir = shared.join("conformance").join(snap);
+        if !dir.join("snapshot.ini").is_file() {
+            continue;
+        }
+        let s = Decoder::from_snapshot(&dir, None).unwrap();
+        let trace = std::fs::read(&s.trace_file).unwrap();
+        let mut dec = s.decoder;
+        let mut serial = Vec::new();
+        let r_serial = dec.decode_each(&trace[..], |e| {
+            let mut l = String::new();
+            e.write_lister_line(&mut l);
+            serial.push(l);
+        });
+        let msgs_serial = dec.take_messages();
+        for opts in [ParallelOptions::stress(2, 64), ParallelOptions::stress(1, 64), ParallelOptions::new(2)] {
+            let s = Decoder::from_snapshot(&dir, None).unwrap();
+            let mut dec = s.decoder;
+            let mut par = Vec::new();
+            let r_par = dec.decode_parallel(
+                &trace,
+                &opts,
+                |e, text| {
+                    e.write_lister_line(text);
+                    e.index
+                },
+                |_, text| par.push(text.to_string()),
+            );
+            assert_eq!(r_par.is_ok(), r_serial.is_ok(), "{snap}");
+            assert_eq!(par.len(), serial.len(), "{snap}: element count");
+            assert!(par == serial, "{snap}: elements differ");
+            assert_eq!(dec.take_messages(), msgs_serial, "{snap}: messages");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 12, "only {checked} decodes checked");
+}

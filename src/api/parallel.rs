@@ -102,7 +102,8 @@ impl Decoder {
     /// through a callback (a callback must see its reads in serial order,
     /// and no memory may be read while earlier elements still wait for the
     /// client), when packets are counted
-    /// ([`super::DecoderBuilder::count_packets`]), or after a fatal error.
+    /// ([`super::DecoderBuilder::count_packets`]), for the second and later
+    /// sessions of a decoder, or after a fatal error.
     /// Memory: the whole trace, and the output of the segments being
     /// decoded, are held until given to `f`.
     pub fn decode_parallel<T: Send + 'static>(
@@ -114,18 +115,18 @@ impl Decoder {
     ) -> Result<u64, Error> {
         let map: MapFn<T> = Arc::new(map);
         let mut given = 0usize;
-        if self.packets.is_none() {
-            if self.sessions > 0 {
-                self.tree.data_in(OCSD_OP_RESET, 0, &[]);
-                self.queue.borrow_mut().clear();
-            }
-            self.sessions += 1;
+        // a later session starts from reset decoders, which say so in
+        // their first element: only the first is decoded in parallel
+        if self.packets.is_none() && self.sessions == 0 {
             let before = self.log.borrow().clone();
-            let mut rec = self.tree.start_recording();
+            // a tree of its own records the trace: this decoder's tree is
+            // left as it is for a serial decode
+            let mut rtree = self.recipe.tree(Box::new(crate::common::error::NullLog), None)?;
+            let mut rec = rtree.start_recording();
             let mut index = 0usize;
             while index < trace.len() && rec.unsupported().is_none() {
                 let end = trace.len().min(index + super::FEED);
-                let (_, used) = self.tree.record_data(&mut rec, index as ocsd_trc_index_t, &trace[index..end], &[]);
+                let (_, used) = rtree.record_data(&mut rec, index as ocsd_trc_index_t, &trace[index..end], &[]);
                 if used == 0 {
                     break;
                 }
@@ -153,7 +154,11 @@ impl Decoder {
                 }
             });
             match outcome {
-                Outcome::Done(_) => return Ok(index as u64),
+                Outcome::Done(_) => {
+                    // one session: a later decode starts from reset decoders
+                    self.sessions += 1;
+                    return Ok(index as u64);
+                }
                 Outcome::Fallback => {
                     // decode serially; the elements already given are not
                     // given again, the messages are logged again
