@@ -16,37 +16,21 @@
 //! The snapshots come from `$OCSD_SHARED` or `../shared`; without them the
 //! benchmarks are skipped with a message.
 
-use std::cell::Cell;
 use std::path::PathBuf;
+use std::cell::Cell;
 use std::rc::Rc;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use opencsd_c_api::abi::gen_elem::ocsd_generic_trace_elem;
 use opencsd_c_api::abi::*;
 use opencsd_c_api::common::error::NullLog;
-use opencsd_c_api::common::GenElemSink;
 use opencsd_c_api::dcd_tree::DecodeTree;
 use opencsd_c_api::snapshot::{to_tree, Snapshot};
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+use common::*;
+
 const SNAPSHOTS: &[&str] = &["bugfix-exact-match", "juno_r1_1"];
-
-fn shared_dir() -> Option<PathBuf> {
-    let p = match std::env::var_os("OCSD_SHARED") {
-        Some(p) => PathBuf::from(p),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"),
-    };
-    p.join("conformance/snapshots").is_dir().then_some(p)
-}
-
-/// Counts elements; never asks the decoders to wait.
-struct Counter(Rc<Cell<u64>>);
-
-impl GenElemSink for Counter {
-    fn trace_elem_in(&mut self, _: ocsd_trc_index_t, _: u8, _: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
-        self.0.set(self.0.get() + 1);
-        OCSD_RESP_CONT
-    }
-}
 
 struct Input {
     snap: Snapshot,
@@ -87,8 +71,7 @@ fn decode(t: &mut DecodeTree, data: &[u8]) {
 }
 
 fn benches(c: &mut Criterion) {
-    let Some(shared) = shared_dir() else {
-        eprintln!("\n*** SKIPPED: OpenCSD reference data not found (set OCSD_SHARED or place it at ../shared) ***\n");
+    let Some(shared) = shared_or_skip() else {
         return;
     };
     let inputs: Vec<(&str, Input)> =

@@ -15,13 +15,8 @@ use opencsd_c_api::mem::{Accessor, Source};
 use opencsd_c_api::printers::gen_elem::write_elem_str;
 use opencsd_c_api::snapshot::{to_tree, Snapshot};
 
-fn shared_dir() -> Option<PathBuf> {
-    let p = match std::env::var_os("OCSD_SHARED") {
-        Some(p) => PathBuf::from(p),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"),
-    };
-    p.join("conformance/snapshots").is_dir().then_some(p)
-}
+mod common;
+use common::*;
 
 struct Collect(std::rc::Rc<std::cell::RefCell<Vec<String>>>);
 
@@ -93,8 +88,7 @@ fn decode(snap: &Snapshot, buffer: &str, callback: bool) -> Option<(Vec<String>,
 
 #[test]
 fn callback_memory_decodes_as_file_memory() {
-    let Some(shared) = shared_dir() else {
-        eprintln!("\n*** SKIPPED: OpenCSD reference data not found (set OCSD_SHARED or place it at ../shared) ***\n");
+    let Some(shared) = shared_or_skip() else {
         return;
     };
     let mut checked = 0;

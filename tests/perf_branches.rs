@@ -235,3 +235,46 @@ fn functions_and_flamegraph_from_symbols() {
     assert!(svg.contains("loop_body") && svg.trim_end().ends_with("</svg>"));
     let _ = std::fs::remove_dir_all(&symfs);
 }
+
+/// The cs_etm event's attribute with `ETM_OPT_TS` (bit 28 of config) set:
+/// perf would decode the recording timestamped.
+fn with_timestamps_on(mut b: Vec<u8>) -> Vec<u8> {
+    let rd = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let attr_size = rd(&b, 16) as usize;
+    let (off, size) = (rd(&b, 24) as usize, rd(&b, 32) as usize);
+    for at in (off..off + size).step_by(attr_size) {
+        let typ = u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+        if typ >= 6 {
+            let c = rd(&b, at + 8) | 1 << 28;
+            b[at + 8..at + 16].copy_from_slice(&c.to_le_bytes());
+        }
+    }
+    b
+}
+
+#[test]
+fn timestamped_decode_without_timestamp_packets_keeps_queue_order() {
+    let Some(shared) = shared_dir() else { return };
+    let rec = shared.join("perf/etm_test_loop.perf.data");
+    let bytes = std::fs::read(&rec).unwrap();
+    let symfs = std::env::temp_dir().join(format!("ocsd-perf-ts-{}", std::process::id()));
+    let bin = symfs.join("data/local/tmp/etm_test_loop");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    std::fs::write(&bin, synthetic_elf(&hex("0c9a20bf9c009d0e4e8bbf9fad0300ae"), PATTERNS[1])).unwrap();
+    let run = |pd: &PerfData| {
+        let lines = Rc::new(RefCell::new(Lines(Vec::new())));
+        decode(pd, &pd.cs_meta().unwrap(), BlockMode::Auto, Spaces::new(pd, Some(&symfs)), lines.clone()).unwrap();
+        let v = lines.borrow().0.clone();
+        v
+    };
+    let timeless = PerfData::from_bytes(bytes.clone()).unwrap();
+    assert!(!timeless.timestamped());
+    let timed = PerfData::from_bytes(with_timestamps_on(bytes)).unwrap();
+    assert!(timed.timestamped());
+    let a = run(&timeless);
+    assert!(!a.is_empty());
+    // no timestamp packets in this trace: each queue is one segment, in
+    // queue order, as timeless
+    assert_eq!(run(&timed), a);
+    let _ = std::fs::remove_dir_all(&symfs);
+}

@@ -3,42 +3,18 @@
 //! the decode of `snapshots-ete/002-ack_test_scr` (the decode itself is not
 //! counted). Needs `$OCSD_SHARED` or `../shared`; skipped loudly without it.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use opencsd_c_api::tarmac::{Comparer, Reference, TarmacConfig, TarmacWriter};
 
 mod common;
 use common::*;
 
-struct Counting;
-
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: forwarded unchanged to the system allocator.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
 #[test]
 fn writer_and_comparer_allocate_nothing_per_instruction() {
-    let Some(shared) = shared_dir() else {
-        eprintln!("\n*** SKIPPED: OpenCSD reference data not found (set OCSD_SHARED or place it at ../shared) ***\n");
+    let Some(shared) = shared_or_skip() else {
         return;
     };
     let snap = shared.join("conformance/snapshots-ete/002-ack_test_scr");
@@ -47,11 +23,11 @@ fn writer_and_comparer_allocate_nothing_per_instruction() {
     let mut cmp = Comparer::new(&reference);
     let (mut in_writer, mut in_comparer) = (0u64, 0u64);
     decode_each(&snap, |idx, id, elem, mem| {
-        let a = ALLOCS.load(Ordering::Relaxed);
+        let a = allocations();
         writer.element(id, elem, mem).unwrap();
-        let b = ALLOCS.load(Ordering::Relaxed);
+        let b = allocations();
         cmp.element(idx, id, elem, mem);
-        let c = ALLOCS.load(Ordering::Relaxed);
+        let c = allocations();
         in_writer += b - a;
         in_comparer += c - b;
     });

@@ -335,17 +335,14 @@ typedef struct {
     uint64_t calls;
 } cb_mem_t;
 
-/* perf's memory callback (cs_etm__mem_access) in spirit: find the image
- * mapped at the address and copy from it */
-static uint32_t mem_cb(const void *ctx, const ocsd_vaddr_t address, const ocsd_mem_space_acc_t mem_space,
-                       const uint8_t trc_id, const uint32_t req, uint8_t *buf)
+/* Copy up to req bytes at address from the first loaded region (see
+ * load_regions) of a matching memory space that holds it; bytes copied. */
+static uint32_t plan_read(const plan_t *plan, ocsd_vaddr_t address, ocsd_mem_space_acc_t mem_space, uint32_t req,
+                          uint8_t *buf)
 {
-    cb_mem_t *c = (cb_mem_t *)(uintptr_t)ctx;
     int i;
-    (void)trc_id;
-    c->calls++;
-    for (i = 0; i < c->plan->n_mem; i++) {
-        const plan_mem *m = &c->plan->mem[i];
+    for (i = 0; i < plan->n_mem; i++) {
+        const plan_mem *m = &plan->mem[i];
         if ((m->space & mem_space) && address >= m->address && address - m->address < m->size) {
             size_t n = m->size - (size_t)(address - m->address);
             if (n > req)
@@ -355,6 +352,17 @@ static uint32_t mem_cb(const void *ctx, const ocsd_vaddr_t address, const ocsd_m
         }
     }
     return 0;
+}
+
+/* perf's memory callback (cs_etm__mem_access) in spirit: find the image
+ * mapped at the address and copy from it */
+static uint32_t mem_cb(const void *ctx, const ocsd_vaddr_t address, const ocsd_mem_space_acc_t mem_space,
+                       const uint8_t trc_id, const uint32_t req, uint8_t *buf)
+{
+    cb_mem_t *c = (cb_mem_t *)(uintptr_t)ctx;
+    (void)trc_id;
+    c->calls++;
+    return plan_read(c->plan, address, mem_space, req, buf);
 }
 
 /* ------------------------------------------------------------------ */

@@ -33,15 +33,7 @@
 #define MAX_IDS 128
 
 typedef struct {
-    ocsd_vaddr_t start;
-    size_t size;
-    ocsd_mem_space_acc_t space;
-    uint8_t *data;
-} dump_t;
-
-typedef struct {
-    dump_t dumps[MAX_MEMS];
-    int n_dumps;
+    const plan_t *plan; /* memory: its loaded regions */
     /* context shown to the client per trace ID */
     int shown[MAX_IDS];
     ocsd_pe_context ctx[MAX_IDS];
@@ -83,7 +75,6 @@ static uint32_t ctx_mem_cb(const void *p_context, const ocsd_vaddr_t address, co
                        const uint8_t trc_id, const uint32_t req, uint8_t *buf)
 {
     client_t *c = (client_t *)p_context;
-    int i;
     c->reads++;
     if (c->waiting)
         c->reads_while_waiting++;
@@ -95,16 +86,7 @@ static uint32_t ctx_mem_cb(const void *p_context, const ocsd_vaddr_t address, co
         c->refused_space++;
         return 0;
     }
-    for (i = 0; i < c->n_dumps; i++) {
-        const dump_t *d = &c->dumps[i];
-        if (address >= d->start && address - d->start < d->size && (d->space & mem_space)) {
-            size_t avail = d->size - (size_t)(address - d->start);
-            uint32_t n = avail < req ? (uint32_t)avail : req;
-            memcpy(buf, d->data + (address - d->start), n);
-            return n;
-        }
-    }
-    return 0;
+    return plan_read(c->plan, address, mem_space, req, buf);
 }
 
 static ocsd_datapath_resp_t elem_cb(const void *p_context, const ocsd_trc_index_t index_sop, const uint8_t trc_chan_id,
@@ -213,25 +195,9 @@ int main(int argc, char **argv)
     if (!single && chunk % 16)
         chunk += 16 - chunk % 16;
 
-    for (i = 0; i < plan.n_mem && c.n_dumps < MAX_MEMS; i++) {
-        const plan_mem *m = &plan.mem[i];
-        size_t fsize = 0;
-        uint8_t *data = read_file(m->path, &fsize);
-        dump_t *d = &c.dumps[c.n_dumps];
-        if (!data || m->offset >= fsize) {
-            free(data);
-            continue;
-        }
-        d->size = fsize - m->offset;
-        if (m->length && m->length < d->size)
-            d->size = m->length;
-        d->data = malloc(d->size);
-        memcpy(d->data, data + m->offset, d->size);
-        free(data);
-        d->start = m->address;
-        d->space = m->space;
-        c.n_dumps++;
-    }
+    if (!load_regions(&plan))
+        return 2;
+    c.plan = &plan;
 
     t = ocsd_create_dcd_tree(single ? OCSD_TRC_SRC_SINGLE : OCSD_TRC_SRC_FRAME_FORMATTED, single ? 0 : dfmt);
     if (t == C_API_INVALID_TREE_HANDLE)
@@ -258,8 +224,6 @@ int main(int argc, char **argv)
            ", made while the client waited %" PRIu64 "\n",
            c.reads, c.refused_no_ctx, c.refused_space, c.reads_while_waiting);
     fprintf(stderr, "waits answered: %" PRIu64 "\n", c.waits);
-    for (i = 0; i < c.n_dumps; i++)
-        free(c.dumps[i].data);
     free(buf);
     free_plan(&plan);
     return 0;

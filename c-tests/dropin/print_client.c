@@ -28,15 +28,7 @@
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "../bench/decode_snapshot.c"
 
-typedef struct {
-    ocsd_vaddr_t start;
-    size_t size;
-    ocsd_mem_space_acc_t space;
-    uint8_t *data;
-} pdump_t;
-
-static pdump_t s_dumps[MAX_MEMS];
-static int s_n_dumps;
+static plan_t plan; /* memory: its loaded regions */
 static unsigned s_wait_every;
 static unsigned long s_elems;
 static unsigned long s_cb_strings;
@@ -44,18 +36,8 @@ static unsigned long s_cb_strings;
 static uint32_t pmem_cb(const void *p_context, const ocsd_vaddr_t address, const ocsd_mem_space_acc_t mem_space,
                         const uint32_t req, uint8_t *buf)
 {
-    int i;
     (void)p_context;
-    for (i = 0; i < s_n_dumps; i++) {
-        const pdump_t *d = &s_dumps[i];
-        if (address >= d->start && address - d->start < d->size && (d->space & mem_space)) {
-            size_t avail = d->size - (size_t)(address - d->start);
-            uint32_t n = avail < req ? (uint32_t)avail : req;
-            memcpy(buf, d->data + (address - d->start), n);
-            return n;
-        }
-    }
-    return 0;
+    return plan_read(&plan, address, mem_space, req, buf);
 }
 
 static ocsd_datapath_resp_t pelem_cb(const void *p_context, const ocsd_trc_index_t index_sop, const uint8_t trc_chan_id,
@@ -91,7 +73,6 @@ static void str_cb(const void *p_context, const char *psz_msg_str, const int str
 
 int main(int argc, char **argv)
 {
-    static plan_t plan;
     const char *plan_file = NULL, *out = "stdout";
     size_t chunk = 0, size = 0, pos = 0;
     int raw = 0, elem_printer = 0, i, single, calls = 0;
@@ -129,25 +110,8 @@ int main(int argc, char **argv)
         chunk = 4096;
     if (!single && chunk % 16)
         chunk += 16 - chunk % 16;
-    for (i = 0; i < plan.n_mem && s_n_dumps < MAX_MEMS; i++) {
-        const plan_mem *m = &plan.mem[i];
-        size_t fsize = 0;
-        uint8_t *data = read_file(m->path, &fsize);
-        pdump_t *d = &s_dumps[s_n_dumps];
-        if (!data || m->offset >= fsize) {
-            free(data);
-            continue;
-        }
-        d->size = fsize - m->offset;
-        if (m->length && m->length < d->size)
-            d->size = m->length;
-        d->data = malloc(d->size);
-        memcpy(d->data, data + m->offset, d->size);
-        free(data);
-        d->start = m->address;
-        d->space = m->space;
-        s_n_dumps++;
-    }
+    if (!load_regions(&plan))
+        return 2;
 
     printf("client: start\n");
     ocsd_def_errlog_init(OCSD_ERR_SEV_ERROR, 1);
@@ -210,8 +174,6 @@ int main(int argc, char **argv)
     }
     ocsd_destroy_dcd_tree(t);
     printf("client: end, %lu elements, %lu strings to the callback, %d data path calls\n", s_elems, s_cb_strings, calls);
-    for (i = 0; i < s_n_dumps; i++)
-        free(s_dumps[i].data);
     free(buf);
     free_plan(&plan);
     return 0;

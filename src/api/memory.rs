@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::Error;
 use crate::abi::*;
 use crate::mem::elf::{ElfFileError, ElfFileErrorKind, ElfImage};
-use crate::mem::{Accessor, ReadFn, Source};
+use crate::mem::{Accessor, ContextFilter, ReadFn, Source};
 
 /// The address space an image belongs to: exception level and security
 /// state, as the decoders ask for memory (`OCSD_MEM_SPACE_*`). An image in
@@ -61,6 +61,16 @@ impl FromStr for AddressSpace {
     }
 }
 
+/// A context ID (`CONTEXTIDR`, as the trace gives it): selects a process
+/// image, see [`MemoryImage::for_context`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ContextId(pub u32);
+
+/// A virtual machine ID (`VTTBR_EL2.VMID`, as the trace gives it): selects
+/// a guest's image, see [`MemoryImage::for_vmid`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Vmid(pub u32);
+
 enum ImageData {
     Elf { name: String, elf: ElfImage, load_address: Option<u64> },
     Bytes { name: String, data: Arc<Vec<u8>>, offset: usize, address: u64, len: usize },
@@ -73,15 +83,23 @@ enum ImageData {
 pub struct MemoryImage {
     data: ImageData,
     space: AddressSpace,
+    filter: ContextFilter,
 }
 
 impl fmt::Debug for MemoryImage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.data {
-            ImageData::Elf { name, load_address, .. } => write!(f, "ELF {name} at {load_address:x?} in {:?}", self.space),
-            ImageData::Bytes { name, address, len, .. } => write!(f, "{name}: {len} bytes at 0x{address:x} in {:?}", self.space),
-            ImageData::Callback { start, end, .. } => write!(f, "callback 0x{start:x}..=0x{end:x} in {:?}", self.space),
+            ImageData::Elf { name, load_address, .. } => write!(f, "ELF {name} at {load_address:x?} in {:?}", self.space)?,
+            ImageData::Bytes { name, address, len, .. } => write!(f, "{name}: {len} bytes at 0x{address:x} in {:?}", self.space)?,
+            ImageData::Callback { start, end, .. } => write!(f, "callback 0x{start:x}..=0x{end:x} in {:?}", self.space)?,
         }
+        if let Some(id) = self.filter.context_id {
+            write!(f, " for context ID 0x{id:x}")?;
+        }
+        if let Some(v) = self.filter.vmid {
+            write!(f, " for VMID 0x{v:x}")?;
+        }
+        Ok(())
     }
 }
 
@@ -105,7 +123,7 @@ impl MemoryImage {
     }
 
     fn from_elf(name: &str, elf: ElfImage, load_address: Option<u64>) -> MemoryImage {
-        MemoryImage { data: ImageData::Elf { name: name.to_string(), elf, load_address }, space: AddressSpace::ANY }
+        MemoryImage { data: ImageData::Elf { name: name.to_string(), elf, load_address }, space: AddressSpace::ANY, filter: ContextFilter::ANY }
     }
 
     /// A raw memory dump: the whole file at `path` mapped at `address`.
@@ -121,7 +139,7 @@ impl MemoryImage {
             return Err(Error::Memory(format!("{path}: offset 0x{offset:x} is beyond the end of the file (0x{:x} bytes)", data.len())));
         }
         let len = len.unwrap_or(data.len() - offset).min(data.len() - offset);
-        Ok(MemoryImage { data: ImageData::Bytes { name: path.to_string(), data: Arc::new(data), offset, address, len }, space: AddressSpace::ANY })
+        Ok(MemoryImage { data: ImageData::Bytes { name: path.to_string(), data: Arc::new(data), offset, address, len }, space: AddressSpace::ANY, filter: ContextFilter::ANY })
     }
 
     /// A copy of `data` mapped at `address`.
@@ -130,6 +148,7 @@ impl MemoryImage {
         MemoryImage {
             data: ImageData::Bytes { name: "buffer".into(), data: Arc::new(data.to_vec()), offset: 0, address, len },
             space: AddressSpace::ANY,
+            filter: ContextFilter::ANY,
         }
     }
 
@@ -140,13 +159,46 @@ impl MemoryImage {
         MemoryImage {
             data: ImageData::Callback { start, end, read: Box::new(move |addr, _space, _id, buf| read(addr, buf).min(buf.len())) },
             space: AddressSpace::ANY,
+            filter: ContextFilter::ANY,
         }
     }
 
-    /// Put the image in address space `space` (default: any).
+    /// Put the image in address space `space` (default: any): a kernel
+    /// image in [`AddressSpace::EL1N`], a hypervisor in
+    /// [`AddressSpace::EL2`], secure firmware in [`AddressSpace::EL3`].
     pub fn in_space(mut self, space: AddressSpace) -> MemoryImage {
         self.space = space;
         self
+    }
+
+    /// Serve only code running under context ID `id`: a process image.
+    /// The decoders follow the context the trace gives them (ETMv4 and ETE
+    /// address-with-context packets, PTM and ETMv3 context ID packets and
+    /// I-syncs), so images of several processes may be mapped at the same
+    /// addresses, each under its context ID. While the trace has given no
+    /// context ID (not traced, or not yet seen), no such image is read.
+    ///
+    /// ```
+    /// use opencsd_c_api::api::{ContextId, MemoryImage};
+    /// let a = MemoryImage::bytes(0x40_0000, &[0x1f, 0x20, 0x03, 0xd5]).for_context(ContextId(1234));
+    /// let b = MemoryImage::bytes(0x40_0000, &[0xc0, 0x03, 0x5f, 0xd6]).for_context(ContextId(1300));
+    /// # let _ = (a, b);
+    /// ```
+    pub fn for_context(mut self, id: ContextId) -> MemoryImage {
+        self.filter.context_id = Some(id.0);
+        self
+    }
+
+    /// Serve only code running in virtual machine `vmid` (combines with
+    /// [`MemoryImage::for_context`] and [`MemoryImage::in_space`]).
+    pub fn for_vmid(mut self, vmid: Vmid) -> MemoryImage {
+        self.filter.vmid = Some(vmid.0);
+        self
+    }
+
+    /// The contexts the image serves.
+    pub(crate) fn context_filter(&self) -> ContextFilter {
+        self.filter
     }
 
     /// The accessors for this image.

@@ -47,7 +47,7 @@ pub use crate::config::{arch_profile, ConfigError, Protocol, ProtocolConfig, Reg
 use crate::dcd_tree::{DecodeTree, PacketObserver};
 pub use crate::mem::elf::{ElfError, ElfFileError, ElfImage};
 pub use element::*;
-pub use memory::{AddressSpace, MemoryImage};
+pub use memory::{AddressSpace, ContextId, MemoryImage, Vmid};
 
 /// What can go wrong building or running a decoder.
 #[derive(Debug, thiserror::Error)]
@@ -317,13 +317,16 @@ impl Decoder {
         DecoderBuilder::default()
     }
 
-    /// Map more target memory. Images may not overlap within an address space.
+    /// Map more target memory. Images may not overlap within an address
+    /// space, unless they serve different contexts
+    /// ([`MemoryImage::for_context`], [`MemoryImage::for_vmid`]).
     pub fn add_memory(&mut self, image: MemoryImage) -> Result<(), Error> {
         let name = image.name();
+        let filter = image.context_filter();
         for acc in image.into_accessors()? {
             let (start, end) = (acc.start, acc.end);
-            self.tree.mapper.add(acc).map_err(|e| match e {
-                OCSD_ERR_MEM_ACC_OVERLAP => Error::Memory(format!("{name}: 0x{start:x}..=0x{end:x} overlaps memory already mapped")),
+            self.tree.mapper.add_for_context(acc, filter).map_err(|e| match e {
+                OCSD_ERR_MEM_ACC_OVERLAP => Error::Memory(format!("{name}: 0x{start:x}..=0x{end:x} overlaps memory already mapped (for the same context)")),
                 e => Error::Memory(format!("{name}: cannot map 0x{start:x}..=0x{end:x}: {}", err_name(e))),
             })?;
         }
@@ -412,6 +415,9 @@ pub struct SnapshotDecoder {
     pub decoder: Decoder,
     pub trace_file: PathBuf,
     pub warnings: Vec<String>,
+    /// (trace ID, core device name) of the sources the snapshot names a
+    /// core for (`[core_trace_sources]`), e.g. `(0x10, "cpu_0")`.
+    pub cores: Vec<(u8, String)>,
 }
 
 fn snapshot_decoder(
@@ -441,6 +447,7 @@ fn snapshot_decoder(
     let mut b = Decoder::builder().format(format);
     let mut warnings = Vec::new();
     let mut cores = Vec::new();
+    let mut core_names = Vec::new();
     for (src, core) in snap.sources_of(&name) {
         let Some(dev) = snap.device(&src) else {
             warnings.push(format!("no device data for source {src}"));
@@ -454,10 +461,11 @@ fn snapshot_decoder(
         let core_name = core_dev.map(|c| c.type_name.clone()).unwrap_or_default();
         match config_from_registers(protocol, &core_name, dev) {
             Ok(cfg) => {
-                b = b.source(cfg);
                 if let Some(c) = core_dev {
                     cores.push(c);
+                    core_names.push((cfg.trace_id(), core.clone()));
                 }
+                b = b.source(cfg);
             }
             Err(e) => warnings.push(format!("source {src} ({}.ini): {e}", src)),
         }
@@ -496,7 +504,7 @@ fn snapshot_decoder(
             }
         }
     }
-    Ok(SnapshotDecoder { decoder, trace_file: PathBuf::from(snap.path_of(&buf.file)), warnings })
+    Ok(SnapshotDecoder { decoder, trace_file: PathBuf::from(snap.path_of(&buf.file)), warnings, cores: core_names })
 }
 
 /// Bytes read from the trace at a time, and given to the tree at a time.

@@ -182,3 +182,133 @@ fn hex_addresses_in_json() {
         assert!(j.contains(&format!("\"address\":\"0x{v:x}\"")), "{j}");
     }
 }
+
+/// ETMv4 Address+Context packet: 64-bit address `addr`, AArch64 EL1 NS,
+/// with the VMID (8 bits) and context ID (32 bits) when given.
+fn addr_ctxt(addr: u64, vmid: Option<u8>, cid: Option<u32>) -> Vec<u8> {
+    let mut t = vec![0x85, ((addr >> 2) & 0x7f) as u8, ((addr >> 9) & 0x7f) as u8];
+    for i in 2..8 {
+        t.push((addr >> (8 * i)) as u8);
+    }
+    t.push(0x31 | if vmid.is_some() { 0x40 } else { 0 } | if cid.is_some() { 0x80 } else { 0 });
+    t.extend(vmid);
+    t.extend(cid.map(u32::to_le_bytes).into_iter().flatten());
+    t
+}
+
+/// A-Sync, Trace Info, Trace On, then for each (VMID, context ID, atoms):
+/// an Address+Context packet at 0x1000 and that many E atoms.
+fn context_trace(parts: &[(Option<u8>, Option<u32>, usize)]) -> Vec<u8> {
+    let mut t = vec![0u8; 11];
+    t.extend([0x80, 0x01, 0x00, 0x04]);
+    for &(vmid, cid, atoms) in parts {
+        t.extend(addr_ctxt(0x1000, vmid, cid));
+        t.extend(std::iter::repeat(0xf7).take(atoms));
+    }
+    t
+}
+
+/// A second "process" at the same address: NOP; B .-4 (2 instructions a loop).
+fn code2() -> Vec<u8> {
+    [NOP, 0x17FF_FFFF].iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+fn closure_image(code: Vec<u8>) -> MemoryImage {
+    MemoryImage::callback(0x1000, 0x1fff, move |addr, buf| {
+        let off = (addr - 0x1000) as usize;
+        if off >= code.len() {
+            return 0;
+        }
+        let n = buf.len().min(code.len() - off);
+        buf[..n].copy_from_slice(&code[off..off + n]);
+        n
+    })
+}
+
+/// (instructions per range, or 0 for memory not accessible) in order, and
+/// the context IDs of the PE_CONTEXT elements.
+fn ranges_and_contexts(dec: &mut Decoder, t: &[u8]) -> (Vec<u32>, Vec<Option<u32>>) {
+    let mut ranges = Vec::new();
+    let mut ctxs = Vec::new();
+    for e in dec.decode(t) {
+        match e.kind {
+            ElementKind::InstrRange(r) => {
+                assert_eq!(r.start, 0x1000);
+                assert_eq!(r.end, 0x1000 + 4 * r.instr_count as u64);
+                ranges.push(r.instr_count);
+            }
+            ElementKind::AddrNotAccessible { address, .. } => {
+                assert_eq!(address, 0x1000);
+                ranges.push(0);
+            }
+            ElementKind::PeContext(c) => ctxs.push(c.context_id),
+            _ => {}
+        }
+    }
+    (ranges, ctxs)
+}
+
+#[test]
+fn process_images_selected_by_context_id() {
+    // process 1 runs, then process 2 at the same addresses, then 1 again,
+    // then a process with no image (nothing may be served from the others)
+    let t = context_trace(&[(None, Some(1), 2), (None, Some(2), 3), (None, Some(1), 1), (None, Some(3), 1)]);
+    let want = vec![3, 3, 2, 2, 2, 3, 0];
+    type Make = fn(Vec<u8>) -> MemoryImage;
+    let bytes: Make = |c| MemoryImage::bytes(0x1000, &c);
+    // files and buffers are read directly; callbacks through the page cache
+    for (name, make1, make2) in [("bytes", bytes, bytes), ("callbacks", closure_image as Make, closure_image as Make), ("mixed", bytes, closure_image as Make)] {
+        let mut dec = builder()
+            .memory(make1(code()).for_context(ContextId(1)))
+            .memory(make2(code2()).for_context(ContextId(2)))
+            // an image for every context elsewhere does not get in the way
+            .memory(MemoryImage::bytes(0x8000, &code()))
+            .build()
+            .unwrap();
+        let (ranges, ctxs) = ranges_and_contexts(&mut dec, &t);
+        assert_eq!(ranges, want, "{name}");
+        assert_eq!(ctxs, vec![Some(1), Some(2), Some(1), Some(3)], "{name}");
+        // a second session gives the same (nothing cached from the first)
+        assert_eq!(ranges_and_contexts(&mut dec, &t).0, want, "{name}, again");
+    }
+    // an image for any context overlapping a process image is refused;
+    // images of two processes at the same address are not
+    let e = builder().memory(MemoryImage::bytes(0x1000, &code())).memory(MemoryImage::bytes(0x1000, &code2()).for_context(ContextId(2))).build();
+    assert!(e.err().unwrap().to_string().contains("overlaps"));
+    let e = builder().memory(MemoryImage::bytes(0x1000, &code()).for_context(ContextId(2))).memory(MemoryImage::bytes(0x1004, &code2()).for_context(ContextId(2))).build();
+    assert!(e.err().unwrap().to_string().contains("overlaps"));
+}
+
+#[test]
+fn context_images_need_the_context_traced() {
+    // no context ID in the trace: a process image is never read, an image
+    // for any context is
+    let t = context_trace(&[(None, None, 1)]);
+    let mut dec = builder().memory(MemoryImage::bytes(0x1000, &code()).for_context(ContextId(1))).build().unwrap();
+    assert_eq!(ranges_and_contexts(&mut dec, &t).0, vec![0]);
+    let mut dec = builder().memory(MemoryImage::bytes(0x1000, &code())).build().unwrap();
+    assert_eq!(ranges_and_contexts(&mut dec, &t).0, vec![3]);
+    // a context packet without a context ID keeps the last one
+    let t = context_trace(&[(None, Some(2), 1), (None, None, 1)]);
+    let mut dec = builder().memory(MemoryImage::bytes(0x1000, &code2()).for_context(ContextId(2))).build().unwrap();
+    assert_eq!(ranges_and_contexts(&mut dec, &t).0, vec![2, 2]);
+}
+
+#[test]
+fn guest_images_selected_by_vmid_and_exception_level() {
+    let t = context_trace(&[(Some(5), Some(1), 1), (Some(6), Some(1), 1), (Some(5), Some(1), 1)]);
+    let mut dec = builder()
+        .memory(MemoryImage::bytes(0x1000, &code()).for_vmid(Vmid(5)))
+        .memory(MemoryImage::bytes(0x1000, &code2()).for_vmid(Vmid(6)).for_context(ContextId(1)))
+        .build()
+        .unwrap();
+    assert_eq!(ranges_and_contexts(&mut dec, &t).0, vec![3, 2, 3]);
+    // the trace runs at EL1 non-secure: an EL2 image at the same address is
+    // not read, the EL1 one is
+    let mut dec = builder()
+        .memory(MemoryImage::bytes(0x1000, &code2()).in_space(AddressSpace::EL2))
+        .memory(MemoryImage::bytes(0x1000, &code()).in_space(AddressSpace::EL1N).for_context(ContextId(1)))
+        .build()
+        .unwrap();
+    assert_eq!(ranges_and_contexts(&mut dec, &t).0, vec![3, 3, 3]);
+}

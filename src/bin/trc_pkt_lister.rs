@@ -341,7 +341,7 @@ fn run(args: &[String]) -> i32 {
             (out_stdout, out_stderr, out_file) = (so, se, sf);
         }
     }
-    let file = if out_file { File::create(&logfile).ok().map(std::io::BufWriter::new) } else { None };
+    let file = if out_file { File::create(&logfile).ok().map(|f| std::io::BufWriter::with_capacity(1 << 20, f)) } else { None };
     let log: SharedLog = Rc::new(RefCell::new(Log::new(out_stdout, out_stderr, file)));
     let res = run_logged(args, &log);
     log.borrow_mut().flush();

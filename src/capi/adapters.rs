@@ -34,6 +34,7 @@ pub struct CElemSink {
 }
 
 impl GenElemSink for CElemSink {
+    #[inline]
     fn trace_elem_in(&mut self, index_sop: ocsd_trc_index_t, trc_chan_id: u8, elem: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
         // SAFETY: `f` is the client's non-NULL callback with OpenCSD's
         // FnTraceElemIn signature; `elem` is valid for the call.
@@ -47,8 +48,15 @@ impl GenElemSink for CElemSink {
 /// while the tree is busy): the replacement takes over from the next
 /// element, and the running output is never dropped under its own feet.
 pub struct SwitchSink {
-    current: Box<dyn GenElemSink>,
+    current: CurrentSink,
     ctl: Arc<super::handles::HandleCtl>,
+}
+
+/// The running element output (an enum, not a boxed trait object: one
+/// direct call per element on the hot path).
+enum CurrentSink {
+    Callback(CElemSink),
+    Printer(ElemPrinter),
 }
 
 impl SwitchSink {
@@ -56,10 +64,20 @@ impl SwitchSink {
         SwitchSink { current: Self::make(req), ctl }
     }
 
-    fn make(req: super::handles::SinkReq) -> Box<dyn GenElemSink> {
+    /// Take over a new output asked for from a callback (kept out of the
+    /// per-element path).
+    #[cold]
+    #[inline(never)]
+    fn switch(&mut self) {
+        if let Some(req) = self.ctl.take_sink() {
+            self.current = Self::make(req);
+        }
+    }
+
+    fn make(req: super::handles::SinkReq) -> CurrentSink {
         match req {
-            super::handles::SinkReq::Callback(c) => Box::new(c),
-            super::handles::SinkReq::Printer(enabled) => Box::new(ElemPrinter { enabled }),
+            super::handles::SinkReq::Callback(c) => CurrentSink::Callback(c),
+            super::handles::SinkReq::Printer(enabled) => CurrentSink::Printer(ElemPrinter { enabled }),
         }
     }
 }
@@ -67,10 +85,13 @@ impl SwitchSink {
 impl GenElemSink for SwitchSink {
     #[inline]
     fn trace_elem_in(&mut self, index_sop: ocsd_trc_index_t, trc_chan_id: u8, elem: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
-        if let Some(req) = self.ctl.take_sink() {
-            self.current = Self::make(req);
+        if self.ctl.sink_pending.load(std::sync::atomic::Ordering::Acquire) {
+            self.switch();
         }
-        self.current.trace_elem_in(index_sop, trc_chan_id, elem)
+        match &mut self.current {
+            CurrentSink::Callback(c) => c.trace_elem_in(index_sop, trc_chan_id, elem),
+            CurrentSink::Printer(p) => p.trace_elem_in(index_sop, trc_chan_id, elem),
+        }
     }
 }
 

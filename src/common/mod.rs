@@ -190,7 +190,7 @@ pub trait MemAccess {
     ) -> Result<MemRun, ocsd_err_t> {
         let n = req.min(out.len());
         let got = self.read(addr, space, trace_id, &mut out[..n])?;
-        Ok(MemRun { got, token: 0, view: None })
+        Ok(MemRun { got, token: 0, view: None, before: 0 })
     }
 
     /// `n` further reads were served from the view of the last
@@ -208,6 +208,63 @@ pub trait MemAccess {
     /// Drop what is cached for `trace_id` (OpenCSD's
     /// `InvalidateMemAccCache`, called by decoders on a context change).
     fn invalidate_cache(&mut self, _trace_id: u8) {}
+
+    /// The decoder of `trace_id` is now in context `ctx` (its fields that
+    /// are `None` did not change): memory images selected by context ID or
+    /// VMID answer its reads from now on. Decoders call it where the trace
+    /// gives them a context. OpenCSD's memory accessors have no context,
+    /// so for memory mapped through the C API this changes nothing.
+    fn update_context(&mut self, _trace_id: u8, _ctx: MemContext) {}
+
+    /// As [`MemAccess::read`], in context `ctx` rather than the context the
+    /// decoder of `trace_id` is in now: for readers of decoded elements
+    /// (Tarmac output) that follow the context from the elements, which
+    /// the decoder may have left by the time they are read.
+    fn read_in_context(
+        &mut self,
+        addr: ocsd_vaddr_t,
+        space: ocsd_mem_space_acc_t,
+        trace_id: u8,
+        _ctx: &MemContext,
+        buf: &mut [u8],
+    ) -> Result<usize, ocsd_err_t> {
+        self.read(addr, space, trace_id, buf)
+    }
+}
+
+/// The execution context of a trace source as its trace gives it, by which
+/// memory images can be selected (a process image per context ID, a guest
+/// per VMID). `None`: not traced (or, in an update, unchanged). Exception
+/// level and security state select images too, through the memory space
+/// of each read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct MemContext {
+    pub context_id: Option<u32>,
+    pub vmid: Option<u32>,
+}
+
+impl MemContext {
+    /// The context ID and VMID a `PE_CONTEXT` element (or a decoder's PE
+    /// context) marks valid.
+    pub fn from_pe_context(c: &ocsd_pe_context) -> Self {
+        MemContext {
+            context_id: (c.ctxt_id_valid() != 0).then_some(c.context_id),
+            vmid: (c.vmid_valid() != 0).then_some(c.vmid),
+        }
+    }
+
+    /// Take the fields `upd` gives; true if that changed anything.
+    #[inline]
+    pub fn merge(&mut self, upd: MemContext) -> bool {
+        let old = *self;
+        if upd.context_id.is_some() {
+            self.context_id = upd.context_id;
+        }
+        if upd.vmid.is_some() {
+            self.vmid = upd.vmid;
+        }
+        *self != old
+    }
 }
 
 /// Bytes `data[off..off + len]`: the memory at `[addr, addr + len)` of a
@@ -241,6 +298,11 @@ pub struct MemRun {
     /// space, would get from the same place. The caller may serve such
     /// reads itself and report them with [`MemAccess::run_uses`].
     pub view: Option<MemView>,
+    /// How many of the view's bytes come before the read address: the
+    /// view covers `[addr - before, addr - before + len)`, and reads of
+    /// the same size anywhere inside it are served as those after the
+    /// read address are (0 when there is no view).
+    pub before: usize,
 }
 
 /// A memory accessor with nothing mapped.
@@ -305,6 +367,38 @@ impl<'a> DecodeCtx<'a> {
             return resp_is_cont(self.client_resp);
         }
         self.gate_deliver()
+    }
+
+    /// Queue `elems` (index, element) of trace ID `trace_id`, then pass
+    /// the gate: the same as pushing each to [`DecodeCtx::out`] and calling
+    /// [`DecodeCtx::gate`]. When nothing is queued before them they go to
+    /// the client straight from `elems`, without a copy into the queue;
+    /// only those left after a WAIT (or fatal) answer are queued.
+    #[inline]
+    pub fn send_and_gate(&mut self, elems: &[(ocsd_trc_index_t, ocsd_generic_trace_elem)], trace_id: u8) -> bool {
+        if !self.out.is_empty() || !resp_is_cont(self.client_resp) {
+            for (idx, e) in elems {
+                self.out.push(*idx, trace_id, e);
+            }
+            return self.gate();
+        }
+        let Some(s) = self.sink.as_deref_mut() else {
+            for (idx, e) in elems {
+                self.out.push(*idx, trace_id, e);
+            }
+            return resp_is_cont(self.client_resp);
+        };
+        for (k, (idx, e)) in elems.iter().enumerate() {
+            let r = s.trace_elem_in(*idx, trace_id, e);
+            if !resp_is_cont(r) {
+                for (idx, e) in &elems[k + 1..] {
+                    self.out.push(*idx, trace_id, e);
+                }
+                self.client_resp = r;
+                return false;
+            }
+        }
+        true
     }
 
     #[cold]

@@ -13,7 +13,7 @@ use super::types::*;
 use super::config::*;
 use crate::abi::gen_elem::*;
 use crate::abi::*;
-use crate::common::{DecodeCtx, OcsdError, PacketDecoder};
+use crate::common::{DecodeCtx, MemContext, OcsdError, PacketDecoder};
 
 
 fn set_isa(e: &mut ocsd_generic_trace_elem, isa: ocsd_isa) {
@@ -428,6 +428,8 @@ impl EtmV3Decoder {
     }
 
     fn process_phdr(&mut self, pkt: &ocsd_etmv3_pkt, ctx: &mut DecodeCtx) -> Result<(), OcsdError> {
+        // memory images selected by context follow the trace's context
+        ctx.mem.update_context(self.trace_id, MemContext::from_pe_context(&self.pe_ctx.0));
         let idx = self.index;
         let ca = self.cfg.is_cycle_acc();
         let mut atom = pkt.atom;

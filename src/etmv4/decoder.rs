@@ -22,7 +22,7 @@ use super::p0_stack::{P0Data, P0Elem, P0Kind, P0Stack};
 use super::types::*;
 use crate::abi::gen_elem::*;
 use crate::abi::*;
-use crate::common::{DecodeCtx, ElemQueue, ErrorLog, MemAccess, MemView, OcsdError, PacketDecoder};
+use crate::common::{DecodeCtx, ElemQueue, ErrorLog, MemAccess, MemContext, MemView, OcsdError, PacketDecoder};
 use crate::ete::types::{ETE_OPFLG_PKTDEC_SRCADDR_N_ATOMS, ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK};
 use crate::instr::{a64_is_plain, aa64_opcode_is_invalid, decode_instruction_ex, TrcAddrReturnStack};
 
@@ -265,8 +265,12 @@ impl MemWindow {
         self.len = 0;
         if got == 4 {
             if let Some(v) = run.view {
+                // the view may start before the read (never below 0)
+                let before = run.before.min(v.len).min(addr as usize);
+                self.base = addr - before as u64;
                 // never past the top of memory
-                self.len = v.len.min((u64::MAX - addr).saturating_add(1).min(usize::MAX as u64) as usize);
+                let after = (v.len - before).min((u64::MAX - addr).saturating_add(1).min(usize::MAX as u64) as usize);
+                self.len = before + after;
                 self.view = Some(v);
             }
         }
@@ -488,6 +492,9 @@ pub struct EtmV4IPktDecoder {
     m_profile: bool,
     range_limit: u32,
     env_aa64_bad_opcode: bool,
+    /// A64 bad-opcode check on: the environment setting or
+    /// `ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK` (kept with `op_flags`).
+    aa64_chk: bool,
 
     // decode state
     state: State,
@@ -575,6 +582,7 @@ impl EtmV4IPktDecoder {
             m_profile,
             range_limit,
             env_aa64_bad_opcode: aa64_bad_opcode,
+            aa64_chk: aa64_bad_opcode,
             state: State::NoSync,
             unsync_info: UNSYNC_INIT_DECODER,
             index_curr_pkt: 0,
@@ -614,8 +622,9 @@ impl EtmV4IPktDecoder {
         &self.cfg
     }
 
+    #[inline]
     fn aa64_opcode_chk(&self) -> bool {
-        self.env_aa64_bad_opcode || self.op_flags & ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK != 0
+        self.aa64_chk
     }
 
     // ------------------------------------------------------------------
@@ -688,6 +697,7 @@ impl EtmV4IPktDecoder {
 
     /// Memory space for program reads from the current EL and security
     /// state (`getCurrMemSpace`).
+    #[inline]
     fn curr_mem_space(&self) -> ocsd_mem_space_acc_t {
         let ctx = &self.out.last().context;
         if ctx.el_valid() == 0 {
@@ -957,8 +967,9 @@ impl EtmV4IPktDecoder {
             if self.out.num_to_send() > 0 {
                 // a resolution step ended: its elements reach the client
                 // before the next step reads memory (OpenCSD's timing)
-                self.out.send(ctx.out, self.trace_id);
-                if !ctx.gate() {
+                let sent = ctx.send_and_gate(&self.out.pending, self.trace_id);
+                self.out.reset();
+                if !sent {
                     // suspended in ResolveElem: FLUSH resumes here
                     return ctx.client_resp();
                 }
@@ -1037,6 +1048,9 @@ impl EtmV4IPktDecoder {
                             // OpenCSD drops this trace ID's cached memory on a context change
                             self.mem.release(ctx.mem);
                             ctx.mem.invalidate_cache(self.trace_id);
+                            // memory images selected by context follow the trace's context
+                            let id = (c.updated_c() != 0).then_some(c.ctxtID);
+                            ctx.mem.update_context(self.trace_id, MemContext { context_id: id, vmid: (c.updated_v() != 0).then_some(c.VMID) });
                         }
                     }
                 }
@@ -1045,11 +1059,9 @@ impl EtmV4IPktDecoder {
                 P0Kind::Atom => {
                     let mut elem = back;
                     while !elem.atom_is_empty() && self.res.commit > 0 && err == OCSD_OK {
+                        // (the stacked copy is brought in step after the
+                        // loop; nothing in it reads the stack)
                         let atom = elem.atom_commit_oldest();
-                        // keep the stacked copy in step for error paths
-                        if let Some(b) = self.stack.back_mut() {
-                            *b = elem;
-                        }
                         err = self.return_stack_pop(ctx.log);
                         if err != OCSD_OK || self.state == State::NoSync {
                             break;
@@ -1421,8 +1433,16 @@ impl EtmV4IPktDecoder {
         e.set_exception_number(space as u32);
     }
 
+    #[inline]
     fn return_stack_pop(&mut self, log: &mut dyn ErrorLog) -> ocsd_err_t {
         if self.ret_stack.pop_pending() {
+            return self.return_stack_pop_pending(log);
+        }
+        OCSD_OK
+    }
+
+    fn return_stack_pop_pending(&mut self, log: &mut dyn ErrorLog) -> ocsd_err_t {
+        {
             let mut isa = self.instr.isa;
             let addr = self.ret_stack.pop(&mut isa);
             if self.ret_stack.overflow() {
@@ -1472,6 +1492,9 @@ impl EtmV4IPktDecoder {
         let mut cache_token = 0u64;
         let cached = a64 && to_addr.is_none() && self.range_limit == 0;
         if cached {
+            if let Some(r) = self.replay_block(space, aa64_chk) {
+                return (r, WpRes::Found, OCSD_OK);
+            }
             // the walk's first read, as OpenCSD makes it
             if let Err(e) = self.mem.prime(ctx.mem, r.st_addr, space, self.trace_id) {
                 return (r, res, e);
@@ -1540,6 +1563,33 @@ impl EtmV4IPktDecoder {
         (r, res, err)
     }
 
+    /// The common case of [`Self::trace_to_wp`] without a target address:
+    /// the block at the current address is cached under the token of the
+    /// window's bytes, the whole block inside the window, and no read is
+    /// primed. Replays it (its reads are the window's) and returns its
+    /// range; None: take the full path.
+    #[inline]
+    fn replay_block(&mut self, space: ocsd_mem_space_acc_t, aa64_chk: bool) -> Option<InstrRange> {
+        let st = self.instr.instr_addr;
+        let w = &mut self.mem;
+        if w.primed.is_some() || w.token == 0 || w.space != space || st < w.base {
+            return None;
+        }
+        let avail = (w.len as u64).checked_sub(st - w.base)?;
+        let b = self.blocks.entries.get(BlockCache::slot(st))?;
+        if !(b.valid && b.start == st && b.token == w.token && b.aa64_chk == aa64_chk) {
+            return None;
+        }
+        let n = b.num_instr;
+        // a block holds at least its waypoint: avail >= 4 too
+        if n == 0 || 4 * n as u64 > avail {
+            return None;
+        }
+        BlockCache::replay(b, &mut self.instr);
+        w.uses += n;
+        Some(InstrRange { st_addr: st, en_addr: self.instr.instr_addr, num_instr: n })
+    }
+
     fn n_atom_check(&self, atom: ocsd_atm_val) -> bool {
         if atom != ATOM_N || self.instr.is_conditional != 0 {
             return false;
@@ -1560,7 +1610,17 @@ impl EtmV4IPktDecoder {
 
     fn process_atom(&mut self, atom: ocsd_atm_val, root_index: ocsd_trc_index_t, ctx: &mut DecodeCtx) -> ocsd_err_t {
         self.out.add(root_index);
-        let (range, res, err) = self.trace_to_wp(ctx, None);
+        // a cached block is replayed here, the full walk only on a miss
+        let replayed = if self.instr.isa == ocsd_isa_aarch64 && self.range_limit == 0 {
+            let space = self.curr_mem_space();
+            self.replay_block(space, self.aa64_chk)
+        } else {
+            None
+        };
+        let (range, res, err) = match replayed {
+            Some(r) => (r, WpRes::Found, OCSD_OK),
+            None => self.trace_to_wp(ctx, None),
+        };
         if err != OCSD_OK {
             if err == OCSD_ERR_UNSUPPORTED_ISA {
                 self.out.pending.pop();
@@ -2030,6 +2090,7 @@ impl PacketDecoder for EtmV4IPktDecoder {
 
     fn set_op_flags(&mut self, flags: u32) {
         self.op_flags = flags & SUPPORTED_OP_FLAGS;
+        self.aa64_chk = self.env_aa64_bad_opcode || self.op_flags & ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK != 0;
     }
     fn state_fingerprint(&self, out: &mut String) -> bool {
         self.fingerprint(out)

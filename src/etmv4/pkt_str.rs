@@ -7,6 +7,15 @@ use std::fmt::Write;
 use super::types::*;
 use crate::abi::*;
 use crate::common::TracePacket;
+use crate::printers::num::{push_dec, push_hex, push_hex_upper};
+
+/// `{}` of a signed value.
+fn push_signed(out: &mut String, v: i32) {
+    if v < 0 {
+        out.push('-');
+    }
+    push_dec(out, v.unsigned_abs() as u64);
+}
 
 /// Name and description of a packet type.
 pub fn packet_type_name(t: ocsd_etmv4_i_pkt_type) -> (&'static str, &'static str) {
@@ -99,16 +108,20 @@ pub fn write_val_hex(out: &mut String, total_bits: u32, valid_bits: u32, value: 
         out.push('?');
     }
     if valid_bits > 32 {
-        let _ = write!(out, "{:01$X}", value, valid_chars);
+        push_hex_upper(out, value, valid_chars);
     } else {
-        let _ = write!(out, "{:01$X}", value as u32, valid_chars);
+        push_hex_upper(out, value as u32 as u64, valid_chars);
     }
     if valid_bits < total_bits {
-        let _ = write!(out, " ({}:0)", valid_bits as i32 - 1);
+        out.push_str(" (");
+        push_signed(out, valid_bits as i32 - 1);
+        out.push_str(":0)");
     }
     if update_bits != 0 {
         let mask = if update_bits >= 64 { !0u64 } else { !0u64 >> (64 - update_bits) };
-        let _ = write!(out, " ~[0x{:X}]", value & mask);
+        out.push_str(" ~[0x");
+        push_hex_upper(out, value & mask, 0);
+        out.push(']');
     }
 }
 
@@ -148,7 +161,11 @@ impl ocsd_etmv4_i_pkt {
         }
         let c = &self.context;
         if c.updated() != 0 {
-            let _ = write!(out, "Ctxt: {}EL{}, ", if c.SF() != 0 { "AArch64," } else { "AArch32, " }, c.EL());
+            out.push_str("Ctxt: ");
+            out.push_str(if c.SF() != 0 { "AArch64," } else { "AArch32, " });
+            out.push_str("EL");
+            push_dec(out, c.EL() as u64);
+            out.push_str(", ");
             out.push_str(match (c.NSE() != 0, c.NS() != 0) {
                 (true, true) => "Realm; ",
                 (true, false) => "Root; ",
@@ -156,10 +173,14 @@ impl ocsd_etmv4_i_pkt {
                 (false, false) => "S; ",
             });
             if c.updated_c() != 0 {
-                let _ = write!(out, "CID=0x{:08x}; ", c.ctxtID);
+                out.push_str("CID=0x");
+                push_hex(out, c.ctxtID as u64, 8);
+                out.push_str("; ");
             }
             if c.updated_v() != 0 {
-                let _ = write!(out, "VMID=0x{:04x}; ", c.VMID);
+                out.push_str("VMID=0x");
+                push_hex(out, c.VMID as u64, 4);
+                out.push_str("; ");
             }
         } else {
             out.push_str("Ctxt: Same");
@@ -237,7 +258,9 @@ impl ocsd_etmv4_i_pkt {
                 self.write_addr(out, self.v_addr.pkt_bits as u32);
             }
             ETM4_PKT_I_ADDR_MATCH | ETE_PKT_I_SRC_ADDR_MATCH => {
-                let _ = write!(out, ", [{}]; Addr=", self.addr_exact_match_idx);
+                out.push_str(", [");
+                push_dec(out, self.addr_exact_match_idx as u64);
+                out.push_str("]; Addr=");
                 self.write_addr(out, 0);
                 out.push_str("; ");
             }
@@ -251,9 +274,11 @@ impl ocsd_etmv4_i_pkt {
                 self.write_exception(out);
             }
             ETM4_PKT_I_TIMESTAMP => {
-                let _ = write!(out, "; Updated val = 0x{:x}", self.ts.timestamp);
+                out.push_str("; Updated val = 0x");
+                push_hex(out, self.ts.timestamp, 0);
                 if self.pkt_valid.cc_valid() != 0 {
-                    let _ = write!(out, "; CC=0x{:x}", self.cycle_count);
+                    out.push_str("; CC=0x");
+                    push_hex(out, self.cycle_count as u64, 0);
                 }
             }
             ETM4_PKT_I_TRACE_INFO => {

@@ -3,7 +3,6 @@
 
 use super::*;
 use crate::abi::gen_elem::*;
-use crate::abi::*;
 use crate::common::elem_queue::QueuedElem;
 use crate::common::{DecodeCtx, ElemQueue, ErrorLog, NoMemory, PacketDecoder, PacketOut, PacketProcessor, TracePacket};
 use crate::stm::testutil::*;

@@ -62,10 +62,12 @@ impl Page {
 
     #[inline]
     fn holds(&self, addr: u64, len: usize, trace_id: u8) -> bool {
+        // st_addr + valid_len >= addr + len, without overflow
         self.trace_id == trace_id
             && self.valid_len != 0
             && self.st_addr <= addr
-            && (self.st_addr as u128 + self.valid_len as u128) >= addr as u128 + len as u128
+            && len <= self.valid_len
+            && addr - self.st_addr <= (self.valid_len - len) as u64
     }
 
     /// End (exclusive) of the page's bytes.
@@ -187,16 +189,16 @@ impl MemCache {
     #[inline]
     pub fn find(&mut self, addr: u64, len: usize, trace_id: u8) -> bool {
         let n = self.pages.len();
-        for _ in 0..n {
-            if self.pages[self.mru].holds(addr, len, trace_id) {
-                return true;
+        let start = self.mru.min(n);
+        let (before, from) = self.pages.split_at(start);
+        match from.iter().chain(before).position(|p| p.holds(addr, len, trace_id)) {
+            Some(k) => {
+                let i = start + k;
+                self.mru = if i >= n { i - n } else { i };
+                true
             }
-            self.mru += 1;
-            if self.mru == n {
-                self.mru = 0;
-            }
+            None => false,
         }
-        false
     }
 
     /// Whether the most recently used page holds the bytes.

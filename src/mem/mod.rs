@@ -16,7 +16,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::abi::*;
-use crate::common::{MemAccess, MemRun, MemView};
+use crate::common::{MemAccess, MemContext, MemRun, MemView};
 use cache::{CacheSizes, MemCache, PageData};
 
 /// The memory space of program reads at exception level `el` (0 to 3) in
@@ -143,6 +143,38 @@ fn copy_from(data: &[u8], at: usize, dst: &mut [u8]) -> usize {
     n
 }
 
+/// Which execution contexts an accessor serves: all (the C API's
+/// accessors, [`ContextFilter::ANY`]), or only those with this context ID
+/// and/or VMID (a process image, a guest's image). Set with
+/// [`MemMapper::add_for_context`]; the decoders tell the mapper their
+/// context with [`MemAccess::update_context`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ContextFilter {
+    pub context_id: Option<u32>,
+    pub vmid: Option<u32>,
+}
+
+impl ContextFilter {
+    pub const ANY: ContextFilter = ContextFilter { context_id: None, vmid: None };
+
+    pub fn is_any(&self) -> bool {
+        self.context_id.is_none() && self.vmid.is_none()
+    }
+
+    /// Whether a source in context `ctx` may read from the accessor: each
+    /// field the filter sets must be known and equal.
+    #[inline]
+    pub fn matches(&self, ctx: &MemContext) -> bool {
+        self.context_id.map_or(true, |id| ctx.context_id == Some(id)) && self.vmid.map_or(true, |v| ctx.vmid == Some(v))
+    }
+
+    /// Whether no context matches both filters.
+    pub fn disjoint(&self, other: &ContextFilter) -> bool {
+        let differ = |a: Option<u32>, b: Option<u32>| matches!((a, b), (Some(x), Some(y)) if x != y);
+        differ(self.context_id, other.context_id) || differ(self.vmid, other.vmid)
+    }
+}
+
 /// Identity of an accessor beyond its place in the list.
 #[derive(Clone, Copy, Debug)]
 struct AccMeta {
@@ -151,6 +183,8 @@ struct AccMeta {
     /// Accessors that are one accessor in OpenCSD (the regions of one
     /// file) share a group: moving between them is no change of accessor.
     group: u64,
+    /// The contexts it serves.
+    filter: ContextFilter,
 }
 
 /// The set of accessors of a decode tree, and OpenCSD's memory access
@@ -170,6 +204,10 @@ pub struct MemMapper {
     /// a read returns cannot depend on the cache's pages (see
     /// [`MemMapper::serve`]), so none are kept.
     static_only: bool,
+    /// Some accessor serves selected contexts only.
+    any_filtered: bool,
+    /// The context of each trace ID's decoder ([`MemAccess::update_context`]).
+    contexts: Vec<MemContext>,
 }
 
 fn next_uid() -> u64 {
@@ -210,6 +248,8 @@ impl MemMapper {
             sizes: sizes.unwrap_or_default(),
             epoch: 0,
             static_only: true,
+            any_filtered: false,
+            contexts: vec![MemContext::default(); 256],
         }
     }
 
@@ -277,10 +317,27 @@ impl MemMapper {
     /// After any change of the accessors.
     fn mapping_changed(&mut self) {
         let any_cb = self.accessors.iter().any(|a| matches!(a.source, Source::Callback { .. }));
+        // accessors for disjoint contexts never answer the same read
         let overlap = self.accessors.iter().enumerate().any(|(i, a)| {
-            self.accessors[i + 1..].iter().any(|b| a.start <= b.end && b.start <= a.end)
+            self.accessors[i + 1..]
+                .iter()
+                .zip(&self.meta[i + 1..])
+                .any(|(b, mb)| a.start <= b.end && b.start <= a.end && !self.meta[i].filter.disjoint(&mb.filter))
         });
         self.static_only = !any_cb && !overlap;
+        self.any_filtered = self.meta.iter().any(|m| !m.filter.is_any());
+    }
+
+    /// Whether accessor `j` answers a read at `addr` in `space` by the
+    /// source `trace_id` (in its current context).
+    #[inline]
+    fn fits(&self, j: usize, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> bool {
+        self.accessors[j].covers(addr, space) && (!self.any_filtered || self.meta[j].filter.matches(&self.contexts[trace_id as usize]))
+    }
+
+    /// The context the mapper has for `trace_id`'s decoder.
+    pub fn context(&self, trace_id: u8) -> MemContext {
+        self.contexts[trace_id as usize]
     }
 
     fn invalidate_all(&mut self) {
@@ -296,11 +353,19 @@ impl MemMapper {
     /// Add an accessor; `OCSD_ERR_MEM_ACC_OVERLAP` if its range overlaps
     /// one already mapped in an intersecting memory space.
     pub fn add(&mut self, acc: Accessor) -> Result<(), ocsd_err_t> {
+        self.add_for_context(acc, ContextFilter::ANY)
+    }
+
+    /// Add an accessor that serves only sources in the contexts `filter`
+    /// selects (a process image for its context ID, kernel or hypervisor
+    /// images by memory space). Accessors whose contexts are disjoint may
+    /// map the same addresses; otherwise as [`MemMapper::add`].
+    pub fn add_for_context(&mut self, acc: Accessor, filter: ContextFilter) -> Result<(), ocsd_err_t> {
         self.epoch += 1;
         if acc.end < acc.start {
             return Err(OCSD_ERR_MEM_ACC_RANGE_INVALID);
         }
-        if self.accessors.iter().any(|a| a.overlaps(&acc)) {
+        if self.accessors.iter().zip(&self.meta).any(|(a, m)| a.overlaps(&acc) && !m.filter.disjoint(&filter)) {
             return Err(OCSD_ERR_MEM_ACC_OVERLAP);
         }
         let uid = next_uid();
@@ -315,7 +380,7 @@ impl MemMapper {
             _ => uid,
         };
         self.accessors.push(acc);
-        self.meta.push(AccMeta { uid, group });
+        self.meta.push(AccMeta { uid, group, filter });
         self.mapping_changed();
         Ok(())
     }
@@ -351,16 +416,16 @@ impl MemMapper {
     #[inline]
     fn lookup(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> Option<usize> {
         if let Some(c) = self.curr {
-            if self.accessors[c].covers(addr, space) {
+            if self.fits(c, addr, space, trace_id) {
                 return Some(c);
             }
             let g = self.meta[c].group;
-            if let Some(j) = (0..self.accessors.len()).find(|&j| self.meta[j].group == g && self.accessors[j].covers(addr, space)) {
+            if let Some(j) = (0..self.accessors.len()).find(|&j| self.meta[j].group == g && self.fits(j, addr, space, trace_id)) {
                 self.curr = Some(j);
                 return Some(j);
             }
         }
-        let j = self.accessors.iter().position(|a| a.covers(addr, space))?;
+        let j = (0..self.accessors.len()).find(|&j| self.fits(j, addr, space, trace_id))?;
         self.curr = Some(j);
         if let (Some(c), false) = (&mut self.cache, self.static_only) {
             c.invalidate_id(trace_id);
@@ -562,7 +627,7 @@ impl MemAccess for MemMapper {
         }
         let Some((serve, got)) = self.serve(addr, space, trace_id, req, out)? else { return Ok(MemRun::default()) };
         if got < req {
-            return Ok(MemRun { got, token: 0, view: None });
+            return Ok(MemRun { got, token: 0, view: None, before: 0 });
         }
         // the current accessor answers the reads that follow while they
         // stay inside its range
@@ -574,7 +639,7 @@ impl MemAccess for MemMapper {
                 // give their bytes
                 let a_ref = &self.accessors[a];
                 let view = a_ref.static_view(addr);
-                Ok(MemRun { got, token: if view.is_some() { self.meta[a].uid } else { 0 }, view })
+                Ok(MemRun { got, token: if view.is_some() { self.meta[a].uid } else { 0 }, view, before: 0 })
             }
             Serve::Page(i) => {
                 self.copy_page(i, addr, &mut out[..req]);
@@ -582,9 +647,13 @@ impl MemAccess for MemMapper {
                 let p = &c.pages[i];
                 let len = (p.end().min(acc_end).saturating_sub(addr as u128)).min(usize::MAX as u128) as usize;
                 if len < req {
-                    return Ok(MemRun { got, token: 0, view: None });
+                    return Ok(MemRun { got, token: 0, view: None, before: 0 });
                 }
-                let off = (addr - p.st_addr) as usize;
+                // the page also serves the reads before `addr` that stay in
+                // the current accessor: the view starts there
+                let before = (addr - p.st_addr.max(self.accessors[acc].start)) as usize;
+                let off = (addr - p.st_addr) as usize - before;
+                let len = len + before;
                 let view = match p.data {
                     PageData::Owned => MemView { data: c.owned(i).clone(), off, len },
                     PageData::Static(a) => {
@@ -592,7 +661,7 @@ impl MemAccess for MemMapper {
                         MemView { data: v.data, off: v.off + off, len }
                     }
                 };
-                Ok(MemRun { got, token: p.token, view: Some(view) })
+                Ok(MemRun { got, token: p.token, view: Some(view), before })
             }
         }
     }
@@ -612,6 +681,40 @@ impl MemAccess for MemMapper {
         if let Some(c) = &mut self.cache {
             c.invalidate_id(trace_id);
         }
+    }
+
+    /// Only when images for selected contexts are mapped does a change of
+    /// context drop the trace ID's cached pages (and the decoders' views,
+    /// through the epoch): without them, as with the C API, nothing
+    /// changes.
+    fn update_context(&mut self, trace_id: u8, ctx: MemContext) {
+        if self.contexts[trace_id as usize].merge(ctx) && self.any_filtered {
+            self.epoch += 1;
+            if let Some(c) = &mut self.cache {
+                c.invalidate_id(trace_id);
+            }
+        }
+    }
+
+    /// Read straight from the accessor that serves context `ctx` (no
+    /// cache, the decoders' state untouched); the usual read when no
+    /// accessor is selected by context.
+    fn read_in_context(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, ctx: &MemContext, buf: &mut [u8]) -> Result<usize, ocsd_err_t> {
+        if !self.any_filtered {
+            return self.read(addr, space, trace_id, buf);
+        }
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let Some(j) = (0..self.accessors.len()).find(|&j| self.accessors[j].covers(addr, space) && self.meta[j].filter.matches(ctx)) else {
+            return Ok(0);
+        };
+        self.epoch += 1;
+        let got = self.accessors[j].read(addr, space, trace_id, buf);
+        if got > buf.len() {
+            return Err(OCSD_ERR_MEM_ACC_BAD_LEN);
+        }
+        Ok(got)
     }
 }
 
@@ -696,6 +799,83 @@ mod tests {
         m.read(0x1000, sp, 0x11, &mut b).unwrap();
         assert_eq!(b[0], 0x00); // ID 0x11's pages were kept
         assert_eq!(calls.lock().unwrap().len(), 4);
+    }
+
+    /// A callback image of `len` bytes at 0x1000, every byte `fill`,
+    /// counting its calls.
+    fn fill_cb(fill: u8, calls: StdArc<Mutex<u32>>) -> Accessor {
+        Accessor {
+            start: 0x1000,
+            end: 0x1fff,
+            space: OCSD_MEM_SPACE_ANY,
+            source: Source::Callback {
+                read: Box::new(move |_, _, _, b| {
+                    *calls.lock().unwrap() += 1;
+                    b.fill(fill);
+                    b.len()
+                }),
+            },
+        }
+    }
+
+    #[test]
+    fn images_per_context_never_serve_another_contexts_bytes() {
+        let cf = |id| ContextFilter { context_id: Some(id), vmid: None };
+        let ctx = |id| MemContext { context_id: Some(id), vmid: None };
+        for caching in [true, false] {
+            let mut m = if caching { cached() } else { MemMapper::with_cache(None) };
+            let calls = StdArc::new(Mutex::new(0));
+            m.add_for_context(fill_cb(0xaa, calls.clone()), cf(1)).unwrap();
+            m.add_for_context(fill_cb(0xbb, calls.clone()), cf(2)).unwrap();
+            // the same context twice overlaps; any context overlaps every one
+            assert_eq!(m.add_for_context(buf_acc(0x1800, vec![0; 4], OCSD_MEM_SPACE_ANY), cf(2)), Err(OCSD_ERR_MEM_ACC_OVERLAP));
+            assert_eq!(m.add(buf_acc(0x1800, vec![0; 4], OCSD_MEM_SPACE_ANY)), Err(OCSD_ERR_MEM_ACC_OVERLAP));
+            let mut b = [0u8; 4];
+            // no context given yet: neither image
+            assert_eq!(m.read(0x1000, OCSD_MEM_SPACE_EL1N, 0x10, &mut b), Ok(0));
+            // two trace IDs in different contexts, reading in turn
+            m.update_context(0x10, ctx(1));
+            m.update_context(0x11, ctx(2));
+            for _ in 0..3 {
+                assert_eq!(m.read(0x1000, OCSD_MEM_SPACE_EL1N, 0x10, &mut b), Ok(4));
+                assert_eq!(b, [0xaa; 4]);
+                assert_eq!(m.read(0x1004, OCSD_MEM_SPACE_EL1N, 0x11, &mut b), Ok(4));
+                assert_eq!(b, [0xbb; 4]);
+            }
+            // a context change: the ID's cached page of the old image is not served
+            m.update_context(0x10, ctx(2));
+            assert_eq!(m.read(0x1008, OCSD_MEM_SPACE_EL1N, 0x10, &mut b), Ok(4));
+            assert_eq!(b, [0xbb; 4]);
+            // an update without a context ID keeps it
+            m.update_context(0x10, MemContext::default());
+            assert_eq!(m.context(0x10), ctx(2));
+            let before = *calls.lock().unwrap();
+            assert_eq!(m.read(0x100c, OCSD_MEM_SPACE_EL1N, 0x10, &mut b), Ok(4));
+            assert_eq!(b, [0xbb; 4]);
+            // served from the page the last read loaded, when caching
+            assert_eq!(*calls.lock().unwrap() - before, if caching { 0 } else { 1 });
+            // an explicit context, the decoder's left alone
+            assert_eq!(m.read_in_context(0x1000, OCSD_MEM_SPACE_EL1N, 0x10, &ctx(1), &mut b), Ok(4));
+            assert_eq!(b, [0xaa; 4]);
+            assert_eq!(m.read_in_context(0x1000, OCSD_MEM_SPACE_EL1N, 0x10, &ctx(3), &mut b), Ok(0));
+            assert_eq!(m.context(0x10).context_id, Some(2));
+            m.update_context(0x10, MemContext { context_id: None, vmid: Some(4) });
+            assert_eq!(m.context(0x10), MemContext { context_id: Some(2), vmid: Some(4) });
+        }
+    }
+
+    #[test]
+    fn context_updates_change_nothing_without_images_per_context() {
+        // as with the C API: the cache keeps its pages across context changes
+        let mut m = cached();
+        let (calls, _) = perf_like(&mut m);
+        let mut b = [0u8; 4];
+        m.read(0x1000, OCSD_MEM_SPACE_EL1N, 1, &mut b).unwrap();
+        let e = m.epoch;
+        m.update_context(1, MemContext { context_id: Some(9), vmid: None });
+        assert_eq!(m.epoch, e);
+        m.read(0x1004, OCSD_MEM_SPACE_EL1N, 1, &mut b).unwrap();
+        assert_eq!(calls.lock().unwrap().len(), 1);
     }
 
     #[test]
@@ -783,8 +963,10 @@ mod tests {
         let a = m.read_run(0x1000, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
         let b = m.read_run(0x1010, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
         assert_eq!(a.token, b.token);
-        assert_eq!(b.view.as_ref().unwrap().len, 0x30);
-        assert_eq!(b.view.as_ref().unwrap().bytes()[0], 0x10);
+        // the view is the whole page: it starts `before` bytes before the read
+        assert_eq!((b.before, b.view.as_ref().unwrap().len), (0x10, 0x40));
+        assert_eq!(b.view.as_ref().unwrap().bytes()[..0x11], (0..=0x10u8).collect::<Vec<_>>()[..]);
+        assert_eq!(a.before, 0);
         m.invalidate_cache(1);
         let c = m.read_run(0x1010, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
         assert_ne!(a.token, c.token);

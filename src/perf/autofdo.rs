@@ -34,8 +34,7 @@ fn to_vaddr(spaces: &Spaces, m: &Map, addr: u64) -> u64 {
     if addr < m.start || addr >= m.end {
         return 0;
     }
-    let base = spaces.binaries[m.bin].vaddr_of_offset(m.pgoff);
-    addr - m.start + base
+    spaces.binaries[m.bin].vaddr_in_file(m, addr)
 }
 
 impl SampleSink for AutoFdo {

@@ -7,10 +7,10 @@
 //! `0 => range start`; a range ending in a taken branch (or followed by an
 //! exception or exception return) gives `its last instruction => next range
 //! start`. Queues are decoded one after the other (perf's timeless order),
-//! each block after a decoder reset.
+//! each block after a decoder reset; with timestamps in the trace, in
+//! timestamp order (see [`decode`]).
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
@@ -22,7 +22,7 @@ use crate::dcd_tree::DecodeTree;
 use crate::mem::{Accessor, Source};
 
 use super::cs_meta::CsMeta;
-use super::dump::{blocks, BlockMode};
+use super::dump::{blocks, Block, BlockMode};
 use super::file::PerfData;
 use super::spaces::Spaces;
 use super::PerfError;
@@ -81,6 +81,8 @@ struct ElemSink {
     prev: [Pkt; 128],
     cpu_of_id: [i32; 128],
     pid_in_vmid: bool,
+    /// Timestamped decode: where a timestamp element ends the segment.
+    clock: Option<Rc<RefCell<Segment>>>,
 }
 
 impl ElemSink {
@@ -154,6 +156,12 @@ impl GenElemSink for ElemSink {
                     self.prev[i] = Pkt::Range { start, last, taken: true };
                 }
             }
+            OCSD_GEN_TRC_ELEM_TIMESTAMP => {
+                if let Some(c) = &self.clock {
+                    c.borrow_mut().ended_by = Some(e.timestamp);
+                    return OCSD_RESP_WAIT;
+                }
+            }
             OCSD_GEN_TRC_ELEM_PE_CONTEXT => {
                 let c = &e.context;
                 let tid = if self.pid_in_vmid {
@@ -173,9 +181,179 @@ impl GenElemSink for ElemSink {
     }
 }
 
+/// Samples of one queue since its last timestamp (timestamped decode).
+#[derive(Default)]
+struct Segment {
+    samples: Vec<Sample>,
+    /// Instructions in the ranges of `samples`.
+    instrs: u64,
+    /// The timestamp that ended the segment (the sink then answers WAIT).
+    ended_by: Option<u64>,
+}
+
+enum Sample {
+    Branch(BranchSample),
+    Range(RangeSample),
+}
+
+/// Collects a queue's samples for the timestamp-ordered merge.
+struct SegmentSink(Rc<RefCell<Segment>>);
+
+impl SampleSink for SegmentSink {
+    fn branch(&mut self, b: &BranchSample) {
+        self.0.borrow_mut().samples.push(Sample::Branch(*b));
+    }
+    fn range(&mut self, r: &RangeSample, _spaces: &mut Spaces) {
+        let mut s = self.0.borrow_mut();
+        s.instrs += r.n_instr as u64;
+        s.samples.push(Sample::Range(*r));
+    }
+}
+
+/// A decode tree for one AUX queue, the memory callback reading through
+/// `shared`, elements to `out` (and, for a timestamped decode, each
+/// timestamp element to `clock`, answered with WAIT).
+#[allow(clippy::too_many_arguments)]
+fn make_tree(
+    blk: &Block,
+    meta: &CsMeta,
+    shared: &Arc<Mutex<Shared>>,
+    out: Rc<RefCell<dyn SampleSink>>,
+    clock: Option<Rc<RefCell<Segment>>>,
+    cpu_of_id: [i32; 128],
+    pid_in_vmid: bool,
+    warnings: &mut Vec<String>,
+) -> Result<DecodeTree, PerfError> {
+    let (src, flags) = if blk.formatted {
+        (OCSD_TRC_SRC_FRAME_FORMATTED, OCSD_DFRMTR_FRAME_MEM_ALIGN | OCSD_DFRMTR_RESET_ON_4X_FSYNC)
+    } else {
+        (OCSD_TRC_SRC_SINGLE, 0)
+    };
+    let mut tree = DecodeTree::new(src, flags, Box::new(NullLog)).map_err(|e| PerfError::Decode(format!("decode tree: error {}", e)))?;
+    let units: Vec<_> = if blk.formatted { meta.cpus.iter().collect() } else { meta.by_cpu(blk.cpu as u32).into_iter().collect() };
+    for u in units {
+        let dec = u.unit.create_decoder(true).map_err(|e| PerfError::Decode(format!("CPU {}: decoder: error {}", u.cpu, e)))?;
+        if let Err(e) = tree.add_decoder(dec) {
+            warnings.push(format!("warning: CPU {}: trace ID {:#x} not decoded (error {})", u.cpu, u.unit.trace_id(), e));
+        }
+    }
+    let sh = shared.clone();
+    let read = Box::new(move |addr: ocsd_vaddr_t, _space: ocsd_mem_space_acc_t, id: u8, buf: &mut [u8]| -> usize {
+        match sh.lock() {
+            Ok(mut s) => {
+                let t = s.tid[(id & 0x7f) as usize];
+                s.spaces.read(t, addr, buf)
+            }
+            Err(_) => 0,
+        }
+    });
+    // Code comes from files already in memory: a read is a copy, so the
+    // mapper's page cache for callbacks would only add copies (and could
+    // answer from another thread's image after a switch).
+    let _ = tree.mapper.set_caching(false, 0, 0);
+    let acc = Accessor { start: 0, end: u64::MAX, space: OCSD_MEM_SPACE_ANY, source: Source::Callback { read } };
+    tree.mapper.add(acc).map_err(|e| PerfError::Decode(format!("memory accessor: error {}", e)))?;
+    tree.set_elem_sink(Some(Box::new(ElemSink { shared: shared.clone(), out, prev: [Pkt::Empty; 128], cpu_of_id, pid_in_vmid, clock })));
+    Ok(tree)
+}
+
+/// Where a queue's decode stopped.
+struct QueueRun<'a> {
+    tree: DecodeTree,
+    blocks: Vec<&'a Block>,
+    /// Current block and bytes of it used.
+    bi: usize,
+    used: usize,
+    started: bool,
+    /// The decoder answered WAIT: FLUSH before more data.
+    flush: bool,
+}
+
+impl QueueRun<'_> {
+    /// Decode on until the sink answers WAIT (true) or the queue's data
+    /// ends (false).
+    fn run(&mut self, pd: &PerfData, warnings: &mut Vec<String>) -> bool {
+        loop {
+            if self.flush {
+                let (resp, _) = self.tree.data_in(OCSD_OP_FLUSH, 0, &[]);
+                if resp == OCSD_RESP_WAIT || resp == OCSD_RESP_WARN_WAIT || resp == OCSD_RESP_ERR_WAIT {
+                    return true;
+                }
+                self.flush = false;
+            }
+            let Some(blk) = self.blocks.get(self.bi).copied() else { return false };
+            if !self.started {
+                let _ = self.tree.data_in(OCSD_OP_RESET, 0, &[]);
+                self.started = true;
+                self.used = 0;
+            }
+            let data = &pd.aux_data(&blk.rec)[blk.start..blk.start + blk.len];
+            if self.used >= data.len() {
+                self.bi += 1;
+                self.started = false;
+                continue;
+            }
+            let (resp, n) = self.tree.data_in(OCSD_OP_DATA, (blk.offset + self.used as u64) as ocsd_trc_index_t, &data[self.used..]);
+            self.used += n;
+            if resp >= OCSD_RESP_FATAL_NOT_INIT {
+                warnings.push(format!(
+                    "warning: PERF_RECORD_AUXTRACE at {:#x}: decode stopped at trace index {} (response {})",
+                    blk.rec.file_offset,
+                    blk.offset + self.used as u64,
+                    resp
+                ));
+                self.bi += 1;
+                self.started = false;
+                continue;
+            }
+            if resp >= OCSD_RESP_WAIT {
+                self.flush = true;
+                if resp == OCSD_RESP_WAIT || resp == OCSD_RESP_WARN_WAIT || resp == OCSD_RESP_ERR_WAIT {
+                    return true;
+                }
+            } else if n == 0 {
+                // no progress without a wait: give up on this block
+                self.bi += 1;
+                self.started = false;
+            }
+        }
+    }
+}
+
+/// The order in which timestamped segments are delivered: by estimated
+/// start time (the timestamp ending the segment less its instructions, as
+/// perf estimates when the first range of a timestamp began), ties in
+/// queue order, each queue's segments in their own order. `next` yields a
+/// queue's next segment key (`None`: the queue is done); `emit` delivers
+/// the queue's pending segment.
+pub(crate) fn merge_by_time(queues: usize, mut next: impl FnMut(usize) -> Option<u64>, mut emit: impl FnMut(usize)) {
+    use std::cmp::Reverse;
+    let mut heap = std::collections::BinaryHeap::new();
+    for q in 0..queues {
+        if let Some(k) = next(q) {
+            heap.push(Reverse((k, q)));
+        }
+    }
+    while let Some(Reverse((_, q))) = heap.pop() {
+        emit(q);
+        if let Some(k) = next(q) {
+            heap.push(Reverse((k, q)));
+        }
+    }
+}
+
 /// Decode every block of the recording into `out`. `spaces` gives the
 /// code; it is returned with the warnings (missing binaries, decode
 /// errors).
+///
+/// Without timestamps in the trace (the cs_etm event's `ETM_OPT_TS` off)
+/// the queues are decoded one after the other in queue order, as perf's
+/// timeless decode does. With them, each queue is decoded up to its next
+/// timestamp and the queues' pieces are delivered in timestamp order (as
+/// perf's `cs_etm__process_timestamped_queues` orders its queues by the
+/// timestamps in the trace); samples before a queue's first timestamp
+/// come first (perf drops them), samples after its last one keep that
+/// timestamp.
 pub fn decode(pd: &PerfData, meta: &CsMeta, mode: BlockMode, spaces: Spaces, out: Rc<RefCell<dyn SampleSink>>) -> Result<(Spaces, Vec<String>), PerfError> {
     let mut tid = [-1i32; 128];
     let mut cpu_of_id = [-1i32; 128];
@@ -190,73 +368,105 @@ pub fn decode(pd: &PerfData, meta: &CsMeta, mode: BlockMode, spaces: Spaces, out
     let shared = Arc::new(Mutex::new(Shared { spaces, tid }));
     let mut warnings = Vec::new();
 
-    // queues in index order, blocks in file order (perf's timeless decode)
+    // queues in index order, blocks in file order
     let mut all = blocks(pd, mode);
     all.sort_by_key(|b| b.rec.idx);
-    let mut trees: HashMap<u32, DecodeTree> = HashMap::new();
-    for blk in &all {
-        if !trees.contains_key(&blk.rec.idx) {
-            let (src, flags) = if blk.formatted {
-                (OCSD_TRC_SRC_FRAME_FORMATTED, OCSD_DFRMTR_FRAME_MEM_ALIGN | OCSD_DFRMTR_RESET_ON_4X_FSYNC)
-            } else {
-                (OCSD_TRC_SRC_SINGLE, 0)
-            };
-            let mut tree = DecodeTree::new(src, flags, Box::new(NullLog)).map_err(|e| PerfError::Decode(format!("decode tree: error {}", e)))?;
-            let units: Vec<_> = if blk.formatted { meta.cpus.iter().collect() } else { meta.by_cpu(blk.cpu as u32).into_iter().collect() };
-            for u in units {
-                let dec = u.unit.create_decoder(true).map_err(|e| PerfError::Decode(format!("CPU {}: decoder: error {}", u.cpu, e)))?;
-                if let Err(e) = tree.add_decoder(dec) {
-                    warnings.push(format!("warning: CPU {}: trace ID {:#x} not decoded (error {})", u.cpu, u.unit.trace_id(), e));
-                }
-            }
-            let sh = shared.clone();
-            let read = Box::new(move |addr: ocsd_vaddr_t, _space: ocsd_mem_space_acc_t, id: u8, buf: &mut [u8]| -> usize {
-                match sh.lock() {
-                    Ok(mut s) => {
-                        let t = s.tid[(id & 0x7f) as usize];
-                        s.spaces.read(t, addr, buf)
-                    }
-                    Err(_) => 0,
-                }
-            });
-            let acc = Accessor { start: 0, end: u64::MAX, space: OCSD_MEM_SPACE_ANY, source: Source::Callback { read } };
-            tree.mapper.add(acc).map_err(|e| PerfError::Decode(format!("memory accessor: error {}", e)))?;
-            tree.set_elem_sink(Some(Box::new(ElemSink {
-                shared: shared.clone(),
-                out: out.clone(),
-                prev: [Pkt::Empty; 128],
-                cpu_of_id,
-                pid_in_vmid,
-            })));
-            trees.insert(blk.rec.idx, tree);
-        }
-        let tree = trees.get_mut(&blk.rec.idx).expect("tree just made");
-        let data = &pd.aux_data(&blk.rec)[blk.start..blk.start + blk.len];
-        let _ = tree.data_in(OCSD_OP_RESET, 0, &[]);
-        let mut used = 0usize;
-        while used < data.len() {
-            let (resp, n) = tree.data_in(OCSD_OP_DATA, (blk.offset + used as u64) as ocsd_trc_index_t, &data[used..]);
-            used += n;
-            if resp >= OCSD_RESP_FATAL_NOT_INIT {
-                warnings.push(format!(
-                    "warning: PERF_RECORD_AUXTRACE at {:#x}: decode stopped at trace index {} (response {})",
-                    blk.rec.file_offset,
-                    blk.offset + used as u64,
-                    resp
-                ));
-                break;
-            }
-            if resp >= OCSD_RESP_WAIT {
-                let _ = tree.data_in(OCSD_OP_FLUSH, 0, &[]);
-            }
-            if n == 0 && resp < OCSD_RESP_WAIT {
-                break;
-            }
+    let mut queues: Vec<Vec<&Block>> = Vec::new();
+    for b in &all {
+        match queues.last_mut() {
+            Some(q) if q[0].rec.idx == b.rec.idx => q.push(b),
+            _ => queues.push(vec![b]),
         }
     }
-    drop(trees);
+    if !pd.timestamped() {
+        for q in &queues {
+            let tree = make_tree(q[0], meta, &shared, out.clone(), None, cpu_of_id, pid_in_vmid, &mut warnings)?;
+            let mut run = QueueRun { tree, blocks: q.clone(), bi: 0, used: 0, started: false, flush: false };
+            // no clock: the sink never waits, the queue runs to its end
+            while run.run(pd, &mut warnings) {}
+        }
+    } else {
+        let mut runs = Vec::new();
+        let mut segs = Vec::new();
+        for q in &queues {
+            let seg = Rc::new(RefCell::new(Segment::default()));
+            let sink = Rc::new(RefCell::new(SegmentSink(seg.clone())));
+            let tree = make_tree(q[0], meta, &shared, sink, Some(seg.clone()), cpu_of_id, pid_in_vmid, &mut warnings)?;
+            runs.push((QueueRun { tree, blocks: q.clone(), bi: 0, used: 0, started: false, flush: false }, false, 0u64));
+            segs.push(seg);
+        }
+        let pending: Vec<Vec<Sample>> = (0..runs.len()).map(|_| Vec::new()).collect();
+        let next = |q: usize, runs: &mut Vec<(QueueRun, bool, u64)>, pending: &mut Vec<Vec<Sample>>, warnings: &mut Vec<String>| -> Option<u64> {
+            let (run, done, last_ts) = &mut runs[q];
+            if *done {
+                return None;
+            }
+            let waited = run.run(pd, warnings);
+            let mut seg = segs[q].borrow_mut();
+            let key = match seg.ended_by.take() {
+                Some(ts) if waited => {
+                    *last_ts = ts;
+                    ts.saturating_sub(seg.instrs)
+                }
+                _ => {
+                    *done = true;
+                    *last_ts
+                }
+            };
+            seg.instrs = 0;
+            pending[q] = std::mem::take(&mut seg.samples);
+            Some(key)
+        };
+        let runs_cell = RefCell::new(runs);
+        let pending_cell = RefCell::new(pending);
+        let warn_cell = RefCell::new(std::mem::take(&mut warnings));
+        merge_by_time(
+            segs.len(),
+            |q| next(q, &mut runs_cell.borrow_mut(), &mut pending_cell.borrow_mut(), &mut warn_cell.borrow_mut()),
+            |q| {
+                let samples = std::mem::take(&mut pending_cell.borrow_mut()[q]);
+                for s in samples {
+                    match s {
+                        Sample::Branch(b) => out.borrow_mut().branch(&b),
+                        Sample::Range(r) => {
+                            if let Ok(mut sh) = shared.lock() {
+                                out.borrow_mut().range(&r, &mut sh.spaces);
+                            }
+                        }
+                    }
+                }
+            },
+        );
+        warnings = warn_cell.into_inner();
+        drop(runs_cell);
+    }
     let shared = Arc::try_unwrap(shared).map_err(|_| PerfError::Decode("memory callbacks still held".into()))?;
     let mut s = shared.into_inner().map_err(|_| PerfError::Decode("internal lock poisoned".into()))?;
     warnings.extend(s.spaces.warnings.drain(..));
     Ok((s.spaces, warnings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge_by_time;
+
+    #[test]
+    fn segments_merge_in_time_order_ties_by_queue() {
+        // per queue, the keys of its segments in decode order
+        let keys: Vec<Vec<u64>> = vec![vec![10, 40, 41], vec![5, 40, 100], vec![], vec![0]];
+        let mut at = vec![0usize; keys.len()];
+        let mut order = Vec::new();
+        let last_key = std::cell::RefCell::new(vec![None; keys.len()]);
+        merge_by_time(
+            keys.len(),
+            |q| {
+                let k = keys[q].get(at[q]).copied();
+                last_key.borrow_mut()[q] = k;
+                at[q] += 1;
+                k
+            },
+            |q| order.push((q, last_key.borrow()[q].unwrap())),
+        );
+        assert_eq!(order, vec![(3, 0), (1, 5), (0, 10), (0, 40), (1, 40), (0, 41), (1, 100)]);
+    }
 }

@@ -162,6 +162,23 @@ pub struct PerfData {
     pub perf_auxtrace_index: bool,
     /// simpleperf's meta information (`key` -> `value`), when present.
     pub simpleperf_meta: HashMap<String, String>,
+    /// The recording machine's kernel release (HEADER_OSRELEASE).
+    pub os_release: Option<String>,
+    /// `config` of the first dynamic-PMU event (the cs_etm event): its
+    /// `ETM_OPT_TS` bit says whether the trace carries timestamps.
+    pub etm_config: Option<u64>,
+}
+
+/// `ETM_OPT_TS` of the cs_etm event's config (coresight-pmu.h).
+pub const ETM_OPT_TS: u32 = 28;
+
+impl PerfData {
+    /// Whether perf decodes this recording with timestamps (queues in the
+    /// order of the timestamps in their trace) rather than timeless (queue
+    /// after queue): the cs_etm event was recorded with timestamps on.
+    pub fn timestamped(&self) -> bool {
+        self.etm_config.map_or(false, |c| c & (1 << ETM_OPT_TS) != 0)
+    }
 }
 
 fn rd_u16(b: &[u8], at: usize, e: Endianness) -> Option<u16> {
@@ -229,6 +246,8 @@ impl PerfData {
             build_ids: HashMap::new(),
             perf_auxtrace_index: false,
             simpleperf_meta: HashMap::new(),
+            os_release: None,
+            etm_config: None,
             bytes: Vec::new(),
         };
         let raw = pd.walk_records(&bytes)?;
@@ -247,13 +266,18 @@ impl PerfData {
             .map_err(|e| PerfError::Format { what: "file header / feature sections".into(), offset: 0, msg: e.to_string() })?;
         let perf_file = reader.perf_file;
         let attrs = perf_file.event_attributes();
+        pd.etm_config = attrs.iter().find_map(|a| match a.attributes().type_ {
+            linux_perf_data::linux_perf_event_reader::PerfEventType::DynamicPmu(_, config, _, _) => Some(config),
+            _ => None,
+        });
         let parse_infos: Vec<RecordParseInfo> = attrs.iter().map(|a| RecordParseInfo::new(&a.attributes(), endian)).collect();
         let id_to_attr: HashMap<u64, usize> =
             attrs.iter().enumerate().flat_map(|(i, a)| a.ids().iter().map(move |id| (*id, i))).collect();
-        if let Ok(b) = perf_file.build_ids() {
-            for (_, info) in b {
-                pd.build_ids.insert(String::from_utf8_lossy(&info.path).into_owned(), info.build_id.clone());
-            }
+        if let Some(sec) = perf_file.feature_section_data(linux_perf_data::Feature::BUILD_ID) {
+            pd.build_ids = parse_build_id_section(sec, endian);
+        }
+        if let Ok(Some(r)) = perf_file.os_release() {
+            pd.os_release = Some(r.to_string());
         }
         if let Ok(Some(m)) = perf_file.simpleperf_meta_info() {
             pd.simpleperf_meta = m.into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
@@ -467,6 +491,39 @@ fn pick_parse_info(
     first
 }
 
+/// The HEADER_BUILD_ID feature section: records of a header (8 bytes), a
+/// pid (4), 24 bytes of build ID and a NUL-padded path. The ID's length is
+/// byte 20 with `PERF_RECORD_MISC_BUILD_ID_SIZE`, else 20 bytes less
+/// trailing all-zero 4-byte groups (simpleperf leaves bytes 20..24 unset).
+/// A damaged entry ends the table.
+pub fn parse_build_id_section(sec: &[u8], e: Endianness) -> HashMap<String, Vec<u8>> {
+    const MISC_BUILD_ID_SIZE: u16 = 1 << 15;
+    let mut out = HashMap::new();
+    let mut at = 0usize;
+    while at + 36 <= sec.len() {
+        let (Some(misc), Some(size)) = (rd_u16(sec, at + 4, e), rd_u16(sec, at + 6, e)) else { break };
+        let size = size as usize;
+        if size < 36 || at + size > sec.len() {
+            break;
+        }
+        let id = &sec[at + 12..at + 36];
+        let len = if misc & MISC_BUILD_ID_SIZE != 0 {
+            (id[20] as usize).min(20)
+        } else {
+            let mut n = 20;
+            while n >= 4 && id[n - 4..n].iter().all(|&b| b == 0) {
+                n -= 4;
+            }
+            n
+        };
+        let path = &sec[at + 36..at + size];
+        let path = &path[..path.iter().position(|&b| b == 0).unwrap_or(path.len())];
+        out.insert(String::from_utf8_lossy(path).into_owned(), id[..len].to_vec());
+        at += size;
+    }
+    out
+}
+
 /// Whether a HEADER_AUXTRACE section is laid out as perf writes it: a u64
 /// count, then that many (file offset, size) pairs.
 fn perf_index_layout(sec: &[u8], e: Endianness) -> bool {
@@ -486,5 +543,46 @@ fn perf_index_layout(sec: &[u8], e: Endianness) -> bool {
             Some(n) => nr = n,
             None => return false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(misc: u16, id: &[u8], tail: &[u8], path: &str) -> Vec<u8> {
+        let mut p = path.as_bytes().to_vec();
+        p.resize((p.len() + 8) & !7, 0);
+        let size = 8 + 4 + 24 + p.len();
+        let mut v = Vec::new();
+        v.extend(2u32.to_le_bytes());
+        v.extend(misc.to_le_bytes());
+        v.extend((size as u16).to_le_bytes());
+        v.extend((-1i32).to_le_bytes());
+        let mut idb = [0u8; 24];
+        idb[..id.len()].copy_from_slice(id);
+        idb[20..20 + tail.len()].copy_from_slice(tail);
+        v.extend(idb);
+        v.extend(p);
+        v
+    }
+
+    #[test]
+    fn build_id_table_lengths_and_damage() {
+        let mut sec = entry(0, &[0x31, 0x4a, 0x4f, 0x09, 0xe2, 0xd2, 0x30, 0x5e], &[0xaa, 0xbb], "[kernel.kallsyms]");
+        // explicit size (PERF_RECORD_MISC_BUILD_ID_SIZE): 6 bytes
+        sec.extend(entry(1 << 15, &[1, 2, 3, 4, 5, 6, 0, 0], &[6], "/lib/a.so"));
+        // 20 bytes, none trimmed
+        sec.extend(entry(0, &[7; 20], &[], "/bin/b"));
+        // a damaged entry (size past the end) ends the table
+        let mut bad = entry(0, &[9; 20], &[], "/bin/c");
+        bad[6] = 0xff;
+        sec.extend(bad);
+        let t = parse_build_id_section(&sec, Endianness::LittleEndian);
+        assert_eq!(t.len(), 3);
+        assert_eq!(t["[kernel.kallsyms]"], vec![0x31, 0x4a, 0x4f, 0x09, 0xe2, 0xd2, 0x30, 0x5e]);
+        assert_eq!(t["/lib/a.so"], vec![1, 2, 3, 4, 5, 6]);
+        assert_eq!(t["/bin/b"], vec![7; 20]);
+        assert!(parse_build_id_section(&sec[..20], Endianness::LittleEndian).is_empty());
     }
 }

@@ -78,7 +78,7 @@ impl Profile {
         let Some(m) = spaces.find_map(tid, addr).cloned() else { return (format!("[unknown] {:#x}", addr), None) };
         let Some(data) = spaces.load(m.bin) else { return (format!("[{}]", spaces.binaries[m.bin].path), None) };
         let bin = &spaces.binaries[m.bin];
-        let v = bin.vaddr_of_offset(addr - m.start + m.pgoff);
+        let v = bin.vaddr_in_file(&m, addr);
         let syms = self.symbols.entry(m.bin).or_insert_with(|| Symbols::from_elf(&data));
         let base = bin.path.rsplit('/').next().unwrap_or(&bin.path);
         // no symbol: the binary's name, as perf shows [unknown] code

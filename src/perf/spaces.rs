@@ -1,7 +1,14 @@
 //! The address spaces of the traced processes, from the MMAP / MMAP2 /
 //! COMM / FORK / ITRACE_START records, and the binaries behind them, found
 //! as perf finds them: `--symfs DIR` + path, the path itself, then perf's
-//! build-id cache (`~/.debug/.build-id/xx/yyyy…/elf`).
+//! build-id cache (`~/.debug/.build-id/xx/yyyy…/elf`). The kernel
+//! (`[kernel.kallsyms]`) is looked for as perf looks for its vmlinux:
+//! `--vmlinux FILE` alone when given; else the build-id cache, then perf's
+//! vmlinux path list (`vmlinux`, `/boot/vmlinux`, `/boot/vmlinux-RELEASE`,
+//! `/usr/lib/debug/boot/vmlinux-RELEASE`, ...; RELEASE from the recording's
+//! `os release`), each under `--symfs` when given and only with a matching
+//! build ID. A `kallsyms` in the build-id cache has symbols but no code:
+//! kernel trace is then not followed. One warning when no vmlinux is found.
 //!
 //! Decoding uses the state at the end of the recording (what perf's
 //! timeless decode sees).
@@ -11,6 +18,29 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::file::{PerfData, Sideband};
+
+/// Maps keyed by pid / tid, looked up on every memory read that misses the
+/// last mapping: a multiplicative hash is enough for integer IDs (SipHash
+/// guards against hostile keys, which a recording's IDs cannot choose to
+/// any effect beyond slower lookups).
+type IdMap<V> = HashMap<i32, V, std::hash::BuildHasherDefault<IdHasher>>;
+
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_i32(&mut self, v: i32) {
+        self.0 = (self.0.rotate_left(5) ^ v as u32 as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
 
 /// A file mapping.
 #[derive(Debug, Clone)]
@@ -34,6 +64,21 @@ pub struct Binary {
     /// PT_LOAD segments (file offset, vaddr, file size) and the first
     /// one's vaddr (AutoFDO's base).
     pub loads: Vec<(u64, u64, u64)>,
+    /// The kernel image: its mapping is by address (vmlinux's virtual
+    /// addresses, moved by `reloc`), not by file offset.
+    pub kernel: bool,
+    /// Kernel: the reference symbol of the MMAP record (`_stext` of
+    /// `[kernel.kallsyms]_stext`) and its run-time address (the record's
+    /// page offset; 0 when the recording hid it).
+    pub ref_sym: Option<(String, u64)>,
+    /// Kernel: run-time address minus vmlinux address (KASLR), from the
+    /// reference symbol.
+    pub reloc: u64,
+    /// Kernel: vmlinux's `.text` (address, file offset). perf maps the
+    /// kernel from there on (`dso__process_kernel_symbol`): an address
+    /// at or above `.text` reads the file at the same distance from the
+    /// section's offset, up to the end of the file.
+    pub text: Option<(u64, u64)>,
 }
 
 impl Binary {
@@ -50,17 +95,43 @@ impl Binary {
     pub fn first_load_vaddr(&self) -> u64 {
         self.loads.first().map_or(0, |l| l.1)
     }
+    /// The ELF (link-time) address of run-time address `addr` in mapping
+    /// `m` of this binary (simpleperf's `ToVaddrInFile`).
+    pub fn vaddr_in_file(&self, m: &Map, addr: u64) -> u64 {
+        if self.kernel {
+            addr.wrapping_sub(self.reloc)
+        } else {
+            self.vaddr_of_offset(m.pgoff).wrapping_add(addr - m.start)
+        }
+    }
+    /// The file offset holding run-time address `addr` of mapping `m`, and
+    /// how many bytes from there belong to the same mapping / segment.
+    pub fn file_offset(&self, m: &Map, addr: u64) -> Option<(u64, u64)> {
+        if self.kernel {
+            let v = addr.wrapping_sub(self.reloc);
+            if let Some((ta, to)) = self.text {
+                return (v >= ta).then(|| (v - ta + to, u64::MAX));
+            }
+            self.loads.iter().find(|&&(_, pv, sz)| v >= pv && v - pv < sz).map(|&(o, pv, sz)| (o + (v - pv), sz - (v - pv)))
+        } else {
+            Some((addr - m.start + m.pgoff, m.end - addr))
+        }
+    }
     pub fn build_id_hex(&self) -> String {
         self.build_id.as_ref().map(|b| b.iter().map(|x| format!("{:02x}", x)).collect()).unwrap_or_default()
     }
 }
 
 pub struct Spaces {
-    by_pid: HashMap<i32, Vec<Map>>,
+    by_pid: IdMap<Vec<Map>>,
     kernel: Vec<Map>,
-    tid_to_pid: HashMap<i32, i32>,
+    tid_to_pid: IdMap<i32>,
     pub binaries: Vec<Binary>,
     symfs: Option<PathBuf>,
+    /// `--vmlinux FILE`: the kernel image to use (only that one).
+    vmlinux: Option<PathBuf>,
+    /// The recording's kernel release (for perf's vmlinux path list).
+    os_release: Option<String>,
     pub warnings: Vec<String>,
     /// First ITRACE_START thread per CPU (context when the trace has none).
     pub itrace_tid: HashMap<u32, i32>,
@@ -72,35 +143,65 @@ pub struct Spaces {
 
 impl Spaces {
     pub fn new(pd: &PerfData, symfs: Option<&Path>) -> Spaces {
+        Self::with_vmlinux(pd, symfs, None)
+    }
+
+    /// As [`Spaces::new`], with perf's `--vmlinux FILE`.
+    pub fn with_vmlinux(pd: &PerfData, symfs: Option<&Path>, vmlinux: Option<&Path>) -> Spaces {
         let mut s = Spaces {
-            by_pid: HashMap::new(),
+            by_pid: IdMap::default(),
             kernel: Vec::new(),
-            tid_to_pid: HashMap::new(),
+            tid_to_pid: IdMap::default(),
             binaries: Vec::new(),
             symfs: symfs.map(|p| p.to_path_buf()),
+            vmlinux: vmlinux.map(|p| p.to_path_buf()),
+            os_release: pd.os_release.clone(),
             warnings: Vec::new(),
             itrace_tid: HashMap::new(),
             comm: HashMap::new(),
             last: None,
         };
-        let mut bin_index: HashMap<String, usize> = HashMap::new();
+        let mut bin_index: HashMap<&str, usize> = HashMap::new();
         for r in &pd.sideband {
             match &r.event {
                 Sideband::Mmap(m) => {
                     if m.len == 0 || !m.exec {
                         continue;
                     }
-                    let bin = *bin_index.entry(m.path.clone()).or_insert_with(|| {
-                        let build_id = m.build_id.clone().or_else(|| pd.build_ids.get(&m.path).cloned());
-                        s.binaries.push(Binary { path: m.path.clone(), build_id, data: None, found_at: None, loads: Vec::new() });
-                        s.binaries.len() - 1
-                    });
+                    let bin = match bin_index.get(m.path.as_str()) {
+                        Some(b) => *b,
+                        None => {
+                            // the kernel's MMAP is named after its reference
+                            // symbol: `[kernel.kallsyms]_stext`
+                            let kernel = m.path.starts_with(KERNEL_NAME);
+                            let key = if kernel { KERNEL_NAME } else { m.path.as_str() };
+                            let build_id = m.build_id.clone().or_else(|| pd.build_ids.get(key).cloned());
+                            let ref_sym = m.path.strip_prefix(KERNEL_NAME).filter(|n| kernel && !n.is_empty()).map(|n| (n.to_string(), m.pgoff));
+                            s.binaries.push(Binary {
+                                path: if kernel { KERNEL_NAME.to_string() } else { m.path.clone() },
+                                build_id,
+                                data: None,
+                                found_at: None,
+                                loads: Vec::new(),
+                                kernel,
+                                ref_sym,
+                                reloc: 0,
+                                text: None,
+                            });
+                            bin_index.insert(&m.path, s.binaries.len() - 1);
+                            s.binaries.len() - 1
+                        }
+                    };
                     let map = Map { start: m.start, end: m.start.saturating_add(m.len), pgoff: m.pgoff, bin };
                     let list = if m.pid == -1 || (m.kernel && m.pid <= 0) { &mut s.kernel } else { s.by_pid.entry(m.pid).or_default() };
-                    // a new mapping replaces what it overlaps
-                    list.retain(|o| o.end <= map.start || o.start >= map.end);
-                    let at = list.partition_point(|o| o.start < map.start);
-                    list.insert(at, map);
+                    // a new mapping replaces what it overlaps (sorted,
+                    // non-overlapping: the overlapped ones are neighbours)
+                    let at = list.partition_point(|o| o.end <= map.start);
+                    let mut n = 0;
+                    while at + n < list.len() && list[at + n].start < map.end {
+                        n += 1;
+                    }
+                    list.splice(at..at + n, std::iter::once(map));
                     if m.pid > 0 {
                         s.tid_to_pid.insert(m.tid, m.pid);
                     }
@@ -152,32 +253,68 @@ impl Spaces {
         find(&self.kernel).map(|i| &self.kernel[i])
     }
 
-    /// The contents of binary `bin`, looked up once (a warning when absent).
-    pub fn load(&mut self, bin: usize) -> Option<Arc<Vec<u8>>> {
-        let b = self.binaries.get_mut(bin)?;
-        if let Some(d) = &b.data {
-            return d.clone();
-        }
-        let mut tried = Vec::new();
+    /// Where binary `b` may be, in perf's order.
+    fn candidates(&self, b: &Binary) -> Vec<PathBuf> {
         let mut cands: Vec<PathBuf> = Vec::new();
-        let rel = b.path.trim_start_matches('/');
-        if let Some(fs) = &self.symfs {
-            cands.push(fs.join(rel));
-        } else {
-            cands.push(PathBuf::from(&b.path));
-        }
-        if let Some(id) = &b.build_id {
-            let hex: String = id.iter().map(|x| format!("{:02x}", x)).collect();
-            let trimmed = hex.trim_end_matches("00000000");
-            if let Some(home) = std::env::var_os("HOME") {
+        let under_symfs = |p: &str| match &self.symfs {
+            Some(fs) => fs.join(p.trim_start_matches('/')),
+            None => PathBuf::from(p),
+        };
+        let hex = b.build_id.as_ref().map(|id| hex_of(id));
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let cache = |cands: &mut Vec<PathBuf>| {
+            if let (Some(hex), Some(home)) = (&hex, &home) {
+                let trimmed = hex.trim_end_matches("00000000");
                 for h in [hex.as_str(), trimmed] {
                     if h.len() > 2 {
-                        cands.push(Path::new(&home).join(".debug/.build-id").join(&h[..2]).join(&h[2..]).join("elf"));
+                        cands.push(home.join(".debug/.build-id").join(&h[..2]).join(&h[2..]).join("elf"));
                     }
                 }
             }
+        };
+        if b.kernel {
+            if let Some(v) = &self.vmlinux {
+                // perf uses --vmlinux alone
+                cands.push(v.clone());
+                return cands;
+            }
+            cache(&mut cands);
+            if let (Some(hex), Some(home)) = (&hex, &home) {
+                let dir = home.join(".debug").join(KERNEL_NAME);
+                for h in [hex.as_str(), hex.trim_end_matches("00000000")] {
+                    cands.push(dir.join(h).join("vmlinux"));
+                    cands.push(dir.join(h).join("elf"));
+                }
+            }
+            let mut list = vec!["vmlinux".to_string(), "/boot/vmlinux".to_string()];
+            if let Some(r) = &self.os_release {
+                list.push(format!("/boot/vmlinux-{}", r));
+                list.push(format!("/usr/lib/debug/boot/vmlinux-{}", r));
+                list.push(format!("/lib/modules/{}/build/vmlinux", r));
+                list.push(format!("/usr/lib/debug/lib/modules/{}/vmlinux", r));
+                list.push(format!("/usr/lib/debug/boot/vmlinux-{}.debug", r));
+            }
+            for p in list {
+                cands.push(if p.starts_with('/') { under_symfs(&p) } else { PathBuf::from(p) });
+            }
+        } else {
+            cands.push(under_symfs(&b.path));
+            cache(&mut cands);
         }
-        cands.dedup();
+        let mut seen = std::collections::HashSet::new();
+        cands.retain(|c| seen.insert(c.clone()));
+        cands
+    }
+
+    /// The contents of binary `bin`, looked up once (a warning when absent).
+    pub fn load(&mut self, bin: usize) -> Option<Arc<Vec<u8>>> {
+        let b = self.binaries.get(bin)?;
+        if let Some(d) = &b.data {
+            return d.clone();
+        }
+        let cands = self.candidates(b);
+        let b = &mut self.binaries[bin];
+        let mut tried = Vec::new();
         let mut found = None;
         for c in cands {
             tried.push(c.display().to_string());
@@ -196,18 +333,45 @@ impl Spaces {
                     }
                 }
                 b.loads = elf_loads(&bytes);
+                if b.kernel {
+                    b.text = elf_section(&bytes, ".text");
+                    // KASLR: the MMAP record's address of the reference
+                    // symbol against vmlinux's (none recorded: as linked)
+                    if let Some((name, run)) = &b.ref_sym {
+                        if *run != 0 {
+                            if let Some(link) = elf_symbol(&bytes, name) {
+                                b.reloc = run.wrapping_sub(link);
+                            }
+                        }
+                    }
+                }
                 b.found_at = Some(c);
                 found = Some(Arc::new(bytes));
                 break;
             }
         }
         if found.is_none() {
-            self.warnings.push(format!(
-                "warning: {}{}: binary not found (looked at {}); its code is not decoded",
-                b.path,
-                b.build_id.as_ref().map(|id| format!(" (build ID {})", hex_of(id))).unwrap_or_default(),
-                tried.join(", ")
-            ));
+            if b.kernel {
+                let kallsyms = b
+                    .build_id
+                    .as_ref()
+                    .and_then(|id| std::env::var_os("HOME").map(|h| Path::new(&h).join(".debug").join(KERNEL_NAME).join(hex_of(id)).join("kallsyms")))
+                    .filter(|p| p.is_file());
+                self.warnings.push(format!(
+                    "warning: {}{}: no vmlinux found (looked at {}){}; kernel code is not decoded (give one with --vmlinux FILE)",
+                    KERNEL_NAME,
+                    b.build_id.as_ref().map(|id| format!(" (build ID {})", hex_of(id))).unwrap_or_default(),
+                    tried.join(", "),
+                    kallsyms.map(|k| format!("; {} has symbols but no code", k.display())).unwrap_or_default()
+                ));
+            } else {
+                self.warnings.push(format!(
+                    "warning: {}{}: binary not found (looked at {}); its code is not decoded",
+                    b.path,
+                    b.build_id.as_ref().map(|id| format!(" (build ID {})", hex_of(id))).unwrap_or_default(),
+                    tried.join(", ")
+                ));
+            }
         }
         b.data = Some(found.clone());
         found
@@ -224,8 +388,8 @@ impl Spaces {
             }
         };
         let Some(data) = self.load(m.bin) else { return 0 };
-        let n = (buf.len() as u64).min(m.end - addr) as usize;
-        let off = addr - m.start + m.pgoff;
+        let Some((off, avail)) = self.binaries[m.bin].file_offset(&m, addr) else { return 0 };
+        let n = (buf.len() as u64).min(avail) as usize;
         if off >= data.len() as u64 {
             return 0;
         }
@@ -234,6 +398,31 @@ impl Spaces {
         buf[..n].copy_from_slice(&data[off..off + n]);
         n
     }
+}
+
+/// The kernel's name in perf's records.
+pub const KERNEL_NAME: &str = "[kernel.kallsyms]";
+
+/// The address of symbol `name` in an ELF file's symbol tables.
+pub fn elf_symbol(bytes: &[u8], name: &str) -> Option<u64> {
+    let elf = goblin::elf::Elf::parse(bytes).ok()?;
+    for (syms, strs) in [(&elf.syms, &elf.strtab), (&elf.dynsyms, &elf.dynstrtab)] {
+        for sym in syms.iter() {
+            if strs.get_at(sym.st_name) == Some(name) {
+                return Some(sym.st_value);
+            }
+        }
+    }
+    None
+}
+
+/// (address, file offset) of section `name` of an ELF file.
+pub fn elf_section(bytes: &[u8], name: &str) -> Option<(u64, u64)> {
+    let elf = goblin::elf::Elf::parse(bytes).ok()?;
+    elf.section_headers
+        .iter()
+        .find(|sh| elf.shdr_strtab.get_at(sh.sh_name) == Some(name) && sh.sh_type != goblin::elf::section_header::SHT_NOBITS)
+        .map(|sh| (sh.sh_addr, sh.sh_offset))
 }
 
 fn hex_of(b: &[u8]) -> String {

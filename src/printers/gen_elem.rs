@@ -130,53 +130,14 @@ pub fn write_mem_space_str(mem_space: ocsd_mem_space_acc_t, out: &mut String) {
     }
 }
 
+pub use super::num::{push_dec, push_hex};
+
 /// Append the text of `elem` to `out`, exactly as OpenCSD 1.8.0's
 /// `OcsdTraceElement::toString` produces it (no trailing newline).
 ///
 /// For a SWTRACE element with a data payload the payload is read through
 /// `ptr_extended_data`, which must then point to the payload bytes (as the
 /// STM decoder provides them); a null pointer prints no payload.
-/// Append `v` in lower-case hexadecimal, at least `width` digits (zero
-/// padded): `{:0width$x}` without the formatting machinery, for the
-/// per-element printing paths.
-#[inline]
-pub fn push_hex(out: &mut String, v: u64, width: usize) {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut buf = [b'0'; 16];
-    let mut i = buf.len();
-    let mut x = v;
-    loop {
-        i -= 1;
-        buf[i] = DIGITS[(x & 0xf) as usize];
-        x >>= 4;
-        if x == 0 {
-            break;
-        }
-    }
-    let i = i.min(buf.len().saturating_sub(width));
-    if width > buf.len() {
-        (buf.len()..width).for_each(|_| out.push('0'));
-    }
-    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or_default());
-}
-
-/// Append `v` in decimal (`{}`), without the formatting machinery.
-#[inline]
-pub fn push_dec(out: &mut String, v: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    let mut x = v;
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (x % 10) as u8;
-        x /= 10;
-        if x == 0 {
-            break;
-        }
-    }
-    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or_default());
-}
-
 pub fn write_elem_str(elem: &ocsd_generic_trace_elem, out: &mut String) {
     let Some(name) = elem_type_name(elem.elem_type) else {
         out.push_str("OCSD_GEN_TRC_ELEM??: index out of range.");
@@ -198,13 +159,13 @@ pub fn write_elem_str(elem: &ocsd_generic_trace_elem, out: &mut String) {
             out.push_str("] ");
         }
         OCSD_GEN_TRC_ELEM_I_RANGE_NOPATH => {
-            let _ = write!(
-                out,
-                "first 0x{:x}:[next 0x{:x}] num_i({}) ",
-                elem.st_addr,
-                elem.en_addr,
-                elem.num_instr_range()
-            );
+            out.push_str("first 0x");
+            push_hex(out, elem.st_addr, 0);
+            out.push_str(":[next 0x");
+            push_hex(out, elem.en_addr, 0);
+            out.push_str("] num_i(");
+            push_dec(out, elem.num_instr_range() as u64);
+            out.push_str(") ");
         }
         OCSD_GEN_TRC_ELEM_EXCEPTION => {
             if elem.excep_ret_addr() == 1 {
@@ -270,7 +231,9 @@ pub fn write_elem_str(elem: &ocsd_generic_trace_elem, out: &mut String) {
 }
 
 fn write_ts(timestamp: u64, out: &mut String) {
-    let _ = write!(out, " [ TS=0x{timestamp:012x}]; ");
+    out.push_str(" [ TS=0x");
+    push_hex(out, timestamp, 12);
+    out.push_str("]; ");
 }
 
 fn write_instr_range(elem: &ocsd_generic_trace_elem, out: &mut String) {
@@ -303,9 +266,12 @@ fn write_instr_range(elem: &ocsd_generic_trace_elem, out: &mut String) {
 #[allow(non_upper_case_globals)]
 fn write_pe_context(elem: &ocsd_generic_trace_elem, out: &mut String) {
     let ctx = &elem.context;
-    let _ = write!(out, "(ISA={}) ", isa_name(elem.isa));
+    out.push_str("(ISA=");
+    out.push_str(isa_name(elem.isa));
+    out.push_str(") ");
     if ctx.exception_level > ocsd_EL_unknown && ctx.el_valid() != 0 {
-        let _ = write!(out, "EL{}", ctx.exception_level);
+        out.push_str("EL");
+        push_dec(out, ctx.exception_level as i64 as u64);
     }
     out.push_str(match ctx.security_level {
         ocsd_sec_secure => "S; ",
@@ -320,10 +286,14 @@ fn write_pe_context(elem: &ocsd_generic_trace_elem, out: &mut String) {
         "32-bit; "
     });
     if ctx.vmid_valid() != 0 {
-        let _ = write!(out, "VMID=0x{:x}; ", ctx.vmid);
+        out.push_str("VMID=0x");
+        push_hex(out, ctx.vmid as u64, 0);
+        out.push_str("; ");
     }
     if ctx.ctxt_id_valid() != 0 {
-        let _ = write!(out, "CTXTID=0x{:x}; ", ctx.context_id);
+        out.push_str("CTXTID=0x");
+        push_hex(out, ctx.context_id as u64, 0);
+        out.push_str("; ");
     }
 }
 

@@ -913,6 +913,9 @@ fn fast_number_formatting_matches_fmt() {
             let mut s = String::from("p");
             push_hex(&mut s, v, w);
             assert_eq!(s, format!("p{:0w$x}", v, w = w));
+            let mut s = String::from("p");
+            crate::printers::num::push_hex_upper(&mut s, v, w);
+            assert_eq!(s, format!("p{:0w$X}", v, w = w));
         }
         let mut s = String::new();
         push_dec(&mut s, v);

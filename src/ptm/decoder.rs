@@ -14,7 +14,7 @@ use super::types::*;
 use super::config::*;
 use crate::abi::gen_elem::*;
 use crate::abi::*;
-use crate::common::{DecodeCtx, OcsdError, PacketDecoder};
+use crate::common::{DecodeCtx, MemContext, OcsdError, PacketDecoder};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -141,6 +141,10 @@ impl PtmDecoder {
 
     fn output(&mut self, ctx: &mut DecodeCtx) {
         ctx.out.push(self.index, self.trace_id, &self.elem);
+        if self.elem.elem_type == OCSD_GEN_TRC_ELEM_PE_CONTEXT {
+            // memory images selected by context follow the trace's context
+            ctx.mem.update_context(self.trace_id, MemContext::from_pe_context(&self.pe_context));
+        }
     }
 
     fn mem_space(&self) -> ocsd_mem_space_acc_t {

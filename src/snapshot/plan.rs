@@ -61,78 +61,34 @@ impl TreePlan {
     }
 }
 
+/// `[(name, value)]` of the named members of a config struct, each as `u32`.
+macro_rules! named_fields {
+    ($c:expr; $($field:ident),+) => {
+        &[$((stringify!($field), $c.$field as u32)),+]
+    };
+}
+
 /// ` FIELD=VALUE` for each member of a config struct.
 fn config_fields(cfg: &dyn Any, s: &mut String) {
-    let mut f = |name: &str, v: u32| {
-        let _ = write!(s, " {}=0x{:x}", name, v);
-    };
-    if let Some(c) = cfg.downcast_ref::<ocsd_etmv4_cfg>() {
-        for (n, v) in [
-            ("reg_idr0", c.reg_idr0),
-            ("reg_idr1", c.reg_idr1),
-            ("reg_idr2", c.reg_idr2),
-            ("reg_idr8", c.reg_idr8),
-            ("reg_idr9", c.reg_idr9),
-            ("reg_idr10", c.reg_idr10),
-            ("reg_idr11", c.reg_idr11),
-            ("reg_idr12", c.reg_idr12),
-            ("reg_idr13", c.reg_idr13),
-            ("reg_configr", c.reg_configr),
-            ("reg_traceidr", c.reg_traceidr),
-            ("arch_ver", c.arch_ver as u32),
-            ("core_prof", c.core_prof as u32),
-        ] {
-            f(n, v);
-        }
+    let fields: &[(&str, u32)] = if let Some(c) = cfg.downcast_ref::<ocsd_etmv4_cfg>() {
+        named_fields!(c; reg_idr0, reg_idr1, reg_idr2, reg_idr8, reg_idr9, reg_idr10, reg_idr11, reg_idr12,
+            reg_idr13, reg_configr, reg_traceidr, arch_ver, core_prof)
     } else if let Some(c) = cfg.downcast_ref::<ocsd_ete_cfg>() {
-        for (n, v) in [
-            ("reg_idr0", c.reg_idr0),
-            ("reg_idr1", c.reg_idr1),
-            ("reg_idr2", c.reg_idr2),
-            ("reg_idr8", c.reg_idr8),
-            ("reg_devarch", c.reg_devarch),
-            ("reg_configr", c.reg_configr),
-            ("reg_traceidr", c.reg_traceidr),
-            ("arch_ver", c.arch_ver as u32),
-            ("core_prof", c.core_prof as u32),
-        ] {
-            f(n, v);
-        }
+        named_fields!(c; reg_idr0, reg_idr1, reg_idr2, reg_idr8, reg_devarch, reg_configr, reg_traceidr,
+            arch_ver, core_prof)
     } else if let Some(c) = cfg.downcast_ref::<ocsd_etmv3_cfg>() {
-        for (n, v) in [
-            ("reg_idr", c.reg_idr),
-            ("reg_ctrl", c.reg_ctrl),
-            ("reg_ccer", c.reg_ccer),
-            ("reg_trc_id", c.reg_trc_id),
-            ("arch_ver", c.arch_ver as u32),
-            ("core_prof", c.core_prof as u32),
-        ] {
-            f(n, v);
-        }
+        named_fields!(c; reg_idr, reg_ctrl, reg_ccer, reg_trc_id, arch_ver, core_prof)
     } else if let Some(c) = cfg.downcast_ref::<ocsd_ptm_cfg>() {
-        for (n, v) in [
-            ("reg_idr", c.reg_idr),
-            ("reg_ctrl", c.reg_ctrl),
-            ("reg_ccer", c.reg_ccer),
-            ("reg_trc_id", c.reg_trc_id),
-            ("arch_ver", c.arch_ver as u32),
-            ("core_prof", c.core_prof as u32),
-        ] {
-            f(n, v);
-        }
+        named_fields!(c; reg_idr, reg_ctrl, reg_ccer, reg_trc_id, arch_ver, core_prof)
     } else if let Some(c) = cfg.downcast_ref::<ocsd_stm_cfg>() {
-        for (n, v) in [
-            ("reg_tcsr", c.reg_tcsr),
-            ("reg_feat3r", c.reg_feat3r),
-            ("reg_devid", c.reg_devid),
-            ("reg_feat1r", c.reg_feat1r),
-            ("reg_hwev_mast", c.reg_hwev_mast),
-            ("hw_event", c.hw_event as u32),
-        ] {
-            f(n, v);
-        }
+        named_fields!(c; reg_tcsr, reg_feat3r, reg_devid, reg_feat1r, reg_hwev_mast, hw_event)
     } else if let Some(c) = cfg.downcast_ref::<ocsd_itm_cfg>() {
-        f("reg_tcr", c.reg_tcr);
+        named_fields!(c; reg_tcr)
+    } else {
+        &[]
+    };
+    for (name, v) in fields {
+        let _ = write!(s, " {}=0x{:x}", name, v);
     }
 }
 

@@ -4,7 +4,6 @@
 use super::testutil::*;
 use super::*;
 use crate::abi::gen_elem::*;
-use crate::abi::*;
 use crate::common::elem_queue::QueuedElem;
 use crate::common::{DecodeCtx, ElemQueue, ErrorLog, NoMemory, PacketDecoder, PacketOut, PacketProcessor, TracePacket};
 

@@ -25,7 +25,7 @@ use super::instrs::{for_each_instr, is_discontinuity, Instr};
 use super::reader::{RefInstr, Reference};
 use crate::abi::gen_elem::*;
 use crate::abi::*;
-use crate::common::MemAccess;
+use crate::common::{MemAccess, MemContext};
 
 /// The first decoded instruction that could not be matched.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -262,6 +262,9 @@ struct Pos {
 
 struct IdState {
     ctx: Option<ocsd_pe_context>,
+    /// Context ID and VMID as the elements gave them (memory images may
+    /// be mapped per context).
+    mem_ctx: MemContext,
     /// Segments started (the current one included).
     segment: u64,
     instr_no: u64,
@@ -299,6 +302,7 @@ impl<'r> Comparer<'r> {
         let ncpus = self.refs.cpus.len();
         let st = self.ids[trace_id as usize].get_or_insert_with(|| IdState {
             ctx: None,
+            mem_ctx: MemContext::default(),
             segment: 0,
             instr_no: 0,
             in_segment: 0,
@@ -306,11 +310,14 @@ impl<'r> Comparer<'r> {
             streams: vec![StreamMatch::new(); ncpus],
         });
         match elem.elem_type {
-            OCSD_GEN_TRC_ELEM_PE_CONTEXT => st.ctx = Some(elem.context),
+            OCSD_GEN_TRC_ELEM_PE_CONTEXT => {
+                st.ctx = Some(elem.context);
+                st.mem_ctx.merge(MemContext::from_pe_context(&elem.context));
+            }
             OCSD_GEN_TRC_ELEM_INSTR_RANGE => {
                 let ctx = st.ctx.unwrap_or(elem.context);
                 let refs = self.refs;
-                let complete = for_each_instr(elem, &ctx, trace_id, mem, |d| {
+                let complete = for_each_instr(elem, &ctx, &st.mem_ctx, trace_id, mem, |d| {
                     let first = st.in_segment == 0;
                     if first {
                         st.segment += 1;

@@ -4,7 +4,7 @@
 use super::disasm::{t32_size, Isa};
 use crate::abi::gen_elem::*;
 use crate::abi::*;
-use crate::common::MemAccess;
+use crate::common::{MemAccess, MemContext};
 
 /// One instruction of a decoded range.
 #[derive(Debug, Clone, Copy)]
@@ -68,13 +68,15 @@ pub fn mem_space(ctx: &ocsd_pe_context) -> ocsd_mem_space_acc_t {
 }
 
 /// Call `f` for each instruction of the `INSTR_RANGE` element `elem`
-/// (context `ctx`), reading opcodes from `mem`. Returns `false` when the
+/// (context `ctx`; context ID and VMID `mem_ctx`, which select memory
+/// images mapped for one context), reading opcodes from `mem`. Returns `false` when the
 /// range had to be cut short: a T32 instruction whose size could not be
 /// read (the rest of the range is unknown). Other element types and
 /// non-Arm instruction sets give no instructions.
 pub fn for_each_instr(
     elem: &ocsd_generic_trace_elem,
     ctx: &ocsd_pe_context,
+    mem_ctx: &MemContext,
     trace_id: u8,
     mem: &mut dyn MemAccess,
     mut f: impl FnMut(&Instr),
@@ -89,7 +91,7 @@ pub fn for_each_instr(
     for i in 0..count {
         let last = i + 1 == count;
         let mut bytes = [0u8; 4];
-        let got = mem.read(addr, space, trace_id, &mut bytes).unwrap_or(0);
+        let got = mem.read_in_context(addr, space, trace_id, mem_ctx, &mut bytes).unwrap_or(0);
         let size = match isa {
             Isa::A64 | Isa::A32 => 4u8,
             Isa::T32 if got >= 2 => t32_size(u16::from_le_bytes([bytes[0], bytes[1]])),

@@ -82,11 +82,11 @@ fn a64_lines_modes_and_link() {
          2 clk R X30 0000000000008008\n\
          3 clk IT (3) 00008008 d65f03c0 O EL3h_s : ret\n"
     );
-    assert_eq!(stats, TarmacStats { instructions: 3, link_writes: 1, no_memory: 0, truncated_ranges: 0 });
+    assert_eq!(stats, TarmacStats { instructions: 3, link_writes: 1, no_memory: 0, truncated_ranges: 0, exceptions: 0 });
 }
 
 #[test]
-fn no_disasm_and_other_elements_ignored() {
+fn no_disasm_and_other_elements_ignored_but_exceptions() {
     let mut mem = word_mem(0x1000, 64);
     let mut exc = ocsd_generic_trace_elem::new(OCSD_GEN_TRC_ELEM_EXCEPTION);
     exc.payload.exception_number = 3;
@@ -103,6 +103,7 @@ fn no_disasm_and_other_elements_ignored() {
         text,
         "1 clk IT (1) 00001000 0b000000 O EL1h_n :\n\
          2 clk IT (2) 00001004 0b000001 O EL1h_n :\n\
+         2 clk E 00000000 00000003 CoreEvent_TRAP\n\
          3 clk IT (3) 00001010 0b000004 O EL1h_n :\n"
     );
 }
@@ -185,6 +186,103 @@ fn writer_output_reads_back_as_reference() {
     assert_eq!(r.cpus.len(), 1);
     let got: Vec<(u64, u32)> = r.cpus[0].1.iter().map(|i| (i.addr, i.opcode)).collect();
     assert_eq!(got, vec![(0x1000, 0x0b00_0000), (0x1004, 0x0b00_0001), (0x1008, 0x0b00_0002), (0x1040, 0x0b00_0010), (0x1044, 0x0b00_0011)]);
+}
+
+fn exception(num: u32, ret: Option<u64>) -> ocsd_generic_trace_elem {
+    let mut e = ocsd_generic_trace_elem::new(OCSD_GEN_TRC_ELEM_EXCEPTION);
+    e.set_exception_number(num);
+    if let Some(a) = ret {
+        e.en_addr = a;
+        e.set_excep_ret_addr(1);
+    }
+    e
+}
+
+#[test]
+fn exceptions_are_e_lines() {
+    let mut mem = word_mem(0x1000, 256);
+    let elems = [
+        pe_context(0, ocsd_sec_nonsecure, true),
+        a64(0x1000, 2),
+        exception(0x2, Some(0x1008)),
+        pe_context(1, ocsd_sec_nonsecure, true),
+        a64(0x1040, 1),
+        exception(0xE, Some(0x1_0000_1044)),
+        exception(0x9, None),
+        // from AArch32 the numbering depends on the protocol: no name
+        pe_context(1, ocsd_sec_secure, false),
+        exception(0x2, Some(0x2000)),
+    ];
+    let (text, stats) = write(&elems, &mut mem, false);
+    let e_lines: Vec<&str> = text.lines().filter(|l| l.contains(" E ")).collect();
+    assert_eq!(
+        e_lines,
+        vec![
+            "2 clk E 00001008 00000002 CoreEvent_CALL",
+            "3 clk E 0000000100001044 0000000e CoreEvent_IRQ",
+            "3 clk E 00000000 00000009 CoreEvent_EXCEPTION",
+            "3 clk E 00002000 00000002 CoreEvent_EXCEPTION",
+        ]
+    );
+    // after the instructions before it
+    assert_eq!(text.lines().nth(2), Some("2 clk E 00001008 00000002 CoreEvent_CALL"));
+    assert_eq!(stats.exceptions, 4);
+    // the reader takes E lines in its stride
+    let r = Reference::read(text.as_bytes(), "w").unwrap();
+    assert_eq!(r.instructions(), 3);
+}
+
+#[test]
+fn several_cores_are_tagged() {
+    let mut mem = word_mem(0x1000, 256);
+    let mut w = TarmacWriter::new(Vec::new(), TarmacConfig { disasm: false }).with_cpu_tags(&[(0x12, 2)]);
+    let ctx = pe_context(1, ocsd_sec_nonsecure, true);
+    let mut bl = a64(0x1000, 2);
+    bl.last_i_subtype = OCSD_S_INSTR_BR_LINK;
+    for (id, e) in [(0x10, &ctx), (0x12, &ctx), (0x14, &ctx), (0x10, &a64(0x1000, 1)), (0x12, &bl), (0x14, &a64(0x1010, 1)), (0x10, &exception(3, Some(0x1004))), (0x10, &a64(0x1020, 1))] {
+        w.element(id, e, &mut mem).unwrap();
+    }
+    let text = String::from_utf8(w.finish().unwrap()).unwrap();
+    assert_eq!(
+        text,
+        "1 clk cpu0 IT (1) 00001000 0b000000 O EL1h_n :\n\
+         2 clk cpu2 IT (1) 00001000 0b000000 O EL1h_n :\n\
+         3 clk cpu2 IT (2) 00001004 0b000001 O EL1h_n :\n\
+         3 clk cpu2 R X30 0000000000001008\n\
+         4 clk cpu1 IT (1) 00001010 0b000004 O EL1h_n :\n\
+         4 clk cpu0 E 00001004 00000003 CoreEvent_TRAP\n\
+         5 clk cpu0 IT (2) 00001020 0b000008 O EL1h_n :\n"
+    );
+    // read back: one stream per core
+    let r = Reference::read(text.as_bytes(), "w").unwrap();
+    let cpus: Vec<(&str, usize)> = r.cpus.iter().map(|(c, i)| (c.as_str(), i.len())).collect();
+    assert_eq!(cpus, vec![("cpu0", 2), ("cpu2", 2), ("cpu1", 1)]);
+}
+
+#[test]
+fn opcodes_are_read_in_the_elements_context() {
+    // two processes at the same address; the decoder may already be in
+    // the next context when the writer reads
+    use crate::common::{MemAccess, MemContext};
+    use crate::mem::ContextFilter;
+    let mut mem = MemMapper::new();
+    for (cid, word) in [(1u32, 0xd503_201fu32), (2, 0xd65f_03c0)] {
+        let acc = Accessor { start: 0x1000, end: 0x1003, space: OCSD_MEM_SPACE_ANY, source: Source::Buffer { data: word.to_le_bytes().to_vec().into() } };
+        mem.add_for_context(acc, ContextFilter { context_id: Some(cid), vmid: None }).unwrap();
+    }
+    mem.update_context(0x10, MemContext { context_id: Some(2), vmid: None });
+    let mut p1 = pe_context(0, ocsd_sec_nonsecure, true);
+    p1.context.set_ctxt_id_valid(1);
+    p1.context.context_id = 1;
+    let mut p2 = p1;
+    p2.context.context_id = 2;
+    // a context element without a context ID keeps the last one
+    let same = pe_context(0, ocsd_sec_nonsecure, true);
+    let (text, _) = write(&[p1, a64(0x1000, 1), same, a64(0x1000, 1), p2, a64(0x1000, 1)], &mut mem, false);
+    let ops: Vec<&str> = text.lines().map(|l| l.split(' ').nth(5).unwrap()).collect();
+    assert_eq!(ops, vec!["d503201f", "d503201f", "d65f03c0"]);
+    // the decoder's context was left alone
+    assert_eq!(mem.context(0x10).context_id, Some(2));
 }
 
 // ---------------------------------------------------------------- compare

@@ -6,7 +6,7 @@ use super::disasm::{Disassembler, Isa};
 use super::instrs::{for_each_instr, range_isa, Instr};
 use crate::abi::gen_elem::*;
 use crate::abi::*;
-use crate::common::MemAccess;
+use crate::common::{MemAccess, MemContext};
 
 /// Options of the Tarmac writer.
 #[derive(Debug, Clone)]
@@ -35,6 +35,8 @@ pub struct TarmacStats {
     /// Thumb ranges cut short: memory not readable, so the instruction
     /// sizes (and the rest of the range) were unknown.
     pub truncated_ranges: u64,
+    /// Exception lines (`E`) written.
+    pub exceptions: u64,
 }
 
 /// Writes Tarmac instruction lines from generic trace elements.
@@ -59,6 +61,31 @@ pub struct TarmacStats {
 /// return address, with bit 0 set for Thumb), which is how
 /// tarmac-trace-utilities find calls.
 ///
+/// An `OCSD_GEN_TRC_ELEM_EXCEPTION` becomes an exception line in the form
+/// models write them (`TIME clk E PC NUMBER CoreEvent_NAME`):
+///
+/// ```text
+/// 5617 clk E 000a723c 00000002 CoreEvent_CALL
+/// ```
+///
+/// with the preferred return address the trace gives (`00000000` when it
+/// gives none; for SVC, HVC and SMC it is the instruction after the call,
+/// where a model names the call itself), the exception number as the
+/// protocol encodes it, and, when the exception was taken from AArch64
+/// (so the protocol is ETMv4 or ETE, A profile), the name of that exception
+/// type (`RESET`, `DEBUG_HALT`, `CALL`, `TRAP`, `SYSTEM_ERROR`,
+/// `INST_DEBUG`, `DATA_DEBUG`, `ALIGNMENT`, `INST_FAULT`, `DATA_FAULT`,
+/// `IRQ`, `FIQ`); otherwise `CoreEvent_EXCEPTION`. tarmac-trace-utilities
+/// read these lines as exceptions.
+///
+/// For the decode of several cores ([`TarmacWriter::with_cpu_tags`]) each
+/// line carries its core after the time (`7 clk cpu1 IT (3) ...`), and the
+/// instruction index in parentheses counts that core's instructions.
+///
+/// Opcodes are read in the context (context ID, VMID) the elements gave
+/// last for the trace ID, so memory images mapped per process serve the
+/// instructions of their process.
+///
 /// The writer allocates nothing per instruction.
 pub struct TarmacWriter<W: Write> {
     out: W,
@@ -66,13 +93,69 @@ pub struct TarmacWriter<W: Write> {
     dis: Disassembler,
     /// Last PE context per trace ID.
     ctx: Vec<Option<ocsd_pe_context>>,
+    /// Context ID and VMID per trace ID, as the elements gave them.
+    mem_ctx: Vec<MemContext>,
+    /// With CPU tags: the CPU number of each trace ID (given, or assigned
+    /// at its first line).
+    cpus: Option<Vec<Option<u32>>>,
+    /// Instructions written per trace ID (the index with CPU tags).
+    per_id: Vec<u64>,
     stats: TarmacStats,
     line: String,
 }
 
 impl<W: Write> TarmacWriter<W> {
     pub fn new(out: W, cfg: TarmacConfig) -> Self {
-        TarmacWriter { out, cfg, dis: Disassembler::new(), ctx: vec![None; 256], stats: TarmacStats::default(), line: String::with_capacity(128) }
+        TarmacWriter {
+            out,
+            cfg,
+            dis: Disassembler::new(),
+            ctx: vec![None; 256],
+            mem_ctx: vec![MemContext::default(); 256],
+            cpus: None,
+            per_id: vec![0; 256],
+            stats: TarmacStats::default(),
+            line: String::with_capacity(128),
+        }
+    }
+
+    /// Tag every line with the core of its trace ID (`cpu0`, `cpu1`, ...),
+    /// as models write the Tarmac of several cores: for decodes with
+    /// several trace sources. `cpus` gives the CPU number of trace IDs
+    /// where it is known (e.g. from a snapshot's core names); other trace
+    /// IDs get the lowest free numbers in the order they first appear.
+    pub fn with_cpu_tags(mut self, cpus: &[(u8, u32)]) -> Self {
+        let mut map = vec![None; 256];
+        for &(id, cpu) in cpus {
+            map[id as usize] = Some(cpu);
+        }
+        self.cpus = Some(map);
+        self
+    }
+
+    /// The CPU number of `trace_id` with CPU tags (assigned on first use).
+    fn cpu(&mut self, trace_id: u8) -> Option<u32> {
+        let map = self.cpus.as_mut()?;
+        if let Some(c) = map[trace_id as usize] {
+            return Some(c);
+        }
+        let mut c = 0;
+        while map.contains(&Some(c)) {
+            c += 1;
+        }
+        map[trace_id as usize] = Some(c);
+        Some(c)
+    }
+
+    /// `TIME clk ` and, with CPU tags, `cpuN `.
+    fn start_line(&mut self, trace_id: u8) {
+        use std::fmt::Write as _;
+        let cpu = self.cpu(trace_id);
+        self.line.clear();
+        let _ = write!(self.line, "{} clk ", self.stats.instructions);
+        if let Some(c) = cpu {
+            let _ = write!(self.line, "cpu{c} ");
+        }
     }
 
     pub fn stats(&self) -> TarmacStats {
@@ -91,9 +174,11 @@ impl<W: Write> TarmacWriter<W> {
         match elem.elem_type {
             OCSD_GEN_TRC_ELEM_PE_CONTEXT => {
                 self.ctx[trace_id as usize] = Some(elem.context);
+                self.mem_ctx[trace_id as usize].merge(MemContext::from_pe_context(&elem.context));
                 Ok(())
             }
             OCSD_GEN_TRC_ELEM_INSTR_RANGE => self.range(trace_id, elem, mem),
+            OCSD_GEN_TRC_ELEM_EXCEPTION => self.exception(trace_id, elem),
             _ => Ok(()),
         }
     }
@@ -101,31 +186,52 @@ impl<W: Write> TarmacWriter<W> {
     fn range(&mut self, trace_id: u8, elem: &ocsd_generic_trace_elem, mem: &mut dyn MemAccess) -> io::Result<()> {
         let Some(isa) = range_isa(elem) else { return Ok(()) };
         let ctx = self.ctx[trace_id as usize].unwrap_or(elem.context);
+        let mem_ctx = self.mem_ctx[trace_id as usize];
         let mut res = Ok(());
-        let complete = for_each_instr(elem, &ctx, trace_id, mem, |i| {
+        let complete = for_each_instr(elem, &ctx, &mem_ctx, trace_id, mem, |i| {
             if res.is_ok() {
-                res = self.write_instr(i, &ctx);
+                res = self.write_instr(trace_id, i, &ctx);
             }
         });
         res?;
         if !complete {
             self.stats.truncated_ranges += 1;
         } else if elem.num_instr_range() > 0 && elem.last_instr_exec() != 0 && elem.last_i_subtype == OCSD_S_INSTR_BR_LINK {
-            self.write_link(isa, elem.en_addr)?;
+            self.write_link(trace_id, isa, elem.en_addr)?;
         }
         Ok(())
     }
 
-    fn write_instr(&mut self, i: &Instr, ctx: &ocsd_pe_context) -> io::Result<()> {
+    /// `TIME clk E PC NUMBER CoreEvent_NAME`
+    fn exception(&mut self, trace_id: u8, elem: &ocsd_generic_trace_elem) -> io::Result<()> {
+        use std::fmt::Write as _;
+        self.stats.exceptions += 1;
+        let num = elem.exception_number();
+        let from_a64 = self.ctx[trace_id as usize].map_or(false, |c| c.bits64() != 0);
+        self.start_line(trace_id);
+        let l = &mut self.line;
+        l.push_str("E ");
+        let pc = if elem.excep_ret_addr() != 0 { elem.en_addr } else { 0 };
+        if pc >> 32 == 0 {
+            let _ = write!(l, "{:08x} ", pc);
+        } else {
+            let _ = write!(l, "{:016x} ", pc);
+        }
+        let _ = writeln!(l, "{:08x} CoreEvent_{}", num, if from_a64 { a_profile_exception_name(num) } else { "EXCEPTION" });
+        self.out.write_all(l.as_bytes())
+    }
+
+    fn write_instr(&mut self, trace_id: u8, i: &Instr, ctx: &ocsd_pe_context) -> io::Result<()> {
         use std::fmt::Write as _;
         self.stats.instructions += 1;
         if !i.readable {
             self.stats.no_memory += 1;
         }
-        let n = self.stats.instructions;
+        self.per_id[trace_id as usize] += 1;
+        let n = if self.cpus.is_some() { self.per_id[trace_id as usize] } else { self.stats.instructions };
+        self.start_line(trace_id);
         let l = &mut self.line;
-        l.clear();
-        let _ = write!(l, "{} clk {} ({}) ", n, if i.executed { "IT" } else { "IS" }, n);
+        let _ = write!(l, "{} ({}) ", if i.executed { "IT" } else { "IS" }, n);
         if i.addr >> 32 == 0 {
             let _ = write!(l, "{:08x} ", i.addr);
         } else {
@@ -153,18 +259,37 @@ impl<W: Write> TarmacWriter<W> {
         self.out.write_all(l.as_bytes())
     }
 
-    fn write_link(&mut self, isa: Isa, ret: u64) -> io::Result<()> {
+    fn write_link(&mut self, trace_id: u8, isa: Isa, ret: u64) -> io::Result<()> {
         use std::fmt::Write as _;
         self.stats.link_writes += 1;
-        let n = self.stats.instructions;
+        self.start_line(trace_id);
         let l = &mut self.line;
-        l.clear();
         let _ = match isa {
-            Isa::A64 => writeln!(l, "{} clk R X30 {:016X}", n, ret),
-            Isa::A32 => writeln!(l, "{} clk R r14 {:08x}", n, ret as u32),
-            Isa::T32 => writeln!(l, "{} clk R r14 {:08x}", n, (ret as u32) | 1),
+            Isa::A64 => writeln!(l, "R X30 {:016X}", ret),
+            Isa::A32 => writeln!(l, "R r14 {:08x}", ret as u32),
+            Isa::T32 => writeln!(l, "R r14 {:08x}", (ret as u32) | 1),
         };
         self.out.write_all(l.as_bytes())
+    }
+}
+
+/// The exception types of ETMv4 and ETE for the A profile (the exception
+/// number of their Exception packets).
+fn a_profile_exception_name(num: u32) -> &'static str {
+    match num {
+        0x0 => "RESET",
+        0x1 => "DEBUG_HALT",
+        0x2 => "CALL",
+        0x3 => "TRAP",
+        0x4 => "SYSTEM_ERROR",
+        0x6 => "INST_DEBUG",
+        0x7 => "DATA_DEBUG",
+        0xA => "ALIGNMENT",
+        0xB => "INST_FAULT",
+        0xC => "DATA_FAULT",
+        0xE => "IRQ",
+        0xF => "FIQ",
+        _ => "EXCEPTION",
     }
 }
 

@@ -48,3 +48,60 @@ pub fn decode_each(snap: &Path, mut f: impl FnMut(u64, u8, &ocsd_generic_trace_e
     }
     assert!(it.error().is_none());
 }
+
+/// Says loudly that the reference data is absent; `None` then. The shared
+/// data otherwise.
+pub fn shared_or_skip() -> Option<PathBuf> {
+    let s = shared_dir();
+    if s.is_none() {
+        eprintln!("{SKIPPED}");
+    }
+    s
+}
+
+/// An element sink that only counts, never asking the decoders to wait.
+pub struct Counter(pub std::rc::Rc<std::cell::Cell<u64>>);
+
+impl opencsd_c_api::common::GenElemSink for Counter {
+    fn trace_elem_in(
+        &mut self,
+        _: opencsd_c_api::abi::ocsd_trc_index_t,
+        _: u8,
+        _: &ocsd_generic_trace_elem,
+    ) -> opencsd_c_api::abi::ocsd_datapath_resp_t {
+        self.0.set(self.0.get() + 1);
+        opencsd_c_api::abi::OCSD_RESP_CONT
+    }
+}
+
+/// A global allocator that counts allocations and reallocations, for
+/// tests that check the hot path allocates nothing. A test crate installs
+/// it with `#[global_allocator] static GLOBAL: Counting = Counting;` and
+/// reads [`allocations`] around the part it watches.
+pub struct Counting;
+
+static ALLOCS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Allocations (and reallocations) counted so far by [`Counting`].
+pub fn allocations() -> u64 {
+    ALLOCS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+// SAFETY: every call is forwarded unchanged to the system allocator; the
+// counter is an atomic and allocates nothing.
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: forwarded unchanged to the system allocator.
+        unsafe { std::alloc::System.realloc(ptr, layout, new_size) }
+    }
+}

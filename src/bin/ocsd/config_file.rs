@@ -18,6 +18,11 @@
 //! file = "firmware.elf"         # an ELF, or a raw dump (then `address` is needed)
 //! address = 0x80000000
 //! space = "EL1N"
+//!
+//! [[memory]]                    # a process image: read only while the trace
+//! file = "app.elf"              # gives this context ID (and/or VMID)
+//! context_id = 1234
+//! vmid = 3
 //! ```
 //!
 //! Relative file names are relative to the configuration file.
@@ -54,6 +59,8 @@ struct MemEntry {
     file: String,
     address: Option<Num>,
     space: Option<String>,
+    context_id: Option<Num>,
+    vmid: Option<Num>,
 }
 
 /// A number as a TOML integer (`0x10`, `16`) or a string (`"0x10"`).
@@ -88,6 +95,8 @@ pub struct MemorySpec {
     pub file: PathBuf,
     pub address: Option<u64>,
     pub space: AddressSpace,
+    pub context_id: Option<u32>,
+    pub vmid: Option<u32>,
 }
 
 pub struct TraceConfig {
@@ -157,7 +166,14 @@ pub fn parse(text: &str, base: &Path) -> Result<TraceConfig, String> {
             None => AddressSpace::ANY,
         };
         let address = m.address.as_ref().map(|a| a.value("address")).transpose()?;
-        memory.push(MemorySpec { file: base.join(&m.file), address, space });
+        let id32 = |n: &Option<Num>, what: &str| -> Result<Option<u32>, String> {
+            n.as_ref()
+                .map(|v| v.value(what).and_then(|v| u32::try_from(v).map_err(|_| format!("memory {}: {what} = 0x{v:x} does not fit 32 bits", m.file))))
+                .transpose()
+        };
+        let context_id = id32(&m.context_id, "context_id")?;
+        let vmid = id32(&m.vmid, "vmid")?;
+        memory.push(MemorySpec { file: base.join(&m.file), address, space, context_id, vmid });
     }
     Ok(TraceConfig { format, sources, memory })
 }
@@ -196,6 +212,15 @@ mod tests {
         assert_eq!(c.sources[0].trace_id(), 0x12);
         assert_eq!(c.memory[0].file, PathBuf::from("/x/a.bin"));
         assert_eq!(c.memory[0].space, AddressSpace::EL1N);
+        assert_eq!((c.memory[0].context_id, c.memory[0].vmid), (None, None));
+        let c = parse(
+            "[[source]]\nprotocol = \"stm\"\ntrace_id = 0x20\n[[memory]]\nfile = \"p.elf\"\ncontext_id = 0x4d2\nvmid = \"3\"\n",
+            Path::new("/x"),
+        )
+        .unwrap();
+        assert_eq!((c.memory[0].context_id, c.memory[0].vmid), (Some(1234), Some(3)));
+        let e = parse("[[source]]\nprotocol = \"stm\"\ntrace_id = 0x20\n[[memory]]\nfile = \"p.elf\"\ncontext_id = 0x100000000\n", Path::new("/x")).err().unwrap();
+        assert!(e.contains("32 bits"), "{e}");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use opencsd_c_api::api::{AddressSpace, Decoder, DecoderBuilder, Element, ElementKind, MemoryImage, ParallelOptions};
+use opencsd_c_api::api::{AddressSpace, ContextId, Decoder, DecoderBuilder, Element, ElementKind, MemoryImage, ParallelOptions, Vmid};
 use opencsd_c_api::tarmac::{Comparer, Reference, TarmacConfig, TarmacWriter};
 
 use crate::config_file::{self, parse_num};
@@ -30,10 +30,52 @@ fn fail(cmd: &str, f: Failure) -> ExitCode {
     ExitCode::from(f.code)
 }
 
-/// `FILE[@ADDR][:SPACE]`
-fn parse_image_arg(arg: &str, need_addr: bool) -> Result<(String, Option<u64>, AddressSpace), Failure> {
+/// A memory image named on the command line.
+struct ImageArg {
+    file: String,
+    addr: Option<u64>,
+    space: AddressSpace,
+    context_id: Option<u32>,
+    vmid: Option<u32>,
+}
+
+impl ImageArg {
+    /// The image in its address space, for its contexts.
+    fn place(&self, img: MemoryImage) -> MemoryImage {
+        let mut img = img.in_space(self.space);
+        if let Some(id) = self.context_id {
+            img = img.for_context(ContextId(id));
+        }
+        if let Some(v) = self.vmid {
+            img = img.for_vmid(Vmid(v));
+        }
+        img
+    }
+}
+
+/// A context ID or VMID option value (32 bits).
+fn parse_u32(arg: &str, key: &str, v: &str) -> Result<u32, Failure> {
+    parse_num(v)
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| Failure::input(format!("{arg}: {key}=`{v}` is not a 32-bit number (0x... or decimal)")))
+}
+
+/// `FILE[@ADDR][:SPACE][,ctx=N][,vmid=N][,space=SPACE]`
+fn parse_image_arg(arg: &str, need_addr: bool) -> Result<ImageArg, Failure> {
     let mut rest = arg.to_string();
     let mut space = AddressSpace::ANY;
+    let (mut context_id, mut vmid) = (None, None);
+    // trailing ,KEY=VALUE options (a comma without `=` belongs to the file name)
+    while let Some((head, tail)) = rest.rsplit_once(',') {
+        let Some((k, v)) = tail.split_once('=') else { break };
+        match k.trim().to_ascii_lowercase().as_str() {
+            "ctx" | "context" | "context_id" | "cid" => context_id = Some(parse_u32(arg, k, v)?),
+            "vmid" => vmid = Some(parse_u32(arg, k, v)?),
+            "space" => space = v.parse::<AddressSpace>().map_err(|e| Failure::input(format!("{arg}: {e}")))?,
+            _ => return Err(Failure::input(format!("{arg}: unknown image option `{k}` (ctx=N, vmid=N, space=SPACE)"))),
+        }
+        rest = head.to_string();
+    }
     if let Some((head, tail)) = rest.rsplit_once(':') {
         if let Ok(s) = tail.parse::<AddressSpace>() {
             space = s;
@@ -50,7 +92,7 @@ fn parse_image_arg(arg: &str, need_addr: bool) -> Result<(String, Option<u64>, A
     if need_addr && addr.is_none() {
         return Err(Failure::input(format!("{arg}: a raw dump needs its address: FILE@ADDR")));
     }
-    Ok((file, addr, space))
+    Ok(ImageArg { file, addr, space, context_id, vmid })
 }
 
 fn mem_image(file: &Path, addr: Option<u64>, force_raw: bool) -> Result<MemoryImage, Failure> {
@@ -69,19 +111,49 @@ fn mem_image(file: &Path, addr: Option<u64>, force_raw: bool) -> Result<MemoryIm
     Ok(MemoryImage::bytes(addr, &data))
 }
 
-/// The decoder and the trace file for the input options.
-pub fn open_input(inp: &InputArgs, count_packets: bool) -> Result<(Decoder, PathBuf), Failure> {
+/// The CPU number in a core's name (`cpu_0`, `cpu1`, `Cortex-A53_2`): its
+/// last run of digits.
+fn cpu_number(core: &str) -> Option<u32> {
+    let end = core.rfind(|c: char| c.is_ascii_digit())? + 1;
+    let start = core[..end].rfind(|c: char| !c.is_ascii_digit()).map_or(0, |i| i + 1);
+    core[start..end].parse().ok()
+}
+
+/// For Tarmac: the CPU of each instruction-trace source when there are
+/// several (numbers from the snapshot's core names where they have one),
+/// None for one.
+fn tarmac_cpus(dec: &Decoder, cores: &[(u8, String)]) -> Option<Vec<(u8, u32)>> {
+    let instr_sources = dec.sources().iter().filter(|(_, name)| !name.starts_with("DCD_STM") && !name.starts_with("DCD_ITM")).count();
+    if instr_sources < 2 {
+        return None;
+    }
+    let mut cpus: Vec<(u8, u32)> = Vec::new();
+    for (id, core) in cores {
+        if let Some(n) = cpu_number(core) {
+            // two sources naming the same core number: leave the second to first appearance
+            if !cpus.iter().any(|&(_, c)| c == n) {
+                cpus.push((*id, n));
+            }
+        }
+    }
+    Some(cpus)
+}
+
+/// The decoder and the trace file for the input options (and the
+/// snapshot's (trace ID, core name) pairs).
+pub fn open_input(inp: &InputArgs, count_packets: bool) -> Result<(Decoder, PathBuf, Vec<(u8, String)>), Failure> {
     let mut images = Vec::new();
     for e in &inp.elfs {
-        let (file, addr, space) = parse_image_arg(e, false)?;
-        let data = std::fs::read(&file).map_err(|err| Failure::input(format!("{file}: cannot read: {err}")))?;
-        let img = MemoryImage::elf_bytes(&file, data, addr).map_err(|err| Failure::input(err.to_string()))?;
-        images.push(img.in_space(space));
+        let a = parse_image_arg(e, false)?;
+        let data = std::fs::read(&a.file).map_err(|err| Failure::input(format!("{}: cannot read: {err}", a.file)))?;
+        let img = MemoryImage::elf_bytes(&a.file, data, a.addr).map_err(|err| Failure::input(err.to_string()))?;
+        images.push(a.place(img));
     }
     for d in &inp.dumps {
-        let (file, addr, space) = parse_image_arg(d, true)?;
-        images.push(mem_image(Path::new(&file), addr, true)?.in_space(space));
+        let a = parse_image_arg(d, true)?;
+        images.push(a.place(mem_image(Path::new(&a.file), a.addr, true)?));
     }
+    let mut cores = Vec::new();
     let (mut dec, trace) = if let Some(dir) = &inp.snapshot {
         if !dir.is_dir() {
             return Err(Failure::input(format!("{}: no such directory", dir.display())));
@@ -91,6 +163,7 @@ pub fn open_input(inp: &InputArgs, count_packets: bool) -> Result<(Decoder, Path
         for w in &s.warnings {
             eprintln!("ocsd: warning: {}: {w}", dir.display());
         }
+        cores = s.cores;
         (s.decoder, s.trace_file)
     } else {
         let (Some(trace), Some(cfg_path)) = (&inp.trace, &inp.config) else {
@@ -102,7 +175,8 @@ pub fn open_input(inp: &InputArgs, count_packets: bool) -> Result<(Decoder, Path
             b = b.source(s);
         }
         for m in &cfg.memory {
-            images.push(mem_image(&m.file, m.address, false)?.in_space(m.space));
+            let a = ImageArg { file: String::new(), addr: m.address, space: m.space, context_id: m.context_id, vmid: m.vmid };
+            images.push(a.place(mem_image(&m.file, m.address, false)?));
         }
         let dec = b.build().map_err(|e| Failure::input(format!("{}: {e}", cfg_path.display())))?;
         (dec, trace.clone())
@@ -115,7 +189,7 @@ pub fn open_input(inp: &InputArgs, count_packets: bool) -> Result<(Decoder, Path
         Ok(_) => return Err(Failure::input(format!("{}: not a file", trace.display()))),
         Err(e) => return Err(Failure::input(format!("{}: cannot read: {e}", trace.display()))),
     }
-    Ok((dec, trace))
+    Ok((dec, trace, cores))
 }
 
 #[derive(Default)]
@@ -166,7 +240,7 @@ pub fn run_decode(a: &DecodeArgs) -> ExitCode {
 }
 
 fn decode(a: &DecodeArgs) -> Result<(), Failure> {
-    let (mut dec, trace_path) = open_input(&a.input, a.stats)?;
+    let (mut dec, trace_path, cores) = open_input(&a.input, a.stats)?;
     let trace_name = trace_path.display().to_string();
     let file = File::open(&trace_path).map_err(|e| Failure::input(format!("{trace_name}: cannot read: {e}")))?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
@@ -178,7 +252,13 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
     let mut out_kind = match a.format {
         Format::Text => Out::Text,
         Format::Json => Out::Json,
-        Format::Tarmac => Out::Tarmac(TarmacWriter::new(std::mem::replace(&mut out, Box::new(std::io::sink())), TarmacConfig { disasm: !a.no_disasm })),
+        Format::Tarmac => {
+            let w = TarmacWriter::new(std::mem::replace(&mut out, Box::new(std::io::sink())), TarmacConfig { disasm: !a.no_disasm });
+            Out::Tarmac(match tarmac_cpus(&dec, &cores) {
+                Some(cpus) => w.with_cpu_tags(&cpus),
+                None => w,
+            })
+        }
     };
     let start = Instant::now();
     let mut stats = Stats::default();
@@ -295,8 +375,8 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
         s.push_str(&format!("instructions:  {}\n", stats.instructions));
         if let Some(t) = tarmac_stats {
             s.push_str(&format!(
-                "tarmac:        {} instruction lines, {} link register writes, {} without memory\n",
-                t.instructions, t.link_writes, t.no_memory
+                "tarmac:        {} instruction lines, {} link register writes, {} exceptions, {} without memory\n",
+                t.instructions, t.link_writes, t.exceptions, t.no_memory
             ));
         }
         s.push_str(&format!("errors:        {errors}\n"));
@@ -329,7 +409,7 @@ pub fn run_compare(a: &CompareArgs) -> ExitCode {
 /// divergence (per trace ID).
 fn compare(a: &CompareArgs) -> Result<bool, Failure> {
     let reference = Reference::from_file(&a.reference).map_err(|e| Failure::input(e.to_string().replace('\n', " ")))?;
-    let (mut dec, trace_path) = open_input(&a.input, false)?;
+    let (mut dec, trace_path, _) = open_input(&a.input, false)?;
     let trace_name = trace_path.display().to_string();
     let file = File::open(&trace_path).map_err(|e| Failure::input(format!("{trace_name}: cannot read: {e}")))?;
     let mut cmp = Comparer::new(&reference);
@@ -347,4 +427,17 @@ fn compare(a: &CompareArgs) -> Result<bool, Failure> {
     }
     println!("{report}");
     Ok(report.matches())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_numbers_from_core_names() {
+        assert_eq!(cpu_number("cpu_0"), Some(0));
+        assert_eq!(cpu_number("cpu12"), Some(12));
+        assert_eq!(cpu_number("Cortex-A53_3"), Some(3));
+        assert_eq!(cpu_number("core"), None);
+    }
 }

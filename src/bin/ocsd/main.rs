@@ -47,11 +47,13 @@ pub struct InputArgs {
     pub config: Option<std::path::PathBuf>,
     /// An ELF file as memory: its executable segments at their link
     /// addresses, or moved so the first starts at ADDR; optional :SPACE
-    /// (EL1N, EL2, S, N, ...) to map it in one address space only.
-    #[arg(long = "elf", value_name = "FILE[@ADDR][:SPACE]")]
+    /// (EL1N, EL2, S, N, ...) to map it in one address space only;
+    /// ,ctx=N and/or ,vmid=N to read it only while the trace gives that
+    /// context ID / VMID (a process image; several may share addresses).
+    #[arg(long = "elf", value_name = "FILE[@ADDR][:SPACE][,ctx=N][,vmid=N]")]
     pub elfs: Vec<String>,
-    /// A raw memory dump mapped at ADDR (optional :SPACE as for --elf).
-    #[arg(long = "dump", value_name = "FILE@ADDR[:SPACE]")]
+    /// A raw memory dump mapped at ADDR (optional :SPACE, ,ctx=N, ,vmid=N as for --elf).
+    #[arg(long = "dump", value_name = "FILE@ADDR[:SPACE][,ctx=N][,vmid=N]")]
     pub dumps: Vec<String>,
 }
 

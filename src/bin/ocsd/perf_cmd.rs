@@ -17,6 +17,10 @@ pub struct PerfArgs {
     /// Look for the traced binaries under this folder (as perf's --symfs).
     #[arg(long, value_name = "DIR")]
     pub symfs: Option<PathBuf>,
+    /// The kernel image (as perf's --vmlinux); else looked for in the
+    /// build-id cache and perf's vmlinux path list.
+    #[arg(long, value_name = "FILE")]
+    pub vmlinux: Option<PathBuf>,
     /// Print the packets of each AUX buffer as `perf report -D` does.
     #[arg(long)]
     pub dump: bool,
@@ -113,7 +117,7 @@ fn run_inner(args: &PerfArgs) -> Result<(), PerfError> {
         }
     };
     if args.branches {
-        let spaces = perf::spaces::Spaces::new(&pd, args.symfs.as_deref());
+        let spaces = perf::spaces::Spaces::with_vmlinux(&pd, args.symfs.as_deref(), args.vmlinux.as_deref());
         let stdout = std::io::stdout();
         let p = Rc::new(RefCell::new(BranchPrinter { w: std::io::BufWriter::with_capacity(1 << 16, stdout.lock()), err: None }));
         warn(perf::decode::decode(&pd, &meta, mode, spaces, p.clone())?.1);
@@ -125,7 +129,7 @@ fn run_inner(args: &PerfArgs) -> Result<(), PerfError> {
     }
     if let Some(out) = &args.autofdo {
         // simpleperf decodes each AUX record's data, format from its flags
-        let spaces = perf::spaces::Spaces::new(&pd, args.symfs.as_deref());
+        let spaces = perf::spaces::Spaces::with_vmlinux(&pd, args.symfs.as_deref(), args.vmlinux.as_deref());
         let a = Rc::new(RefCell::new(perf::autofdo::AutoFdo::default()));
         let spaces = perf::decode::decode(&pd, &meta, BlockMode::ByAux, spaces, a.clone())?;
         warn(spaces.1);
@@ -133,7 +137,7 @@ fn run_inner(args: &PerfArgs) -> Result<(), PerfError> {
         a.borrow().write(&spaces.0, &mut f).and_then(|_| f.flush()).map_err(|e| PerfError::Io(format!("{}: {}", out.display(), e)))?;
     }
     if args.flamegraph.is_some() || args.folded.is_some() || args.lcov.is_some() || args.functions {
-        let spaces = perf::spaces::Spaces::new(&pd, args.symfs.as_deref());
+        let spaces = perf::spaces::Spaces::with_vmlinux(&pd, args.symfs.as_deref(), args.vmlinux.as_deref());
         let prof = Rc::new(RefCell::new(perf::profile::Profile::default()));
         let (mut spaces, ws) = perf::decode::decode(&pd, &meta, mode, spaces, prof.clone())?;
         warn(ws);
