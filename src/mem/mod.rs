@@ -286,9 +286,15 @@ impl MemMapper {
 
     /// A mapper of the same files and buffers (their bytes shared, not
     /// copied) with the same cache sizes and a cache of its own, for a
-    /// parallel decode thread. None when a callback is mapped: a client's
-    /// callback must see its reads in the order of a serial decode.
+    /// parallel decode thread. None when a callback is mapped (a client's
+    /// callback must see its reads in the order of a serial decode) or
+    /// memory is selected by execution context.
     pub fn share_static(&self) -> Option<MemMapper> {
+        // memory selected by the decoders' execution context: the context
+        // a segment's decoder starts in is not the serial decoder's there
+        if self.any_filtered {
+            return None;
+        }
         let mut accessors = Vec::with_capacity(self.accessors.len());
         for a in &self.accessors {
             let source = match &a.source {
@@ -306,6 +312,8 @@ impl MemMapper {
             sizes: self.sizes,
             epoch: 0,
             static_only: self.static_only,
+            any_filtered: false,
+            contexts: self.contexts.iter().map(|_| MemContext::default()).collect(),
         })
     }
 

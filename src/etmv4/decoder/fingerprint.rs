@@ -33,6 +33,7 @@ impl EtmV4IPktDecoder {
             m_profile: _,
             range_limit: _,
             env_aa64_bad_opcode: _,
+            aa64_chk: _,
             state,
             unsync_info,
             index_curr_pkt,
