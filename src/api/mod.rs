@@ -177,29 +177,48 @@ impl DecoderBuilder {
             s.validate(formatted)?;
         }
         let log = Rc::new(RefCell::new(Messages::default()));
+        let packets = Rc::new(Cell::new(0u64));
+        let recipe = Recipe { format: self.format, sources: self.sources, flags: self.flags };
+        let mut tree = recipe.tree(Box::new(SharedLog(log.clone())), self.count_packets.then_some(&packets))?;
+        let queue = Rc::new(RefCell::new(VecDeque::with_capacity(256)));
+        tree.set_elem_sink(Some(Box::new(QueueSink(queue.clone()))));
+        let mut dec = Decoder { tree, queue, log, packets: self.count_packets.then_some(packets), sessions: 0, recipe };
+        for img in self.images {
+            dec.add_memory(img)?;
+        }
+        Ok(dec)
+    }
+}
+
+/// What a decode tree of a [`Decoder`] is made from (kept to make more of
+/// them for [`Decoder::decode_parallel`]).
+#[derive(Clone)]
+struct Recipe {
+    format: TraceFormat,
+    sources: Vec<ProtocolConfig>,
+    flags: u32,
+}
+
+impl Recipe {
+    /// A tree with the decoders (no element sink, no memory).
+    fn tree(&self, log: Box<dyn ErrorLog>, packets: Option<&Rc<Cell<u64>>>) -> Result<DecodeTree, Error> {
+        let formatted = self.format != TraceFormat::SingleSource;
         let src = if formatted { OCSD_TRC_SRC_FRAME_FORMATTED } else { OCSD_TRC_SRC_SINGLE };
-        let mut tree = DecodeTree::new(src, self.format.deformatter_flags(), Box::new(SharedLog(log.clone())))
+        let mut tree = DecodeTree::new(src, self.format.deformatter_flags(), log)
             .map_err(|e| Error::Usage(format!("cannot create decode tree: {}", err_name(e))))?;
         let create = OCSD_CREATE_FLG_FULL_DECODER | self.flags;
-        let packets = Rc::new(Cell::new(0u64));
         for s in &self.sources {
             let mut d = s.create_decoder(create).map_err(|e| Error::Usage(format!("cannot create {} decoder: {}", s.decoder_name(), err_name(e))))?;
             d.set_dec_op_flags(self.flags & !(OCSD_CREATE_FLG_PACKET_PROC | OCSD_CREATE_FLG_FULL_DECODER | OCSD_CREATE_FLG_INST_ID));
-            if self.count_packets {
-                d.set_monitor(Some(Box::new(PacketCounter(packets.clone()))));
+            if let Some(p) = packets {
+                d.set_monitor(Some(Box::new(PacketCounter(p.clone()))));
             }
             tree.add_decoder(d).map_err(|e| match e {
                 OCSD_ERR_ATTACH_TOO_MANY => Error::Usage(format!("two sources use trace ID 0x{:x}", s.trace_id())),
                 e => Error::Usage(format!("cannot attach {} decoder for trace ID 0x{:x}: {}", s.decoder_name(), s.trace_id(), err_name(e))),
             })?;
         }
-        let queue = Rc::new(RefCell::new(VecDeque::with_capacity(256)));
-        tree.set_elem_sink(Some(Box::new(QueueSink(queue.clone()))));
-        let mut dec = Decoder { tree, queue, log, packets: self.count_packets.then_some(packets), sessions: 0 };
-        for img in self.images {
-            dec.add_memory(img)?;
-        }
-        Ok(dec)
+        Ok(tree)
     }
 }
 
@@ -226,7 +245,7 @@ fn err_name(e: ocsd_err_t) -> String {
 }
 
 /// Messages the decoders log (bad packets, resynchronisation, ...).
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Messages {
     lines: Vec<String>,
     errors: u64,
@@ -290,6 +309,7 @@ pub struct Decoder {
     log: Rc<RefCell<Messages>>,
     packets: Option<Rc<Cell<u64>>>,
     sessions: u32,
+    recipe: Recipe,
 }
 
 impl Decoder {
@@ -627,6 +647,9 @@ impl<R: Read> Iterator for Elements<'_, R> {
         }
     }
 }
+
+mod parallel;
+pub use crate::dcd_tree::parallel::ParallelOptions;
 
 #[cfg(test)]
 mod tests;

@@ -11,6 +11,7 @@ use std::time::Instant;
 use opencsd_c_api::abi::gen_elem::ocsd_generic_trace_elem;
 use opencsd_c_api::abi::*;
 use opencsd_c_api::common::{ErrorLog, GenElemSink, OcsdError, TracePacket};
+use opencsd_c_api::dcd_tree::parallel::{self, ParallelOptions, SegmentOutput};
 use opencsd_c_api::dcd_tree::{DecodeTree, PacketObserver, RawFrameMonitor};
 use opencsd_c_api::printers::gen_elem::{push_dec, push_hex, write_elem_str};
 use opencsd_c_api::printers::raw_frame::write_raw_frame;
@@ -28,31 +29,59 @@ struct Log {
     /// Standard output through a large buffer when it is not a terminal
     /// (a line-buffered stdout costs a system call per log line).
     stdout_buf: Option<std::io::BufWriter<std::io::Stdout>>,
+    /// A parallel decode segment's log: kept here, written out in order
+    /// once the segments are stitched.
+    mem: String,
+    keep: bool,
+    /// Bytes still to drop: what a parallel decode that had to stop
+    /// already wrote, when the serial decode writes it again.
+    skip: usize,
+}
+
+impl Default for Log {
+    fn default() -> Self {
+        Log { stdout: false, stderr: false, file: None, stdout_buf: None, mem: String::new(), keep: true, skip: 0 }
+    }
+}
+
+impl SegmentOutput for Log {
+    fn len(&self) -> usize {
+        self.mem.len()
+    }
 }
 
 impl Log {
     fn new(stdout: bool, stderr: bool, file: Option<std::io::BufWriter<File>>) -> Self {
         use std::io::IsTerminal;
         let stdout_buf = (stdout && !std::io::stdout().is_terminal()).then(|| std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()));
-        Log { stdout, stderr, file, stdout_buf }
+        Log { stdout, stderr, file, stdout_buf, mem: String::new(), keep: false, skip: 0 }
     }
 
     fn msg(&mut self, s: &str) {
+        if self.keep {
+            self.mem.push_str(s);
+        }
+        let mut s = s.as_bytes();
+        if self.skip > 0 {
+            let k = self.skip.min(s.len());
+            self.skip -= k;
+            s = &s[k..];
+        }
         if self.stdout {
             match self.stdout_buf.as_mut() {
                 Some(b) => {
-                    let _ = b.write_all(s.as_bytes());
+                    let _ = b.write_all(s);
                 }
                 None => {
-                    let _ = std::io::stdout().write_all(s.as_bytes());
+                    let _ = std::io::stdout().write_all(s);
                 }
             }
         }
         if self.stderr {
-            let _ = std::io::stderr().write_all(s.as_bytes());
+            let _ = std::io::stderr().write_all(s);
         }
         if let Some(f) = self.file.as_mut() {
-            let _ = f.write_all(s.as_bytes());
+            let _ = f.write_all(s);
         }
     }
     fn flush(&mut self) {
@@ -223,6 +252,11 @@ struct Opts {
     /// Hidden: write the decode plan (src/snapshot/plan.rs) to this file
     /// and stop (for the C benchmark client).
     print_plan: Option<String>,
+    /// `-parallel N`: decode on N threads (0: serially).
+    parallel: usize,
+    /// Hidden (tests): `-parallel_min_seg N`: segments of N bytes, stitched
+    /// at every chunk boundary, to exercise many stitches.
+    parallel_min_seg: usize,
 }
 
 fn print_help(log: &mut Log) {
@@ -250,6 +284,9 @@ fn print_help(log: &mut Log) {
         "-range_cont         Check for range continuity\n",
         "-halt_err           Halt on bad packet error\n",
         "-stats              Output packet processing statistics (if available).\n",
+        "-parallel <N>       Decode on N threads: across trace IDs, and within an ETMv4/ETE trace ID from its\n",
+        "                    sync points. Same log as the serial decode. Not with -multi_session, -stats,\n",
+        "                    -o_raw_*, -test_waits (these decode serially).\n",
         "-no_time_print      Do not output elapsed time at end of decode.\n",
         "\nOutput:\n",
         "   Setting any of these options cancels the default output to file & stdout,\n   using _only_ the options supplied.\n\n",
@@ -373,6 +410,14 @@ fn run_logged(args: &[String], log: &SharedLog) -> i32 {
             "-macc_cache_p_num" => o.macc_cache_page_num = next().map(|v| c_num(&v) as u32).unwrap_or(0),
             "-macc_cache_disable" => o.macc_cache_disable = true,
             "-print_plan" => o.print_plan = next(),
+            "-parallel" => match next() {
+                Some(v) => o.parallel = (c_num(&v) as usize).min(1024),
+                None => {
+                    lmsg("Trace Packet Lister : Error: Missing thread count on -parallel option\n");
+                    return -1;
+                }
+            },
+            "-parallel_min_seg" => o.parallel_min_seg = next().map(|v| c_num(&v) as usize).unwrap_or(0),
             "-o_raw_packed" => o.raw_packed = true,
             "-o_raw_unpacked" => o.raw_unpacked = true,
             "-ss_verbose" | "-profile" => {}
@@ -444,21 +489,23 @@ fn run_logged(args: &[String], log: &SharedLog) -> i32 {
     0
 }
 
-fn list_trace(o: &Opts, snap: &Snapshot, names: &[String], log: &SharedLog) {
-    let lmsg = |s: &str| log.borrow_mut().msg(s);
-    let last_err: LastError = Rc::new(RefCell::new(None));
+/// Make the decode tree for the snapshot's source (None: it could not be
+/// made; the reason is logged).
+fn create_tree(o: &Opts, snap: &Snapshot, log: &SharedLog, last_err: &LastError, plan: &mut TreePlan) -> Option<to_tree::TreeFromSnapshot> {
     let err_logger = Box::new(ErrLogger { log: log.clone(), last: last_err.clone() });
-    let mut plan = TreePlan::default();
-    let Some(built) = to_tree::create_tree_planned(snap, &o.src_name, !o.decode, o.add_flags, err_logger, &mut plan) else {
-        return;
-    };
-    if let Some(file) = &o.print_plan {
-        if std::fs::write(file, plan.text()).is_err() {
-            lmsg(&format!("Trace Packet Lister : Error: cannot write {}\n", file));
+    to_tree::create_tree_planned(snap, &o.src_name, !o.decode, o.add_flags, err_logger, plan)
+}
+
+/// Set the tree up as the options ask: memory cache, packet printers,
+/// frame deformatter, element printer, ID filter. `announce`: log what is
+/// attached (false for the trees of parallel decode's segments, whose logs
+/// hold only what decode prints). Returns the number of packet printers.
+fn configure_tree(o: &Opts, tree: &mut DecodeTree, log: &SharedLog, announce: bool) -> usize {
+    let lmsg = |s: &str| {
+        if announce {
+            log.borrow_mut().msg(s)
         }
-        return;
-    }
-    let mut tree = built.tree;
+    };
     if o.decode && (o.macc_cache_disable || o.macc_cache_page_size != 0 || o.macc_cache_page_num != 0) {
         // as OpenCSD's lister: an unset size takes its default
         let size = if o.macc_cache_page_size != 0 { o.macc_cache_page_size as usize } else { opencsd_c_api::mem::cache::DEFAULT_PAGE_SIZE };
@@ -541,13 +588,31 @@ fn list_trace(o: &Opts, snap: &Snapshot, names: &[String], log: &SharedLog) {
         m.push_str("Gen_Info : ========================\n");
         lmsg(&m);
     }
+    if !o.ids.is_empty() {
+        tree.set_id_filter(Some(&o.ids));
+    }
+    printers
+}
+
+fn list_trace(o: &Opts, snap: &Snapshot, names: &[String], log: &SharedLog) {
+    let lmsg = |s: &str| log.borrow_mut().msg(s);
+    let last_err: LastError = Rc::new(RefCell::new(None));
+    let mut plan = TreePlan::default();
+    let Some(built) = create_tree(o, snap, log, &last_err, &mut plan) else {
+        return;
+    };
+    if let Some(file) = &o.print_plan {
+        if std::fs::write(file, plan.text()).is_err() {
+            lmsg(&format!("Trace Packet Lister : Error: cannot write {}\n", file));
+        }
+        return;
+    }
+    let mut tree = built.tree;
+    let printers = configure_tree(o, &mut tree, log, true);
 
     if !(o.decode || printers > 0) {
         lmsg("Trace Packet Lister : No supported protocols found.\n");
         return;
-    }
-    if !o.ids.is_empty() {
-        tree.set_id_filter(Some(&o.ids));
     }
 
     if o.multi_session {
@@ -568,18 +633,43 @@ fn list_trace(o: &Opts, snap: &Snapshot, names: &[String], log: &SharedLog) {
             lmsg(&format!("####### Buffer {} : {} Complete\n\n", n + 1, name));
         }
     } else {
+        if o.parallel > 0 && parallel_supported(o) {
+            let start = Instant::now();
+            match process_file_parallel(o, snap, &built.buffer_file, log) {
+                Parallel::Done(bytes) => {
+                    end_message(o, log, bytes, start);
+                    return;
+                }
+                Parallel::NotStarted => {}
+                Parallel::Stopped(written) => {
+                    // the serial decode writes what was written again
+                    log.borrow_mut().skip = written;
+                }
+            }
+        }
         process_file(o, &mut tree, &built.buffer_file, log, &last_err);
     }
 }
 
-/// Feed one trace file through the tree. Returns false on a fatal error.
-fn process_file(o: &Opts, tree: &mut DecodeTree, path: &str, log: &SharedLog, last_err: &LastError) -> bool {
+/// Parallel decode gives the serial log for these options; the others
+/// (statistics, raw frames, waiting printers, several sessions) decode
+/// serially.
+fn parallel_supported(o: &Opts) -> bool {
+    !o.multi_session && !o.stats && !o.raw_packed && !o.raw_unpacked && o.test_waits == 0
+}
+
+/// Read a trace file block by block as OpenCSD's lister does, giving each
+/// block to `feed` (index, bytes, what follows them in the read buffer),
+/// and `flush` while the tree asks to wait. The bytes processed and the
+/// last response.
+fn feed_file(
+    o: &Opts,
+    f: &mut File,
+    log: &SharedLog,
+    feed: &mut dyn FnMut(u32, &[u8], &[u8]) -> (ocsd_datapath_resp_t, usize),
+    flush: &mut dyn FnMut() -> ocsd_datapath_resp_t,
+) -> (u32, ocsd_datapath_resp_t) {
     let lmsg = |s: &str| log.borrow_mut().msg(s);
-    let Ok(mut f) = File::open(path) else {
-        lmsg("Trace Packet Lister : Error : Unable to open trace buffer.\n");
-        return false;
-    };
-    let start = Instant::now();
     let mut buf = [0u8; 1024];
     let mut index: u32 = 0;
     let mut resp = OCSD_RESP_CONT;
@@ -605,25 +695,24 @@ fn process_file(o: &Opts, tree: &mut DecodeTree, path: &str, log: &SharedLog, la
     };
     while !eof && !resp_is_fatal(resp) {
         let want = if o.dstream { 512 - 8 } else { 1024 };
-        let n = read_into(&mut f, &mut buf[..want], &mut eof);
+        let n = read_into(f, &mut buf[..want], &mut eof);
         let mut done = 0usize;
         while done < n && !resp_is_fatal(resp) {
             if resp_is_cont(resp) {
                 // the rest of the read buffer follows the block, as in
                 // OpenCSD's lister (see DecodeTree::data_in_with_tail)
-                let (r, used) = tree.data_in_with_tail(OCSD_OP_DATA, index, &buf[done..n], &buf[n..]);
+                let (r, used) = feed(index, &buf[done..n], &buf[n..]);
                 resp = r;
                 done += used;
                 index = index.wrapping_add(used as u32);
             } else {
-                let (r, _) = tree.data_in(OCSD_OP_FLUSH, 0, &[]);
-                resp = r;
+                resp = flush();
             }
         }
         if o.dstream {
             let mut footer = [0u8; 8];
             footer.copy_from_slice(&buf[..8]);
-            let got = read_into(&mut f, &mut footer, &mut eof);
+            let got = read_into(f, &mut footer, &mut eof);
             let _ = got;
             if o.raw_packed {
                 let mut m = String::from("DSTREAM footer [");
@@ -636,6 +725,109 @@ fn process_file(o: &Opts, tree: &mut DecodeTree, path: &str, log: &SharedLog, la
             buf[..8].copy_from_slice(&footer);
         }
     }
+    (index, resp)
+}
+
+fn end_message(o: &Opts, log: &SharedLog, index: u32, start: Instant) {
+    let mut m = format!("Trace Packet Lister : Trace buffer done, processed {} bytes", index);
+    if o.no_time_print {
+        m.push_str(".\n");
+    } else {
+        m.push_str(&format!(" in {:.8} seconds.\n", start.elapsed().as_secs_f64()));
+    }
+    log.borrow_mut().msg(&m);
+}
+
+/// How a parallel decode went.
+enum Parallel {
+    /// The decode is written: the trace bytes processed.
+    Done(u32),
+    /// Nothing written: decode serially.
+    NotStarted,
+    /// These bytes of the decode are written (the start of the serial
+    /// log); decode serially for the rest.
+    Stopped(usize),
+}
+
+/// `-parallel N`: decode the trace file on N threads (see
+/// `opencsd_c_api::dcd_tree::parallel`) and write the log the serial decode
+/// would write.
+fn process_file_parallel(o: &Opts, snap: &Snapshot, path: &str, log: &SharedLog) -> Parallel {
+    match parallel_decode(o, snap, path, log) {
+        Ok(bytes) => Parallel::Done(bytes),
+        Err(0) => Parallel::NotStarted,
+        Err(written) => Parallel::Stopped(written),
+    }
+}
+
+/// Ok: the bytes processed; Err: the bytes of log written.
+fn parallel_decode(o: &Opts, snap: &Snapshot, path: &str, log: &SharedLog) -> Result<u32, usize> {
+    let quiet: SharedLog = Rc::new(RefCell::new(Log::default()));
+    let no_err: LastError = Rc::new(RefCell::new(None));
+    let mut tree = create_tree(o, snap, &quiet, &no_err, &mut TreePlan::default()).ok_or(0usize)?.tree;
+    configure_tree(o, &mut tree, &quiet, false);
+    let mut f = File::open(path).map_err(|_| 0usize)?;
+    let mut rec = tree.start_recording();
+    if rec.unsupported().is_some() {
+        return Err(0);
+    }
+    let (index, resp) = feed_file(o, &mut f, log, &mut |i, d, t| tree.record_data(&mut rec, i, d, t), &mut || OCSD_RESP_CONT);
+    if !resp_is_cont(resp) || rec.unsupported().is_some() {
+        return Err(0);
+    }
+    let mut opts = ParallelOptions::new(o.parallel);
+    if o.parallel_min_seg > 0 {
+        opts = ParallelOptions::stress(o.parallel, o.parallel_min_seg);
+    }
+    let make = || {
+        let seg_log: SharedLog = Rc::new(RefCell::new(Log::default()));
+        let last: LastError = Rc::new(RefCell::new(None));
+        let mut t = create_tree(o, snap, &seg_log, &last, &mut TreePlan::default())?.tree;
+        configure_tree(o, &mut t, &seg_log, false);
+        // what building the tree logged is not decode output
+        seg_log.borrow_mut().mem.clear();
+        Some((t, seg_log))
+    };
+    let mut written = 0usize;
+    let outcome = {
+        let mut l = log.borrow_mut();
+        parallel::decode(&rec, &tree.mapper, &opts, make, |out: &mut Log, r| {
+            written += r.len();
+            l.msg(&out.mem[r]);
+        })
+    };
+    match outcome {
+        parallel::Outcome::Done(sum) => {
+            if std::env::var_os("OCSD_PARALLEL_REPORT").is_some() {
+                eprintln!(
+                    "trc_pkt_lister: parallel decode: {} segments, {} stitches, {} chunks decoded twice",
+                    sum.segments, sum.stitches, sum.overlap_chunks
+                );
+            }
+            Ok(index)
+        }
+        parallel::Outcome::Fallback => Err(written),
+    }
+}
+
+/// Feed one trace file through the tree. Returns false on a fatal error.
+fn process_file(o: &Opts, tree: &mut DecodeTree, path: &str, log: &SharedLog, last_err: &LastError) -> bool {
+    let lmsg = |s: &str| log.borrow_mut().msg(s);
+    let Ok(mut f) = File::open(path) else {
+        lmsg("Trace Packet Lister : Error : Unable to open trace buffer.\n");
+        return false;
+    };
+    let start = Instant::now();
+    let (index, resp) = {
+        let tree_cell = RefCell::new(&mut *tree);
+        feed_file(
+            o,
+            &mut f,
+            log,
+            &mut |i, d, t| tree_cell.borrow_mut().data_in_with_tail(OCSD_OP_DATA, i, d, t),
+            &mut || tree_cell.borrow_mut().data_in(OCSD_OP_FLUSH, 0, &[]).0,
+        )
+    };
     let fatal = resp_is_fatal(resp);
     if fatal {
         // no end of trace after a fatal error: the last error the lister's
@@ -651,13 +843,7 @@ fn process_file(o: &Opts, tree: &mut DecodeTree, path: &str, log: &SharedLog, la
             r = tree.data_in(OCSD_OP_FLUSH, 0, &[]).0;
         }
     }
-    let mut m = format!("Trace Packet Lister : Trace buffer done, processed {} bytes", index);
-    if o.no_time_print {
-        m.push_str(".\n");
-    } else {
-        m.push_str(&format!(" in {:.8} seconds.\n", start.elapsed().as_secs_f64()));
-    }
-    lmsg(&m);
+    end_message(o, log, index, start);
     if o.multi_session {
         tree.data_in(OCSD_OP_RESET, 0, &[]);
     }

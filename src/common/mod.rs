@@ -146,6 +146,16 @@ pub trait PacketProcessor {
     /// Zero the statistics (`TrcPktProcBase::resetStats`).
     fn reset_stats(&mut self) {}
 
+    /// Write everything of the processor's state that can change what it
+    /// outputs later (not statistics, not scratch storage) to `out`, for
+    /// parallel decode's stitching (see [`crate::dcd_tree::parallel`]): two
+    /// processors of one configuration with equal fingerprints give equal
+    /// output for equal input from then on. False (the default): the
+    /// protocol keeps no fingerprint and is decoded whole on one thread.
+    fn state_fingerprint(&self, _out: &mut String) -> bool {
+        false
+    }
+
     /// Bytes dropped while unsynchronised, for the decode statistics when
     /// the processor keeps no full [`PacketProcessor::stats_block`].
     fn unsynced_bytes(&self) -> u64 {
@@ -444,6 +454,13 @@ pub trait PacketDecoder {
 
     /// Reset to the unsynchronised state.
     fn reset(&mut self, index: ocsd_trc_index_t);
+
+    /// As [`PacketProcessor::state_fingerprint`], for the decoder (memory
+    /// caches and decoded-instruction caches excluded: they change how
+    /// fast, not what, it decodes).
+    fn state_fingerprint(&self, _out: &mut String) -> bool {
+        false
+    }
 
     /// FLUSH after the gate closed (OpenCSD's `onFlush`): resume the work
     /// that [`DecodeCtx::gate`] suspended, under the same rule. Default:

@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod custom;
+pub mod parallel;
 pub mod registry;
 pub mod stack;
 

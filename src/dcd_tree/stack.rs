@@ -103,6 +103,14 @@ pub trait TraceIdDecoder {
     fn reset_decode_stats(&mut self) -> ocsd_err_t {
         OCSD_OK
     }
+    /// Write the stack's state (packet processor and decoder) to `out`,
+    /// for parallel decode's stitching: see
+    /// [`crate::common::PacketProcessor::state_fingerprint`]. False when the
+    /// protocol keeps none, or elements or a response still wait for the
+    /// client.
+    fn state_fingerprint(&self, _out: &mut String) -> bool {
+        false
+    }
     fn as_any_mut(&mut self) -> &mut dyn Any;
 }
 
@@ -526,6 +534,13 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
         self.stats_base = (self.proc_.unsynced_bytes(), hdr, seq);
         self.channel_total = 0;
         OCSD_OK
+    }
+
+    fn state_fingerprint(&self, out: &mut String) -> bool {
+        if !self.queue.is_empty() || self.pending_resp != OCSD_RESP_CONT || self.dec_suspended {
+            return false;
+        }
+        self.proc_.state_fingerprint(out) && self.dec.as_ref().map_or(true, |d| d.state_fingerprint(out))
     }
 
     fn as_any_mut(&mut self) -> &mut dyn Any {

@@ -15,6 +15,8 @@
 
 #![allow(non_upper_case_globals)]
 
+mod fingerprint;
+
 use super::config::EtmV4Config;
 use super::p0_stack::{P0Data, P0Elem, P0Kind, P0Stack};
 use super::types::*;
@@ -2089,5 +2091,8 @@ impl PacketDecoder for EtmV4IPktDecoder {
     fn set_op_flags(&mut self, flags: u32) {
         self.op_flags = flags & SUPPORTED_OP_FLAGS;
         self.aa64_chk = self.env_aa64_bad_opcode || self.op_flags & ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK != 0;
+    }
+    fn state_fingerprint(&self, out: &mut String) -> bool {
+        self.fingerprint(out)
     }
 }

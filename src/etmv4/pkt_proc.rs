@@ -6,6 +6,8 @@
 //! bytes are gathered in a buffer owned by the processor, so a packet may
 //! span calls and no allocation happens per packet.
 
+mod fingerprint;
+
 use super::config::EtmV4Config;
 use super::types::*;
 use crate::abi::*;
@@ -1514,5 +1516,9 @@ impl PacketProcessor for EtmV4IPktProc {
 
     fn set_op_flags(&mut self, flags: u32) {
         self.op_flags = flags & (OCSD_OPFLG_PKTPROC_COMMON | OCSD_OPFLG_COMP_MODE_MASK);
+    }
+    fn state_fingerprint(&self, out: &mut String) -> bool {
+        self.fingerprint(out);
+        true
     }
 }

@@ -284,6 +284,39 @@ impl MemMapper {
         Ok(())
     }
 
+    /// A mapper of the same files and buffers (their bytes shared, not
+    /// copied) with the same cache sizes and a cache of its own, for a
+    /// parallel decode thread. None when a callback is mapped (a client's
+    /// callback must see its reads in the order of a serial decode) or
+    /// memory is selected by execution context.
+    pub fn share_static(&self) -> Option<MemMapper> {
+        // memory selected by the decoders' execution context: the context
+        // a segment's decoder starts in is not the serial decoder's there
+        if self.any_filtered {
+            return None;
+        }
+        let mut accessors = Vec::with_capacity(self.accessors.len());
+        for a in &self.accessors {
+            let source = match &a.source {
+                Source::File { path, data, offset } => Source::File { path: path.clone(), data: data.clone(), offset: *offset },
+                Source::Buffer { data } => Source::Buffer { data: data.clone() },
+                Source::Callback { .. } => return None,
+            };
+            accessors.push(Accessor { start: a.start, end: a.end, space: a.space, source });
+        }
+        Some(MemMapper {
+            accessors,
+            meta: self.meta.clone(),
+            curr: None,
+            cache: self.cache.as_ref().map(|c| MemCache::new(c.sizes)),
+            sizes: self.sizes,
+            epoch: 0,
+            static_only: self.static_only,
+            any_filtered: false,
+            contexts: self.contexts.iter().map(|_| MemContext::default()).collect(),
+        })
+    }
+
     /// The cache sizes in use (None: caching off).
     pub fn cache_sizes(&self) -> Option<CacheSizes> {
         self.cache.as_ref().map(|c| c.sizes)

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use opencsd_c_api::api::{AddressSpace, ContextId, Decoder, DecoderBuilder, Element, ElementKind, MemoryImage, Vmid};
+use opencsd_c_api::api::{AddressSpace, ContextId, Decoder, DecoderBuilder, Element, ElementKind, MemoryImage, ParallelOptions, Vmid};
 use opencsd_c_api::tarmac::{Comparer, Reference, TarmacConfig, TarmacWriter};
 
 use crate::config_file::{self, parse_num};
@@ -260,49 +260,79 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
             })
         }
     };
-    let pb = progress_bar(len);
     let start = Instant::now();
     let mut stats = Stats::default();
-    let mut line = String::with_capacity(256);
     let mut write_err = None;
     let verbose = a.verbose;
-    let mut it = dec.decode(std::io::BufReader::new(file));
-    while let Some(e) = it.next() {
-        stats.add(&e);
-        let r = match &mut out_kind {
-            Out::Tarmac(w) => {
-                let raw = e.raw();
-                w.element(e.trace_id, &raw, it.decoder().memory())
+    let (bytes, fatal) = if a.jobs > 0 && !matches!(out_kind, Out::Tarmac(_)) {
+        let trace = std::fs::read(&trace_path).map_err(|e| Failure::input(format!("{trace_name}: cannot read: {e}")))?;
+        let json = matches!(out_kind, Out::Json);
+        let map = move |e: &Element, line: &mut String| {
+            // the line is made on the decode threads
+            if json {
+                if let Ok(j) = serde_json::to_string(e) {
+                    line.push_str(&j);
+                }
+            } else {
+                e.write_lister_line(line);
             }
-            Out::Text => {
-                line.clear();
-                e.write_lister_line(&mut line);
-                line.push('\n');
-                out.write_all(line.as_bytes())
-            }
-            Out::Json => serde_json::to_writer(&mut out, &e).map_err(std::io::Error::from).and_then(|_| out.write_all(b"\n")),
+            line.push('\n');
+            *e
         };
-        if let Err(err) = r {
-            write_err = Some(err);
-            break;
-        }
-        if stats.elements % 4096 == 0 {
-            if let Some(pb) = &pb {
-                pb.set_position(it.bytes());
+        let r = dec.decode_parallel(&trace, &ParallelOptions::new(a.jobs), map, |e, line| {
+            stats.add(&e);
+            if write_err.is_none() {
+                if let Err(err) = out.write_all(line.as_bytes()) {
+                    write_err = Some(err);
+                }
             }
-            if verbose {
-                for m in it.decoder().take_messages() {
-                    eprintln!("ocsd: {m}");
+        });
+        match r {
+            Ok(b) => (b, None),
+            Err(e) => (trace.len() as u64, Some(e.to_string())),
+        }
+    } else {
+        let pb = progress_bar(len);
+        let mut line = String::with_capacity(256);
+        let mut it = dec.decode(std::io::BufReader::new(file));
+        while let Some(e) = it.next() {
+            stats.add(&e);
+            let r = match &mut out_kind {
+                Out::Tarmac(w) => {
+                    let raw = e.raw();
+                    w.element(e.trace_id, &raw, it.decoder().memory())
+                }
+                Out::Text => {
+                    line.clear();
+                    e.write_lister_line(&mut line);
+                    line.push('\n');
+                    out.write_all(line.as_bytes())
+                }
+                Out::Json => serde_json::to_writer(&mut out, &e).map_err(std::io::Error::from).and_then(|_| out.write_all(b"\n")),
+            };
+            if let Err(err) = r {
+                write_err = Some(err);
+                break;
+            }
+            if stats.elements % 4096 == 0 {
+                if let Some(pb) = &pb {
+                    pb.set_position(it.bytes());
+                }
+                if verbose {
+                    for m in it.decoder().take_messages() {
+                        eprintln!("ocsd: {m}");
+                    }
                 }
             }
         }
-    }
-    let bytes = it.bytes();
-    let fatal = it.error().map(|e| e.to_string());
-    drop(it);
-    if let Some(pb) = pb {
-        pb.finish_and_clear();
-    }
+        let bytes = it.bytes();
+        let fatal = it.error().map(|e| e.to_string());
+        drop(it);
+        if let Some(pb) = pb {
+            pb.finish_and_clear();
+        }
+        (bytes, fatal)
+    };
     let mut tarmac_stats = None;
     if let Out::Tarmac(w) = out_kind {
         let st = w.stats();

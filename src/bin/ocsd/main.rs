@@ -87,6 +87,12 @@ pub struct DecodeArgs {
     /// Print the decoders' messages (bad packets, lost sync, ...) on standard error.
     #[arg(short, long)]
     pub verbose: bool,
+    /// Decode on N threads: across trace IDs, and within an ETMv4 / ETE
+    /// trace ID from its sync points; the output is that of the serial
+    /// decode. Text and JSON output; serial with --format tarmac, --stats,
+    /// or memory from callbacks. 0: serial.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub jobs: usize,
 }
 
 #[derive(Args, Debug, Clone)]

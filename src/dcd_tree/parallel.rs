@@ -1,0 +1,789 @@
+//! Parallel decode: the elements of a serial decode, in the same order with
+//! the same indexes, decoded on several threads.
+//!
+//! # How
+//!
+//! 1. **Record.** The trace is run through the tree's frame deformatter
+//!    exactly as a serial decode would run it (same blocks), but each trace
+//!    ID's data is kept instead of decoded: per ID, the chunks the
+//!    deformatter hands over, each numbered with its place in the serial
+//!    sequence of hand-overs. Everything a decoder outputs (elements, log
+//!    lines, packet lines) is output during one hand-over, so that number
+//!    places it in the serial output.
+//! 2. **Split.** Each ID is a separate stream. Within one ETMv4 / ETE
+//!    stream, segments start at synchronisation points (an A-sync packet
+//!    followed by a trace info packet, found by [`etmv4_sync_points`]).
+//!    Protocols without a splitter (ETMv3, PTM, STM, ITM) are one segment
+//!    per ID.
+//! 3. **Decode.** Each segment is decoded on a thread pool by a fresh
+//!    decode stack (built by the caller's factory, exactly as the serial
+//!    one) from its first chunk; the output of each chunk is noted. A
+//!    segment's decoder runs on past its end until its state (see
+//!    [`TraceIdDecoder::state_fingerprint`]) equals, at the same chunk
+//!    boundary, the state of the following segment's fresh decoder; from
+//!    there both decode the same bytes from the same state, so the
+//!    following segment's output is the serial output. (The states of the
+//!    following segment's first chunks are taken by a short first pass.)
+//!    Should the states never meet, the segment runs on to the end of the
+//!    stream: slower, never different.
+//! 4. **Stitch.** The chunk outputs are put back in serial hand-over order,
+//!    then each ID's end-of-trace output in ID order, as the tree gives
+//!    end of trace to its IDs.
+//!
+//! Anything that the serial decode would answer differently (a client
+//! that waits, a fatal error, a data-less operation from the deformatter,
+//! a deformatter error message, memory read through callbacks) makes
+//! [`decode`] return None: the caller decodes serially instead. Memory
+//! from files and buffers is shared between threads; each thread has its
+//! own memory access cache. Memory read through client callbacks is never
+//! decoded in parallel: a callback must see its reads in serial order, and
+//! no read may happen while earlier elements still wait for the client.
+#![forbid(unsafe_code)]
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use rayon::prelude::*;
+
+use super::{DecodeTree, Discard, Interfaces, StackEnv, TraceIdDecoder};
+use crate::abi::*;
+use crate::common::{ErrorLog, GenElemSink, OcsdError};
+use crate::deformatter::DeformatterOut;
+
+/// How to split the work.
+#[derive(Clone, Copy, Debug)]
+pub struct ParallelOptions {
+    /// Worker threads (at least 1).
+    pub threads: usize,
+    /// Fewest bytes of one trace ID's data in a segment: streams shorter
+    /// than two segments are decoded whole.
+    pub min_segment: usize,
+    /// Bytes after a segment's start over which its first states are
+    /// taken for stitching.
+    pub window: usize,
+    /// Most segments per thread (more balance the load better).
+    pub segments_per_thread: usize,
+}
+
+impl ParallelOptions {
+    pub fn new(threads: usize) -> Self {
+        ParallelOptions { threads: threads.max(1), min_segment: 32 * 1024, window: 8 * 1024, segments_per_thread: 16 }
+    }
+
+    /// Small segments and windows, to exercise many stitches (tests).
+    pub fn stress(threads: usize, min_segment: usize) -> Self {
+        ParallelOptions { threads: threads.max(1), min_segment: min_segment.max(1), window: usize::MAX, segments_per_thread: usize::MAX }
+    }
+}
+
+/// One data hand-over from the deformatter to a trace ID.
+#[derive(Clone, Copy, Debug)]
+struct Chunk {
+    /// Place in the serial sequence of hand-overs (all IDs).
+    seq: u32,
+    index: ocsd_trc_index_t,
+    start: usize,
+    len: usize,
+    tail_start: usize,
+    tail_len: usize,
+}
+
+/// One decoder slot's recorded data.
+struct IdStream {
+    slot: u8,
+    data: Vec<u8>,
+    tails: Vec<u8>,
+    chunks: Vec<Chunk>,
+    /// Keep what follows each chunk in the deformatter's memory (protocols
+    /// whose packet processors show those bytes).
+    keep_tail: bool,
+    /// The protocol keeps a state fingerprint (within-ID splitting).
+    splittable: bool,
+    protocol: ocsd_trace_protocol_t,
+}
+
+impl IdStream {
+    fn chunk_data(&self, c: &Chunk) -> (&[u8], &[u8]) {
+        (&self.data[c.start..c.start + c.len], &self.tails[c.tail_start..c.tail_start + c.tail_len])
+    }
+}
+
+/// The trace as the serial decode would hand it to each trace ID.
+pub struct Recording {
+    streams: Vec<IdStream>,
+    by_slot: [Option<usize>; 128],
+    seq: u32,
+    /// Why the recording cannot be decoded in parallel.
+    bail: Option<&'static str>,
+}
+
+impl Recording {
+    /// Why this recording must be decoded serially, if it must.
+    pub fn unsupported(&self) -> Option<&'static str> {
+        self.bail
+    }
+
+    /// Bytes recorded for each trace ID slot.
+    pub fn bytes_per_slot(&self) -> Vec<(u8, usize)> {
+        self.streams.iter().map(|s| (s.slot, s.data.len())).collect()
+    }
+
+    fn push(&mut self, slot: u8, index: ocsd_trc_index_t, data: &[u8], tail: &[u8]) {
+        let Some(si) = self.by_slot[slot as usize] else { return };
+        let s = &mut self.streams[si];
+        let start = s.data.len();
+        s.data.extend_from_slice(data);
+        let tail_start = s.tails.len();
+        if s.keep_tail {
+            s.tails.extend_from_slice(tail);
+        }
+        s.chunks.push(Chunk { seq: self.seq, index, start, len: data.len(), tail_start, tail_len: s.tails.len() - tail_start });
+        self.seq += 1;
+    }
+}
+
+/// The deformatter's output while recording.
+struct RecordOut<'a> {
+    rec: &'a mut Recording,
+    tree_ids: [bool; 128],
+    dfmt_log: Option<&'a mut (dyn ErrorLog + 'static)>,
+    capture: Capture,
+}
+
+/// Deformatter messages while recording when the tree has no separate
+/// deformatter logger: they would go to the tree's log ahead of the
+/// decoders' messages, so the recording is given up.
+struct Capture(bool);
+impl ErrorLog for Capture {
+    fn log_error(&mut self, _: &str, _: &OcsdError) {
+        self.0 = true;
+    }
+    fn log_message(&mut self, _: &str, _: ocsd_err_severity_t, _: &str) {
+        self.0 = true;
+    }
+}
+
+impl DeformatterOut for RecordOut<'_> {
+    fn id_attached(&self, id: u8) -> bool {
+        self.tree_ids.get(id as usize).copied().unwrap_or(false)
+    }
+    fn id_data(&mut self, id: u8, index: ocsd_trc_index_t, data: &[u8], tail: &[u8]) -> (ocsd_datapath_resp_t, usize) {
+        if data.is_empty() {
+            // the stack answers this with a fatal error: serial only
+            self.rec.bail.get_or_insert("empty data block");
+        }
+        self.rec.push(id, index, data, tail);
+        (OCSD_RESP_CONT, data.len())
+    }
+    fn id_op_all(&mut self, _op: ocsd_datapath_op_t, _index: ocsd_trc_index_t) -> ocsd_datapath_resp_t {
+        self.rec.bail.get_or_insert("data-less operation during the trace");
+        OCSD_RESP_CONT
+    }
+    fn raw_frame(&mut self, _: ocsd_datapath_op_t, _: ocsd_trc_index_t, _: ocsd_rawframe_elem_t, _: &[u8], _: u8) {}
+    fn has_raw_monitor(&self) -> bool {
+        false
+    }
+    fn logger(&mut self) -> &mut dyn ErrorLog {
+        match self.dfmt_log.as_deref_mut() {
+            Some(l) => l,
+            None => &mut self.capture,
+        }
+    }
+}
+
+impl DecodeTree {
+    /// Start recording this tree's input for [`decode`]: feed the trace
+    /// with [`DecodeTree::record_data`] as it would be fed to
+    /// [`DecodeTree::data_in_with_tail`]. The tree's decoders see nothing.
+    pub fn start_recording(&mut self) -> Recording {
+        let mut rec = Recording { streams: Vec::new(), by_slot: [None; 128], seq: 0, bail: None };
+        if self.raw_monitor.is_some() {
+            rec.bail = Some("raw frame output");
+        }
+        if self.mapper.share_static().is_none() {
+            rec.bail = Some("memory read through a callback");
+        }
+        let filter = self.id_filter;
+        for (slot, s) in self.stacks.iter().enumerate() {
+            let Some(stack) = s.as_deref() else { continue };
+            if self.deformatter.is_some() && !filter.map_or(true, |f| f[slot]) {
+                continue;
+            }
+            let mut fp = String::new();
+            let splittable = stack.state_fingerprint(&mut fp);
+            rec.by_slot[slot] = Some(rec.streams.len());
+            rec.streams.push(IdStream {
+                slot: slot as u8,
+                data: Vec::new(),
+                tails: Vec::new(),
+                chunks: Vec::new(),
+                keep_tail: !splittable,
+                splittable,
+                protocol: stack.protocol(),
+            });
+        }
+        rec
+    }
+
+    /// Record one block of trace (see [`DecodeTree::start_recording`]).
+    pub fn record_data(&mut self, rec: &mut Recording, index: ocsd_trc_index_t, data: &[u8], tail: &[u8]) -> (ocsd_datapath_resp_t, usize) {
+        if data.is_empty() {
+            rec.bail.get_or_insert("empty data block");
+            return (OCSD_RESP_CONT, 0);
+        }
+        let mut tree_ids = [false; 128];
+        for (i, t) in tree_ids.iter_mut().enumerate() {
+            *t = rec.by_slot[i].is_some();
+        }
+        match self.deformatter.as_mut() {
+            Some(d) => {
+                let mut out = RecordOut { rec, tree_ids, dfmt_log: self.dfmt_logger.as_deref_mut(), capture: Capture(false) };
+                let r = d.data_in(OCSD_OP_DATA, index, data, &mut out);
+                if out.capture.0 {
+                    out.rec.bail.get_or_insert("deformatter message");
+                }
+                if !resp_is_cont(r.0) || r.1 != data.len() {
+                    out.rec.bail.get_or_insert("deformatter stopped");
+                }
+                r
+            }
+            None => {
+                if rec.by_slot[0].is_none() {
+                    rec.bail.get_or_insert("no decoder");
+                }
+                rec.push(0, index, data, tail);
+                (OCSD_RESP_CONT, data.len())
+            }
+        }
+    }
+}
+
+/// Offsets in one ETMv4 / ETE trace ID's byte stream where an alignment
+/// synchronisation packet (11 zero bytes, then 0x80) starts that is
+/// followed by a trace info packet (header 0x01): points where a decoder
+/// started unsynchronised takes up the trace.
+pub fn etmv4_sync_points(data: &[u8]) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut zeros = 0usize;
+    for (i, &b) in data.iter().enumerate() {
+        if b == 0 {
+            zeros += 1;
+            continue;
+        }
+        if b == 0x80 && zeros >= 11 && data.get(i + 1) == Some(&0x01) {
+            out.push(i - 11);
+        }
+        zeros = 0;
+    }
+    out
+}
+
+/// Output a segment's decode writes to (through the sinks and loggers of
+/// the tree its factory made): only its length is needed, to cut it at
+/// chunk boundaries.
+pub trait SegmentOutput: Default + Send {
+    fn len(&self) -> usize;
+}
+
+impl SegmentOutput for String {
+    fn len(&self) -> usize {
+        String::len(self)
+    }
+}
+
+impl<T: Send> SegmentOutput for Vec<T> {
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+}
+
+/// A segment of one stream: chunks from `first` up to `end` (the next
+/// segment's first chunk), decoded on past `end` until stitched.
+#[derive(Clone, Copy, Debug)]
+struct SegPlan {
+    stream: usize,
+    first: usize,
+    end: usize,
+    /// First chunk boundary after `first` past which no states are taken.
+    window_end: usize,
+}
+
+/// What a segment's decode left.
+struct SegResult<O> {
+    out: O,
+    /// Output length after each chunk from the segment's first, at
+    /// [k] the end of chunk first+k-1 ([0] = before any).
+    marks: Vec<usize>,
+    /// Chunk boundary and segment where the states met (None: ran to the
+    /// end and through end of trace).
+    meet: Option<(usize, usize)>,
+    /// The first chunk whose output is not the decoder's normal output (it
+    /// stopped there: a fatal or waiting response); usize::MAX if none.
+    stopped_at: usize,
+    /// Output length after end of trace (when run to the end).
+    eot_mark: Option<usize>,
+}
+
+/// The memory of the tree, files and buffers only: each thread maps the
+/// same bytes with a cache of its own.
+struct SharedMem(std::sync::Mutex<crate::mem::MemMapper>);
+
+/// A fresh decode stack on its own thread, with the tree that holds its
+/// sink, logger and memory.
+struct Runner<O> {
+    tree: DecodeTree,
+    stack: Box<dyn TraceIdDecoder>,
+    out: Rc<RefCell<O>>,
+}
+
+impl<O: SegmentOutput> Runner<O> {
+    fn new(tree: DecodeTree, out: Rc<RefCell<O>>, slot: u8, mem: &SharedMem) -> Option<Self> {
+        let mut tree = tree;
+        let stack = tree.stacks.get_mut(slot as usize)?.take()?;
+        tree.mapper = mem.0.lock().ok()?.share_static()?;
+        Some(Runner { tree, stack, out })
+    }
+
+    fn env_call<R>(&mut self, f: impl FnOnce(&mut dyn TraceIdDecoder, &mut StackEnv) -> R) -> R {
+        let attached = Interfaces {
+            elem_out: !self.tree.interfaces_required || self.tree.elem_sink.is_some(),
+            mem: !self.tree.interfaces_required || self.tree.mem_attached,
+        };
+        let mut discard = Discard;
+        let sink: &mut dyn GenElemSink = match self.tree.elem_sink.as_deref_mut() {
+            Some(s) => s,
+            None => &mut discard,
+        };
+        let mut env = StackEnv { elem_sink: Some(sink), mem: &mut self.tree.mapper, log: self.tree.logger.as_mut(), attached };
+        f(self.stack.as_mut(), &mut env)
+    }
+
+    /// Feed one chunk; false when the stack did not take it all with CONT.
+    fn feed(&mut self, s: &IdStream, c: &Chunk) -> bool {
+        let (data, tail) = s.chunk_data(c);
+        let (r, used) = self.env_call(|st, env| st.data_in_tail(c.index, data, tail, env));
+        resp_is_cont(r) && used == data.len()
+    }
+
+    fn eot(&mut self) {
+        // the serial tree ignores a fatal answer to end of trace; the
+        // sinks of a parallel decode never wait
+        self.env_call(|st, env| st.data_in(OCSD_OP_EOT, 0, &[], env));
+    }
+
+    fn len(&self) -> usize {
+        self.out.borrow().len()
+    }
+
+    fn fingerprint(&self, buf: &mut String) -> bool {
+        buf.clear();
+        self.stack.state_fingerprint(buf)
+    }
+
+    fn finish(self) -> O {
+        let Runner { tree, stack, out } = self;
+        drop(stack);
+        drop(tree);
+        let o = std::mem::take(&mut *out.borrow_mut());
+        o
+    }
+}
+
+/// What [`decode`] did.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Summary {
+    /// Segments decoded.
+    pub segments: usize,
+    /// Stitches made (where a segment's output took over from another's).
+    pub stitches: usize,
+    /// Chunks decoded twice (past a segment's end until the states met,
+    /// and in the next segment before the meeting): the cost of stitching.
+    pub overlap_chunks: usize,
+}
+
+/// How [`decode`] ended.
+#[derive(Clone, Copy, Debug)]
+pub enum Outcome {
+    /// All the serial output was given to `emit`.
+    Done(Summary),
+    /// Parallel decode cannot give the serial output (see the module
+    /// documentation): what was given to `emit` so far is the start of the
+    /// serial output, and the caller decodes serially for the rest (e.g.
+    /// decoding again and skipping what was emitted).
+    Fallback,
+}
+
+/// Decode `rec` on `opts.threads` threads, giving the serial output to
+/// `emit` in order, piece by piece, as soon as it is known (on the calling
+/// thread, while the decode goes on).
+///
+/// `make` builds, on a worker thread, a decode tree configured as the
+/// serial one (decoders, operation flags, element sink, logger, packet
+/// printers), whose sinks write to the output it returns; its memory is
+/// replaced by a share of `mem`'s files and buffers. Each piece given to
+/// `emit` is a range of one such output.
+pub fn decode<O, F, E>(rec: &Recording, mem: &crate::mem::MemMapper, opts: &ParallelOptions, make: F, mut emit: E) -> Outcome
+where
+    O: SegmentOutput,
+    F: Fn() -> Option<(DecodeTree, Rc<RefCell<O>>)> + Sync,
+    E: FnMut(&mut O, std::ops::Range<usize>),
+{
+    if rec.bail.is_some() {
+        return Outcome::Fallback;
+    }
+    let Some(shared) = mem.share_static() else { return Outcome::Fallback };
+    let mem = &SharedMem(std::sync::Mutex::new(shared));
+    let plans = plan_segments(rec, opts);
+    let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(opts.threads).build() else { return Outcome::Fallback };
+    // first pass: the states at the first chunk boundaries of every
+    // segment but the first of its stream
+    let fps: Option<Vec<HashMap<usize, String>>> = pool.install(|| {
+        plans.par_iter().map(|p| if p.first == 0 { Some(HashMap::new()) } else { first_states(rec, p, mem, &make) }).collect()
+    });
+    let Some(fps) = fps else { return Outcome::Fallback };
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    let progress = Progress { at: std::sync::Mutex::new(0), moved: std::sync::Condvar::new(), ahead: opts.threads.max(1) };
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, Option<SegResult<O>>)>();
+    std::thread::scope(|sc| {
+        let (plans, fps, make, cancel, pool, progress) = (&plans, &fps, &make, &cancel, &pool, &progress);
+        sc.spawn(move || {
+            pool.scope_fifo(|s| {
+                for i in 0..plans.len() {
+                    let tx = tx.clone();
+                    s.spawn_fifo(move |_| {
+                        if plans[i].first > 0 {
+                            progress.wait_until_near(i);
+                        }
+                        let r = run_segment(rec, plans, fps, i, mem, make, cancel);
+                        let _ = tx.send((i, r));
+                    });
+                }
+            });
+            drop(tx);
+        });
+        let out = stitch(rec, plans, &rx, progress, &mut emit);
+        if out.is_none() {
+            cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        match out {
+            Some(summary) => Outcome::Done(summary),
+            None => Outcome::Fallback,
+        }
+    })
+}
+
+fn plan_segments(rec: &Recording, opts: &ParallelOptions) -> Vec<SegPlan> {
+    let mut plans = Vec::new();
+    for (si, s) in rec.streams.iter().enumerate() {
+        let n = s.chunks.len();
+        let whole = SegPlan { stream: si, first: 0, end: n, window_end: n };
+        let want = (s.data.len() / opts.min_segment.max(1)).min(opts.threads.saturating_mul(opts.segments_per_thread));
+        if !s.splittable || want < 2 || !matches!(s.protocol, OCSD_PROTOCOL_ETMV4I | OCSD_PROTOCOL_ETE) {
+            plans.push(whole);
+            continue;
+        }
+        let syncs = etmv4_sync_points(&s.data);
+        let mut starts: Vec<usize> = vec![0];
+        let mut ci = 0usize;
+        let mut next_sync = 0usize;
+        for k in 1..want {
+            let target = s.data.len() * k / want;
+            while next_sync < syncs.len() && syncs[next_sync] < target {
+                next_sync += 1;
+            }
+            let Some(&off) = syncs.get(next_sync) else { break };
+            // the chunk holding the sync's first byte
+            while ci + 1 < n && s.chunks[ci + 1].start <= off {
+                ci += 1;
+            }
+            if ci > *starts.last().unwrap() {
+                starts.push(ci);
+            }
+        }
+        for (k, &first) in starts.iter().enumerate() {
+            let end = starts.get(k + 1).copied().unwrap_or(n);
+            let base = s.chunks[first].start;
+            let mut w = first;
+            while w < end && s.chunks[w].start - base < opts.window {
+                w += 1;
+            }
+            plans.push(SegPlan { stream: si, first, end, window_end: w.max(first + 1).min(end) });
+        }
+    }
+    plans
+}
+
+/// A fresh stack for plan `p`'s stream.
+fn runner<O: SegmentOutput>(
+    rec: &Recording,
+    p: &SegPlan,
+    mem: &SharedMem,
+    make: &(dyn Fn() -> Option<(DecodeTree, Rc<RefCell<O>>)> + Sync),
+) -> Option<Runner<O>> {
+    let (tree, out) = make()?;
+    Runner::new(tree, out, rec.streams[p.stream].slot, mem)
+}
+
+/// The states of a fresh stack started at `p.first`, at each chunk
+/// boundary up to the end of its window (boundary `b` = before chunk `b`).
+fn first_states<O: SegmentOutput>(
+    rec: &Recording,
+    p: &SegPlan,
+    mem: &SharedMem,
+    make: &(dyn Fn() -> Option<(DecodeTree, Rc<RefCell<O>>)> + Sync),
+) -> Option<HashMap<usize, String>> {
+    let s = &rec.streams[p.stream];
+    let mut r = runner(rec, p, mem, make)?;
+    let mut map = HashMap::new();
+    let mut fp = String::new();
+    for b in p.first..=p.window_end {
+        if r.fingerprint(&mut fp) {
+            map.insert(b, fp.clone());
+        }
+        if b == p.window_end || b >= s.chunks.len() || !r.feed(s, &s.chunks[b]) {
+            break;
+        }
+    }
+    Some(map)
+}
+
+fn run_segment<O: SegmentOutput>(
+    rec: &Recording,
+    plans: &[SegPlan],
+    fps: &[HashMap<usize, String>],
+    i: usize,
+    mem: &SharedMem,
+    make: &(dyn Fn() -> Option<(DecodeTree, Rc<RefCell<O>>)> + Sync),
+    cancel: &std::sync::atomic::AtomicBool,
+) -> Option<SegResult<O>> {
+    let p = plans[i];
+    let s = &rec.streams[p.stream];
+    let n = s.chunks.len();
+    let mut r = runner(rec, &p, mem, make)?;
+    let mut marks = Vec::with_capacity(p.end - p.first + 1);
+    marks.push(r.len());
+    let mut meet = None;
+    let mut stopped_at = usize::MAX;
+    let mut fp = String::new();
+    // the later segments of this stream, whose first states may be met
+    let mut t = i + 1;
+    let mut c = p.first;
+    while c < n {
+        if c % 256 == 0 && cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        if !r.feed(s, &s.chunks[c]) {
+            stopped_at = c;
+            break;
+        }
+        c += 1;
+        marks.push(r.len());
+        if c < p.end {
+            continue;
+        }
+        while t < plans.len() && plans[t].stream == p.stream && plans[t].window_end < c {
+            t += 1;
+        }
+        if t < plans.len() && plans[t].stream == p.stream && plans[t].first <= c {
+            if let Some(theirs) = fps[t].get(&c) {
+                if r.fingerprint(&mut fp) && fp == *theirs {
+                    meet = Some((c, t));
+                    break;
+                }
+            }
+        }
+    }
+    let mut eot_mark = None;
+    if meet.is_none() && stopped_at == usize::MAX {
+        r.eot();
+        eot_mark = Some(r.len());
+    }
+    Some(SegResult { out: r.finish(), marks, meet, stopped_at, eot_mark })
+}
+
+/// How far the output has got, so that the decode does not run far ahead
+/// of it (the output of decoded segments waits in memory until written).
+struct Progress {
+    /// The highest segment whose output is being given out.
+    at: std::sync::Mutex<usize>,
+    moved: std::sync::Condvar,
+    /// Segments allowed to start beyond it.
+    ahead: usize,
+}
+
+impl Progress {
+    fn reached(&self, seg: usize) {
+        if let Ok(mut at) = self.at.lock() {
+            if seg > *at {
+                *at = seg;
+                self.moved.notify_all();
+            }
+        }
+    }
+
+    /// Wait until segment `seg` is near enough the output. Only segments
+    /// that start within a stream wait (the first segment of each stream
+    /// is needed from the start), and never for long: a wait that cannot
+    /// end only delays.
+    fn wait_until_near(&self, seg: usize) {
+        let Ok(mut at) = self.at.lock() else { return };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while seg > *at + self.ahead {
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                return;
+            }
+            match self.moved.wait_timeout(at, deadline - now) {
+                Ok((g, _)) => at = g,
+                Err(_) => return,
+            }
+        }
+    }
+}
+
+/// Give the serial output to `emit` as the segments' results arrive.
+/// None: it cannot be given (see [`Outcome::Fallback`]).
+fn stitch<O, E: FnMut(&mut O, std::ops::Range<usize>)>(
+    rec: &Recording,
+    plans: &[SegPlan],
+    rx: &std::sync::mpsc::Receiver<(usize, Option<SegResult<O>>)>,
+    progress: &Progress,
+    emit: &mut E,
+) -> Option<Summary> {
+    let mut results: Vec<Option<SegResult<O>>> = (0..plans.len()).map(|_| None).collect();
+    let mut arrived = vec![false; plans.len()];
+    // the result of segment `i`, waiting for it (None: it failed)
+    let wait_for = |i: usize, results: &mut Vec<Option<SegResult<O>>>, arrived: &mut Vec<bool>| -> Option<()> {
+        while !arrived[i] {
+            let (k, r) = rx.recv().ok()?;
+            arrived[k] = true;
+            results[k] = r;
+        }
+        results[i].as_ref().map(|_| ())
+    };
+    // each stream's chain: the segment whose output is the serial output
+    let mut chain: Vec<usize> = Vec::with_capacity(rec.streams.len());
+    for si in 0..rec.streams.len() {
+        chain.push(plans.iter().position(|p| p.stream == si)?);
+    }
+    let mut summary = Summary { segments: plans.len(), ..Default::default() };
+    let mut order: Vec<(u32, u32, u32)> = Vec::with_capacity(rec.seq as usize);
+    for (si, s) in rec.streams.iter().enumerate() {
+        for (ci, c) in s.chunks.iter().enumerate() {
+            order.push((c.seq, si as u32, ci as u32));
+        }
+    }
+    order.sort_unstable_by_key(|o| o.0);
+    // adjacent pieces of one output go out as one
+    let mut pending: Option<(usize, std::ops::Range<usize>)> = None;
+    fn out_pending<O, E: FnMut(&mut O, std::ops::Range<usize>)>(
+        results: &mut [Option<SegResult<O>>],
+        pending: &mut Option<(usize, std::ops::Range<usize>)>,
+        emit: &mut E,
+    ) {
+        if let Some((ps, pr)) = pending.take() {
+            if let Some(r) = results[ps].as_mut() {
+                emit(&mut r.out, pr);
+            }
+        }
+    }
+    fn put<O, E: FnMut(&mut O, std::ops::Range<usize>)>(
+        seg: usize,
+        a: usize,
+        b: usize,
+        results: &mut [Option<SegResult<O>>],
+        pending: &mut Option<(usize, std::ops::Range<usize>)>,
+        emit: &mut E,
+    ) {
+        if a == b {
+            return;
+        }
+        if let Some((ps, pr)) = pending.as_mut() {
+            if *ps == seg && pr.end == a {
+                pr.end = b;
+                return;
+            }
+        }
+        out_pending(results, pending, emit);
+        *pending = Some((seg, a..b));
+    }
+    for &(_, si, ci) in &order {
+        let (si, ci) = (si as usize, ci as usize);
+        loop {
+            let cur = chain[si];
+            wait_for(cur, &mut results, &mut arrived)?;
+            let res = results[cur].as_ref()?;
+            let first = plans[cur].first;
+            match res.meet {
+                Some((c, t)) if ci >= c => {
+                    // the next segment takes over here: this one's output
+                    // is no longer needed once what is pending went out
+                    summary.stitches += 1;
+                    summary.overlap_chunks += (c - plans[cur].end) + (c - plans[t].first);
+                    out_pending(&mut results, &mut pending, emit);
+                    for k in cur..t {
+                        results[k] = None;
+                    }
+                    chain[si] = t;
+                    progress.reached(t);
+                }
+                _ => {
+                    if res.stopped_at <= ci {
+                        return None;
+                    }
+                    let k = ci - first;
+                    let (a, b) = (res.marks[k], res.marks[k + 1]);
+                    put(cur, a, b, &mut results, &mut pending, emit);
+                    break;
+                }
+            }
+        }
+    }
+    // end of trace, in ID order
+    for si in 0..rec.streams.len() {
+        let cur = chain[si];
+        wait_for(cur, &mut results, &mut arrived)?;
+        let res = results[cur].as_ref()?;
+        let n = rec.streams[si].chunks.len();
+        let end = res.eot_mark?;
+        let a = res.marks[n - plans[cur].first];
+        put(cur, a, end, &mut results, &mut pending, emit);
+    }
+    out_pending(&mut results, &mut pending, emit);
+    Some(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sync_points_need_async_then_trace_info() {
+        let mut d = vec![0x04, 0x05];
+        let a = d.len();
+        d.extend_from_slice(&[0; 11]);
+        d.extend_from_slice(&[0x80, 0x01, 0x00]);
+        // A-sync without trace info after it
+        d.extend_from_slice(&[0; 11]);
+        d.extend_from_slice(&[0x80, 0x02]);
+        // ten zeros only
+        d.extend_from_slice(&[0; 10]);
+        d.extend_from_slice(&[0x80, 0x01]);
+        // more zeros than needed: the packet is the last 11 and the 0x80
+        let b = d.len() + 3;
+        d.extend_from_slice(&[0; 14]);
+        d.extend_from_slice(&[0x80, 0x01]);
+        assert_eq!(etmv4_sync_points(&d), vec![a, b]);
+    }
+
+    #[test]
+    fn sync_point_at_the_very_end_needs_its_trace_info_byte() {
+        let mut d = vec![0u8; 11];
+        d.push(0x80);
+        assert!(etmv4_sync_points(&d).is_empty());
+        d.push(0x01);
+        assert_eq!(etmv4_sync_points(&d), vec![0]);
+        assert!(etmv4_sync_points(&[]).is_empty());
+    }
+}

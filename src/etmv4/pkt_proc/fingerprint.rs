@@ -1,0 +1,90 @@
+//! The packet processor's state fingerprint, for parallel decode's
+//! stitching (see [`crate::dcd_tree::parallel`]).
+//!
+//! The struct is taken apart without `..`: a field added to the processor
+//! stops the build here until it is classed as state or not.
+
+use std::fmt::Write;
+
+use super::{EtmV4IPktProc, ProcState};
+
+impl EtmV4IPktProc {
+    /// Everything that can change later output: the packet being built and
+    /// the values that carry from packet to packet, the parse position and
+    /// sync state. Left out: the configuration (equal for both sides of a
+    /// stitch), the header table made from it, the name, and statistics.
+    pub(crate) fn fingerprint(&self, out: &mut String) {
+        let EtmV4IPktProc {
+            cfg: _,
+            name: _,
+            op_flags,
+            table: _,
+            pkt,
+            addr_stack,
+            raw,
+            state,
+            handler,
+            packet_index,
+            block_index,
+            processed,
+            is_sync,
+            first_trace_info,
+            sent_notsync_packet,
+            dump_unsynced_bytes,
+            update_on_unsync_packet_index,
+            tinfo_sect_flags,
+            tinfo_ctrl_bytes,
+            ts_done,
+            ccount_done,
+            ts_bytes,
+            excep_size,
+            count_done,
+            commit_done,
+            has_count,
+            f1p1_done,
+            f1p2_done,
+            f1_has_p2,
+            vmid_bytes,
+            ctxtid_bytes,
+            addr_is,
+            addr_bytes,
+            addr_64bit,
+            ctxt_info_done,
+            addr_done,
+            q_type,
+            has_addr,
+            addr_short,
+            addr_match,
+            qe,
+            bad_hdr_errs: _,
+            bad_seq_errs: _,
+            total_bytes: _,
+            unsynced_bytes: _,
+        } = self;
+        // between packets (nothing of the next one read yet) what only one
+        // packet uses is dead: every packet handler sets its parse state on
+        // the packet's first bytes, and the exception fields are all set
+        // when an exception packet completes, before they are read
+        let between = raw.is_empty() && *state == ProcState::ProcHdr;
+        let mut pkt = *pkt;
+        if between {
+            pkt.exception_info = Default::default();
+        }
+        let _ = write!(out, "P{op_flags}|{pkt:?}|{addr_stack:?}|{raw:?}|{state:?}|{handler:?}|{packet_index}|{block_index}|{processed}|{is_sync}{first_trace_info}|");
+        // once synchronised the processor never loses sync (only a reset,
+        // which sets these again, unsynchronises it): what it kept for
+        // dumping unsynchronised bytes is dead
+        if !*is_sync {
+            let _ = write!(out, "{sent_notsync_packet}|{dump_unsynced_bytes}|{update_on_unsync_packet_index}|");
+        }
+        if !between {
+            let _ = write!(
+                out,
+                "{tinfo_sect_flags}|{tinfo_ctrl_bytes}|{ts_done}{ccount_done}|{ts_bytes}|{excep_size}|{count_done}{commit_done}{has_count}|\
+                 {f1p1_done}{f1p2_done}{f1_has_p2}|{vmid_bytes}|{ctxtid_bytes}|{addr_is}|{addr_bytes}|{addr_64bit}{ctxt_info_done}{addr_done}|\
+                 {q_type}|{has_addr}{addr_short}{addr_match}|{qe}"
+            );
+        }
+        out.push('\n');
+    }
+}

@@ -1,0 +1,167 @@
+//! Parallel decode (`trc_pkt_lister -parallel N`) writes exactly the serial
+//! log on every conformance case (cases.tsv and cases-corrupt.tsv), with
+//! segments forced small so that the trace is cut and stitched at every
+//! synchronisation point, on two threads and on one.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+/// The log from the line after the command line on (the command lines
+/// differ by the parallel options).
+fn body(log: &[u8]) -> &[u8] {
+    const MARK: &[u8] = b"Trace Packet Lister : reading snapshot";
+    match log.windows(MARK.len()).position(|w| w == MARK) {
+        Some(p) => &log[p..],
+        None => log,
+    }
+}
+
+struct Case {
+    name: String,
+    snap: String,
+    env: Vec<(String, String)>,
+    args: Vec<String>,
+}
+
+fn load_cases(path: &Path) -> Vec<Case> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let f: Vec<&str> = line.split('\t').collect();
+        assert_eq!(f.len(), 4, "bad case line {line}");
+        let env = if f[2] == "-" {
+            vec![]
+        } else {
+            f[2].split_whitespace().map(|kv| kv.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())).unwrap()).collect()
+        };
+        let args = if f[3] == "-" { vec![] } else { f[3].split_whitespace().map(String::from).collect() };
+        out.push(Case { name: f[0].into(), snap: f[1].into(), env, args });
+    }
+    out
+}
+
+/// Run the lister on a case with `extra` options; the log and the parallel
+/// decode report (stderr).
+fn run(conf: &Path, c: &Case, extra: &[&str], out: &Path) -> (Vec<u8>, String) {
+    let _ = std::fs::remove_file(out);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_trc_pkt_lister"));
+    cmd.current_dir(conf).arg("-ss_dir").arg(&c.snap).args(&c.args).args(extra);
+    cmd.arg("-no_time_print").arg("-logfilename").arg(out);
+    cmd.env("OCSD_PARALLEL_REPORT", "1");
+    for (k, v) in &c.env {
+        cmd.env(k, v);
+    }
+    let o = cmd.output().unwrap();
+    assert!(o.status.success(), "{}: lister failed: {}", c.name, String::from_utf8_lossy(&o.stderr));
+    (std::fs::read(out).unwrap_or_default(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// Stitches reported by a parallel run (0: it decoded serially).
+fn stitches(report: &str) -> usize {
+    report
+        .lines()
+        .find_map(|l| l.strip_prefix("trc_pkt_lister: parallel decode: "))
+        .and_then(|l| l.split(", ").nth(1))
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn parallel_decode_matches_serial_on_every_conformance_case() {
+    let Some(shared) = common::shared_dir() else {
+        eprintln!("{}", common::SKIPPED);
+        return;
+    };
+    let conf = shared.join("conformance");
+    let tmp = std::env::temp_dir().join(format!("ocsd-parallel-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut failures = Vec::new();
+    let (mut cases_run, mut parallel_runs, mut total_stitches) = (0, 0, 0);
+    for list in ["cases.tsv", "cases-corrupt.tsv"] {
+        for c in load_cases(&conf.join(list)) {
+            cases_run += 1;
+            let (serial, _) = run(&conf, &c, &[], &tmp.join("serial.ppl"));
+            assert!(!serial.is_empty(), "{}: no serial log", c.name);
+            for extra in [&["-parallel", "2", "-parallel_min_seg", "64"][..], &["-parallel", "1", "-parallel_min_seg", "64"][..]] {
+                let (par, report) = run(&conf, &c, extra, &tmp.join("parallel.ppl"));
+                if report.contains("parallel decode:") {
+                    parallel_runs += 1;
+                }
+                total_stitches += stitches(&report);
+                if body(&par) != body(&serial) {
+                    failures.push(format!("{} {}", c.name, extra.join(" ")));
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    eprintln!("{cases_run} cases; {parallel_runs} runs decoded in parallel with {total_stitches} stitches");
+    assert!(failures.is_empty(), "parallel log differs from the serial log: {failures:?}");
+    // the cases must really have been cut and stitched, or this test
+    // would compare the serial decode with itself
+    assert!(parallel_runs >= 100, "only {parallel_runs} runs decoded in parallel");
+    assert!(total_stitches >= 500, "only {total_stitches} stitches");
+}
+
+/// The Rust API: `Decoder::decode_parallel` gives the elements (and the
+/// messages) of `Decoder::decode`, on snapshots of each protocol.
+#[test]
+fn api_decode_parallel_matches_decode() {
+    use opencsd_c_api::api::{Decoder, ParallelOptions};
+    let Some(shared) = common::shared_dir() else {
+        eprintln!("{}", common::SKIPPED);
+        return;
+    };
+    let snaps = [
+        "snapshots/juno_r1_1",
+        "snapshots/a57_single_step",
+        "snapshots/TC2",
+        "snapshots/stm_only",
+        "snapshots-ete/001-ack_test",
+        "snapshots-ete/002-ack_test_scr",
+        "snapshots-corrupt/juno-uname-001-c1000",
+    ];
+    let mut checked = 0;
+    for snap in snaps {
+        let dir = shared.join("conformance").join(snap);
+        if !dir.join("snapshot.ini").is_file() {
+            continue;
+        }
+        let s = Decoder::from_snapshot(&dir, None).unwrap();
+        let trace = std::fs::read(&s.trace_file).unwrap();
+        let mut dec = s.decoder;
+        let mut serial = Vec::new();
+        let r_serial = dec.decode_each(&trace[..], |e| {
+            let mut l = String::new();
+            e.write_lister_line(&mut l);
+            serial.push(l);
+        });
+        let msgs_serial = dec.take_messages();
+        for opts in [ParallelOptions::stress(2, 64), ParallelOptions::stress(1, 64), ParallelOptions::new(2)] {
+            let s = Decoder::from_snapshot(&dir, None).unwrap();
+            let mut dec = s.decoder;
+            let mut par = Vec::new();
+            let r_par = dec.decode_parallel(
+                &trace,
+                &opts,
+                |e, text| {
+                    e.write_lister_line(text);
+                    e.index
+                },
+                |_, text| par.push(text.to_string()),
+            );
+            assert_eq!(r_par.is_ok(), r_serial.is_ok(), "{snap}");
+            assert_eq!(par.len(), serial.len(), "{snap}: element count");
+            assert!(par == serial, "{snap}: elements differ");
+            assert_eq!(dec.take_messages(), msgs_serial, "{snap}: messages");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 12, "only {checked} decodes checked");
+}
