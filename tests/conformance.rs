@@ -17,10 +17,7 @@ use common::*;
 /// Run the cases named in `claimed_file` (from the shared `cases_file`)
 /// and require each to match OpenCSD's log.
 fn run_claimed(claimed_file: &str, cases_file: &str) {
-    let Some(shared) = shared_dir() else {
-        eprintln!("\n*** SKIPPED: OpenCSD reference data not found (set OCSD_SHARED or place it at ../shared) ***\n");
-        return;
-    };
+    let Some(shared) = shared_or_skip() else { return };
     let claimed_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join(claimed_file);
     let claimed: Vec<String> = std::fs::read_to_string(&claimed_path)
         .unwrap_or_else(|_| panic!("tests/{claimed_file}"))
@@ -80,10 +77,7 @@ fn claimed_corrupt_conformance_cases_pass() {
 /// case, decoded or not.
 #[test]
 fn every_case_matches_up_to_the_first_trace_line() {
-    let Some(shared) = shared_dir() else {
-        eprintln!("\n*** SKIPPED: OpenCSD reference data not found (set OCSD_SHARED or place it at ../shared) ***\n");
-        return;
-    };
+    let Some(shared) = shared_or_skip() else { return };
     let conf = shared.join("conformance");
     let keep = std::env::temp_dir().join(format!("ocsd-headers-{}", std::process::id()));
     let status = Command::new("python3")

@@ -5,16 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn shared_dir() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("OCSD_SHARED") {
-        let p = PathBuf::from(p);
-        if p.join("conformance/snapshots").is_dir() {
-            return Some(p);
-        }
-    }
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    p.join("conformance/snapshots").is_dir().then_some(p)
-}
+mod common;
+use common::*;
+
 
 fn shared_or_skip() -> Option<PathBuf> {
     let s = shared_dir();

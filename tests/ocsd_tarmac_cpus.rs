@@ -19,10 +19,7 @@ fn ocsd(args: &[&str]) -> String {
 
 #[test]
 fn several_cores_are_tagged_by_core_name() {
-    let Some(shared) = shared_dir() else {
-        eprintln!("{SKIPPED}");
-        return;
-    };
+    let Some(shared) = shared_or_skip() else { return };
     let snap = shared.join("conformance/snapshots/juno_r1_1");
     let snap = snap.to_str().unwrap();
     // instructions per trace ID, from the element text

@@ -7,7 +7,6 @@
 //! unconditional, call, return and indirect branches.
 
 use std::cell::RefCell;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::rc::Rc;
 
@@ -18,13 +17,9 @@ use opencsd_c_api::perf::profile::Profile;
 use opencsd_c_api::perf::spaces::Spaces;
 use opencsd_c_api::perf::PerfData;
 
-fn shared_dir() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("OCSD_SHARED") {
-        return Some(PathBuf::from(p));
-    }
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    p.is_dir().then_some(p)
-}
+mod common;
+use common::*;
+
 
 /// A minimal AArch64 ELF: one R+X PT_LOAD over the whole file, a GNU
 /// build-ID note, `.text` at 0x1000..0x2000 filled with `words` repeated.
@@ -136,10 +131,7 @@ const PATTERNS: &[&[u32]] = &[
 
 #[test]
 fn branches_match_perf_script_on_synthetic_binaries() {
-    let Some(shared) = shared_dir() else {
-        eprintln!("\n*** SKIPPED: reference data not found ***\n");
-        return;
-    };
+    let Some(shared) = shared_or_skip() else { return };
     let rec = shared.join("perf/etm_test_loop.perf.data");
     let pd = PerfData::open(&rec).unwrap();
     let meta = pd.cs_meta().unwrap();

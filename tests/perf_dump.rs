@@ -10,13 +10,9 @@ use std::process::Command;
 use opencsd_c_api::perf::dump::{dump, BlockMode, TextStyle};
 use opencsd_c_api::perf::{PerfData, PerfError};
 
-fn shared_dir() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("OCSD_SHARED") {
-        return Some(PathBuf::from(p));
-    }
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    p.is_dir().then_some(p)
-}
+mod common;
+use common::*;
+
 
 /// The packet lines of `perf report -D`.
 fn perf_packet_lines(file: &Path) -> Vec<String> {
@@ -47,10 +43,7 @@ fn packet_lines(text: &str) -> Vec<String> {
 
 #[test]
 fn dump_matches_perf_report_d() {
-    let Some(shared) = shared_dir() else {
-        eprintln!("\n*** SKIPPED: reference data not found (set OCSD_SHARED or place it at ../shared) ***\n");
-        return;
-    };
+    let Some(shared) = shared_or_skip() else { return };
     let mut files: Vec<PathBuf> = std::fs::read_dir(shared.join("perf"))
         .expect("../shared/perf")
         .filter_map(|e| e.ok().map(|e| e.path()))

@@ -7,16 +7,12 @@
 //! print the same branches; found through the build-id cache under `HOME`
 //! it decodes the same; without it one warning names where it looked.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn shared_dir() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("OCSD_SHARED") {
-        return Some(PathBuf::from(p));
-    }
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
-    p.is_dir().then_some(p)
-}
+mod common;
+use common::*;
+
 
 const BUILD_ID: [u8; 8] = [0x31, 0x4a, 0x4f, 0x09, 0xe2, 0xd2, 0x30, 0x5e];
 const TEXT_ADDR: u64 = 0xffff_ff9a_5dc9_d000;
@@ -109,10 +105,7 @@ fn ocsd(args: &[&std::ffi::OsStr], home: &Path) -> Output {
 
 #[test]
 fn kernel_branches_match_perf_script_with_vmlinux() {
-    let Some(shared) = shared_dir() else {
-        eprintln!("\n*** SKIPPED: reference data not found ***\n");
-        return;
-    };
+    let Some(shared) = shared_or_skip() else { return };
     let rec = shared.join("perf/kernel.perf.data");
     let dir = std::env::temp_dir().join(format!("ocsd-perf-kernel-{}", std::process::id()));
     let empty_home = dir.join("home-empty");

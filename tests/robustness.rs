@@ -19,6 +19,9 @@ use opencsd_c_api::common::error::NullLog;
 use opencsd_c_api::dcd_tree::{registry, DecodeTree};
 use robust_harness::*;
 
+mod common;
+use common::*;
+
 /// Scale work down in debug builds (overflow checks make them slower).
 fn scaled(n: usize) -> usize {
     if cfg!(debug_assertions) {
@@ -72,10 +75,7 @@ fn random_bytes_every_protocol() {
 
 #[test]
 fn real_trace_mutated() {
-    let Some(shared) = shared_dir() else {
-        eprintln!("\n*** SKIPPED: real_trace_mutated: OpenCSD reference snapshots not found (set OCSD_SHARED or place them at ../shared) ***\n");
-        return;
-    };
+    let Some(shared) = shared_or_skip() else { return };
     let started = Instant::now();
     let dirs = snapshot_dirs(&shared);
     assert!(!dirs.is_empty(), "no snapshots under {}", shared.display());
@@ -483,10 +483,7 @@ fn decode_corrupted(seed: u64, dir: &std::path::Path) -> Result<u64, String> {
 /// accounted for. Each scenario runs on a watchdog thread.
 #[test]
 fn corrupted_snapshots_decode_safely() {
-    let Some(shared) = shared_dir() else {
-        eprintln!("\n*** SKIPPED: corrupted_snapshots_decode_safely: OpenCSD reference snapshots not found (set OCSD_SHARED or place them at ../shared) ***\n");
-        return;
-    };
+    let Some(shared) = shared_or_skip() else { return };
     let started = Instant::now();
     let dirs: Vec<PathBuf> = snapshot_dirs(&shared).into_iter().filter(|d| !d.to_string_lossy().contains("snapshots-corrupt")).collect();
     assert!(!dirs.is_empty(), "no snapshots under {}", shared.display());

@@ -18,7 +18,8 @@
 #     and this library, with the speed-up ratios and the number of memory
 #     callback calls of each;
 #   - trc_pkt_lister -decode to a log file (no OpenCSD lister is installed:
-#     this library's alone);
+#     this library's alone), and -decode_only serial against -parallel 2
+#     (the logs must be identical);
 #   - peak memory (max RSS) of the C client on both libraries;
 #   - this library's C client time on the trace buffer repeated 1x, 4x, 16x.
 set -u
@@ -72,6 +73,17 @@ for name in "$@"; do
     echo "== $name: trc_pkt_lister -decode to a log file (this library; no OpenCSD lister installed)"
     python3 "$here/compare.py" -n "$rounds" \
         "lister=$lister -ss_dir $ss -decode -no_time_print -logfile -logfilename $out/$name.ppl" || exit 1
+
+    echo
+    echo "== $name: parallel decode, trc_pkt_lister -decode_only to a log file (ratio = serial / parallel)"
+    python3 "$here/compare.py" -n "$rounds" \
+        "serial=$lister -ss_dir $ss -decode -decode_only -no_time_print -logfile -logfilename $out/$name.serial.ppl" \
+        "parallel-2=$lister -ss_dir $ss -decode -decode_only -parallel 2 -no_time_print -logfile -logfilename $out/$name.par.ppl" || exit 1
+    # the logs differ only in the command line they echo
+    sed '/ -ss_dir /d' "$out/$name.serial.ppl" >"$out/$name.serial.cmp"
+    sed '/ -ss_dir /d' "$out/$name.par.ppl" >"$out/$name.par.cmp"
+    cmp -s "$out/$name.serial.cmp" "$out/$name.par.cmp" || { echo "parallel log differs from the serial log"; exit 1; }
+    rm -f "$out/$name.serial.ppl" "$out/$name.par.ppl" "$out/$name.serial.cmp" "$out/$name.par.cmp"
 
     echo
     echo "== $name: peak memory (max RSS, KiB)"

@@ -782,7 +782,8 @@ fn parallel_decode(o: &Opts, snap: &Snapshot, path: &str, log: &SharedLog) -> Re
     let make = || {
         let seg_log: SharedLog = Rc::new(RefCell::new(Log::default()));
         let last: LastError = Rc::new(RefCell::new(None));
-        let mut t = create_tree(o, snap, &seg_log, &last, &mut TreePlan::default())?.tree;
+        // memory: the first tree's, shared by every segment
+        let mut t = create_tree(o, snap, &seg_log, &last, &mut TreePlan { skip_memory: true, ..TreePlan::default() })?.tree;
         configure_tree(o, &mut t, &seg_log, false);
         // what building the tree logged is not decode output
         seg_log.borrow_mut().mem.clear();

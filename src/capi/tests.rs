@@ -124,11 +124,8 @@ fn tree_argument_checks() {
     assert_eq!(ocsd_dt_add_binfile_region_mem_acc(h, &r, 0, OCSD_MEM_SPACE_ANY, missing.as_ptr()), OCSD_ERR_INVALID_PARAM_VAL);
     assert_eq!(ocsd_dt_set_mem_acc_cacheing(h, 1, 2048, 16), OCSD_OK);
     assert_eq!(ocsd_dt_set_mem_acc_cacheing(h, 0, 0, 0), OCSD_OK);
-    {
-        let _g = global();
-        assert_eq!(ocsd_dt_set_mem_acc_cacheing(h, 1, 32, 16), OCSD_ERR_INVALID_PARAM_VAL);
-        assert_eq!(ocsd_dt_set_mem_acc_cacheing(h, 1, 2048, 1000), OCSD_ERR_INVALID_PARAM_VAL);
-    }
+    assert_eq!(ocsd_dt_set_mem_acc_cacheing(h, 1, 32, 16), OCSD_ERR_INVALID_PARAM_VAL);
+    assert_eq!(ocsd_dt_set_mem_acc_cacheing(h, 1, 2048, 1000), OCSD_ERR_INVALID_PARAM_VAL);
     assert_eq!(ocsd_dt_remove_mem_acc(h, 0x1000, OCSD_MEM_SPACE_ANY), OCSD_OK);
     assert_eq!(ocsd_dt_remove_mem_acc(h, 0x1000, OCSD_MEM_SPACE_ANY), OCSD_ERR_INVALID_PARAM_VAL);
 

@@ -443,7 +443,11 @@ where
     });
     let Some(fps) = fps else { return Outcome::Fallback };
     let cancel = std::sync::atomic::AtomicBool::new(false);
-    let progress = Progress { at: std::sync::Mutex::new(0), moved: std::sync::Condvar::new(), ahead: opts.threads.max(1) };
+    // No bound on the look-ahead for now: segment numbers follow the streams,
+    // not the serial output order across trace IDs, so a bound of a few
+    // segments made later segments of one stream wait (up to the 2 s
+    // time-out each) while the output needed another stream's segments.
+    let progress = Progress { at: std::sync::Mutex::new(0), moved: std::sync::Condvar::new(), ahead: plans.len() };
     let (tx, rx) = std::sync::mpsc::channel::<(usize, Option<SegResult<O>>)>();
     std::thread::scope(|sc| {
         let (plans, fps, make, cancel, pool, progress) = (&plans, &fps, &make, &cancel, &pool, &progress);

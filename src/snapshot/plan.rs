@@ -36,6 +36,10 @@ pub struct TreePlan {
     pub decoders: Vec<String>,
     /// One line per memory region mapped: `mem ...`.
     pub mems: Vec<String>,
+    /// Set by the caller: map none of the snapshot's memory dumps (the
+    /// caller gives the tree its memory, e.g. parallel decode's shared
+    /// mapper), so that no dump file is read.
+    pub skip_memory: bool,
 }
 
 impl TreePlan {

@@ -123,7 +123,7 @@ pub fn create_tree_planned(
                 };
             if ok {
                 created += 1;
-                if let (false, Some(c)) = (packet_only, core_dev) {
+                if let (false, false, Some(c)) = (packet_only, plan.skip_memory, core_dev) {
                     map_dumps(snap, c, &mut tree, &mut mapped, plan);
                 }
             } else if core_dev.is_some() {

@@ -934,23 +934,6 @@ pub fn random_scenario(seed: u64, spec_idx: usize, full: bool, formatted: Option
     no_panic(&label, || run_pair(&label, &build, &sessions, obs_seed, den))
 }
 
-/// Where the shared reference data is ($OCSD_SHARED or ../shared).
-pub fn shared_dir() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("OCSD_SHARED") {
-        let p = PathBuf::from(p);
-        if p.join("conformance").is_dir() {
-            return Some(p);
-        }
-    }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for rel in ["../shared", "../../shared", "../../../shared"] {
-        let p = root.join(rel);
-        if p.join("conformance").is_dir() {
-            return Some(p);
-        }
-    }
-    None
-}
 
 /// Every snapshot directory under `shared/conformance/snapshots*`.
 pub fn snapshot_dirs(shared: &Path) -> Vec<PathBuf> {
