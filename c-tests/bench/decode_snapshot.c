@@ -335,6 +335,25 @@ typedef struct {
     uint64_t calls;
 } cb_mem_t;
 
+#ifdef DECODE_SNAPSHOT_NO_MAIN
+/* For the clients that include this file. */
+/* What a client needs from a plan file: the plan with its memory regions
+ * loaded, the trace buffer (size in *size; free it), whether it is
+ * single-source and the deformatter flags. NULL when any part fails. */
+static uint8_t *load_plan_input(const char *plan_file, plan_t *plan, size_t *size, int *single, uint32_t *dfmt)
+{
+    uint8_t *buf;
+    if (!plan_file || !read_plan(plan_file, plan) || !load_regions(plan))
+        return NULL;
+    buf = read_file(plan->buffer_path, size);
+    if (!buf)
+        return NULL;
+    *single = strcmp(plan->format, "source_data") == 0;
+    *dfmt = strcmp(plan->format, "dstream_coresight") == 0 ? OCSD_DFRMTR_HAS_FSYNCS : OCSD_DFRMTR_FRAME_MEM_ALIGN;
+    return buf;
+}
+#endif
+
 /* Copy up to req bytes at address from the first loaded region (see
  * load_regions) of a matching memory space that holds it; bytes copied. */
 static uint32_t plan_read(const plan_t *plan, ocsd_vaddr_t address, ocsd_mem_space_acc_t mem_space, uint32_t req,

@@ -183,20 +183,14 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (!plan_file || !read_plan(plan_file, &plan))
-        return 2;
-    buf = read_file(plan.buffer_path, &size);
+    buf = load_plan_input(plan_file, &plan, &size, &single, &dfmt);
     if (!buf)
         return 2;
-    single = strcmp(plan.format, "source_data") == 0;
-    dfmt = strcmp(plan.format, "dstream_coresight") == 0 ? OCSD_DFRMTR_HAS_FSYNCS : OCSD_DFRMTR_FRAME_MEM_ALIGN;
     if (chunk == 0)
         chunk = size ? size : 1;
     if (!single && chunk % 16)
         chunk += 16 - chunk % 16;
 
-    if (!load_regions(&plan))
-        return 2;
     c.plan = &plan;
 
     t = ocsd_create_dcd_tree(single ? OCSD_TRC_SRC_SINGLE : OCSD_TRC_SRC_FRAME_FORMATTED, single ? 0 : dfmt);

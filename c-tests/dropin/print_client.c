@@ -99,19 +99,13 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (!plan_file || !read_plan(plan_file, &plan))
-        return 2;
-    buf = read_file(plan.buffer_path, &size);
+    buf = load_plan_input(plan_file, &plan, &size, &single, &dfmt);
     if (!buf)
         return 2;
-    single = strcmp(plan.format, "source_data") == 0;
-    dfmt = strcmp(plan.format, "dstream_coresight") == 0 ? OCSD_DFRMTR_HAS_FSYNCS : OCSD_DFRMTR_FRAME_MEM_ALIGN;
     if (chunk == 0)
         chunk = 4096;
     if (!single && chunk % 16)
         chunk += 16 - chunk % 16;
-    if (!load_regions(&plan))
-        return 2;
 
     printf("client: start\n");
     ocsd_def_errlog_init(OCSD_ERR_SEV_ERROR, 1);
