@@ -38,6 +38,10 @@ impl<T: Send> SegmentOutput for Seg<T> {
     fn len(&self) -> usize {
         self.items.len()
     }
+    fn recycle(&mut self) {
+        self.items.clear();
+        self.text.clear();
+    }
 }
 
 type Items<T> = Rc<RefCell<Seg<T>>>;

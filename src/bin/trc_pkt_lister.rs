@@ -48,6 +48,10 @@ impl SegmentOutput for Log {
     fn len(&self) -> usize {
         self.mem.len()
     }
+    fn recycle(&mut self) {
+        self.mem.clear();
+        self.skip = 0;
+    }
 }
 
 impl Log {
@@ -779,6 +783,14 @@ fn parallel_decode(o: &Opts, snap: &Snapshot, path: &str, log: &SharedLog) -> Re
     if o.parallel_min_seg > 0 {
         opts = ParallelOptions::stress(o.parallel, o.parallel_min_seg);
     }
+    if let Some(v) = std::env::var("OCSD_PAR_TUNE").ok() {
+        let v: Vec<usize> = v.split(',').filter_map(|x| x.parse().ok()).collect();
+        if v.len() == 3 {
+            opts.min_segment = v[0];
+            opts.max_segment = v[1];
+            opts.lookahead = v[2];
+        }
+    }
     let make = || {
         let seg_log: SharedLog = Rc::new(RefCell::new(Log::default()));
         let last: LastError = Rc::new(RefCell::new(None));
@@ -801,8 +813,8 @@ fn parallel_decode(o: &Opts, snap: &Snapshot, path: &str, log: &SharedLog) -> Re
         parallel::Outcome::Done(sum) => {
             if std::env::var_os("OCSD_PARALLEL_REPORT").is_some() {
                 eprintln!(
-                    "trc_pkt_lister: parallel decode: {} segments, {} stitches, {} chunks decoded twice",
-                    sum.segments, sum.stitches, sum.overlap_chunks
+                    "trc_pkt_lister: parallel decode: {} segments, {} stitches, {} chunks decoded again, at most {} segments in flight",
+                    sum.segments, sum.stitches, sum.overlap_chunks, sum.most_in_flight
                 );
             }
             Ok(index)

@@ -41,10 +41,7 @@
 #![forbid(unsafe_code)]
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
-
-use rayon::prelude::*;
 
 use super::{DecodeTree, Discard, Interfaces, StackEnv, TraceIdDecoder};
 use crate::abi::*;
@@ -59,21 +56,38 @@ pub struct ParallelOptions {
     /// Fewest bytes of one trace ID's data in a segment: streams shorter
     /// than two segments are decoded whole.
     pub min_segment: usize,
-    /// Bytes after a segment's start over which its first states are
-    /// taken for stitching.
-    pub window: usize,
-    /// Most segments per thread (more balance the load better).
-    pub segments_per_thread: usize,
+    /// Most bytes of one trace ID's data in a segment (where sync points
+    /// allow): the output of a segment is held until it is given out, so
+    /// this bounds the memory used.
+    pub max_segment: usize,
+    /// Segments decoded ahead of the output, beyond one per thread: the
+    /// output of at most `threads + lookahead` segments waits in memory,
+    /// besides the segment being given out of each trace ID.
+    pub lookahead: usize,
 }
 
 impl ParallelOptions {
+    /// `threads` threads; segments of a quarter of a thread's share of a
+    /// trace ID's data, within 4 KiB and 16 KiB (a stitch costs a few
+    /// dozen bytes decoded again and a fresh decoder, whose caches start
+    /// cold; the decode of 16 KiB of instruction trace can print a few
+    /// MB), and as many segments ahead as threads.
     pub fn new(threads: usize) -> Self {
-        ParallelOptions { threads: threads.max(1), min_segment: 32 * 1024, window: 8 * 1024, segments_per_thread: 16 }
+        let threads = threads.max(1);
+        ParallelOptions { threads, min_segment: 4 * 1024, max_segment: 16 * 1024, lookahead: threads }
     }
 
-    /// Small segments and windows, to exercise many stitches (tests).
-    pub fn stress(threads: usize, min_segment: usize) -> Self {
-        ParallelOptions { threads: threads.max(1), min_segment: min_segment.max(1), window: usize::MAX, segments_per_thread: usize::MAX }
+    /// Segments of about `segment` bytes and a short look-ahead, to
+    /// exercise many stitches and the bounded window (tests).
+    pub fn stress(threads: usize, segment: usize) -> Self {
+        let segment = segment.max(1);
+        ParallelOptions { threads: threads.max(1), min_segment: segment, max_segment: segment, lookahead: 1 }
+    }
+
+    /// Bytes per segment for a stream of `len` bytes.
+    fn segment_bytes(&self, len: usize) -> usize {
+        let share = len / self.threads.saturating_mul(4).max(1);
+        share.min(self.max_segment).max(self.min_segment).max(1)
     }
 }
 
@@ -114,6 +128,8 @@ pub struct Recording {
     streams: Vec<IdStream>,
     by_slot: [Option<usize>; 128],
     seq: u32,
+    /// The stream of each hand-over, in serial order.
+    order: Vec<u8>,
     /// Why the recording cannot be decoded in parallel.
     bail: Option<&'static str>,
 }
@@ -139,6 +155,7 @@ impl Recording {
             s.tails.extend_from_slice(tail);
         }
         s.chunks.push(Chunk { seq: self.seq, index, start, len: data.len(), tail_start, tail_len: s.tails.len() - tail_start });
+        self.order.push(si as u8);
         self.seq += 1;
     }
 }
@@ -197,7 +214,7 @@ impl DecodeTree {
     /// with [`DecodeTree::record_data`] as it would be fed to
     /// [`DecodeTree::data_in_with_tail`]. The tree's decoders see nothing.
     pub fn start_recording(&mut self) -> Recording {
-        let mut rec = Recording { streams: Vec::new(), by_slot: [None; 128], seq: 0, bail: None };
+        let mut rec = Recording { streams: Vec::new(), by_slot: [None; 128], seq: 0, order: Vec::new(), bail: None };
         if self.raw_monitor.is_some() {
             rec.bail = Some("raw frame output");
         }
@@ -280,21 +297,32 @@ pub fn etmv4_sync_points(data: &[u8]) -> Vec<usize> {
 }
 
 /// Output a segment's decode writes to (through the sinks and loggers of
-/// the tree its factory made): only its length is needed, to cut it at
-/// chunk boundaries.
+/// the tree its factory made): its length is needed to cut it at chunk
+/// boundaries.
 pub trait SegmentOutput: Default + Send {
     fn len(&self) -> usize;
+    /// Empty it for another segment, keeping its allocations: [`decode`]
+    /// hands outputs already given out to later segments (in place of the
+    /// one the factory made), so that a decode does not allocate and
+    /// touch fresh memory for every segment.
+    fn recycle(&mut self);
 }
 
 impl SegmentOutput for String {
     fn len(&self) -> usize {
         String::len(self)
     }
+    fn recycle(&mut self) {
+        self.clear();
+    }
 }
 
 impl<T: Send> SegmentOutput for Vec<T> {
     fn len(&self) -> usize {
         Vec::len(self)
+    }
+    fn recycle(&mut self) {
+        self.clear();
     }
 }
 
@@ -305,8 +333,8 @@ struct SegPlan {
     stream: usize,
     first: usize,
     end: usize,
-    /// First chunk boundary after `first` past which no states are taken.
-    window_end: usize,
+    /// The stream's next segment (its plan index).
+    next: Option<usize>,
 }
 
 /// What a segment's decode left.
@@ -325,9 +353,45 @@ struct SegResult<O> {
     eot_mark: Option<usize>,
 }
 
-/// The memory of the tree, files and buffers only: each thread maps the
-/// same bytes with a cache of its own.
-struct SharedMem(std::sync::Mutex<crate::mem::MemMapper>);
+/// The memory of the tree, files and buffers only, and the mappers of the
+/// worker threads: each thread maps the same bytes with a cache of its
+/// own, kept from segment to segment.
+struct SharedMem {
+    base: std::sync::Mutex<crate::mem::MemMapper>,
+    per_thread: Vec<std::sync::Mutex<Option<crate::mem::MemMapper>>>,
+}
+
+impl SharedMem {
+    fn take(&self) -> Option<crate::mem::MemMapper> {
+        let kept = rayon::current_thread_index().and_then(|t| self.per_thread.get(t)).and_then(|m| m.lock().ok()?.take());
+        match kept {
+            Some(m) => Some(m),
+            None => self.base.lock().ok()?.share_static(),
+        }
+    }
+
+    fn give_back(&self, m: crate::mem::MemMapper) {
+        if let Some(slot) = rayon::current_thread_index().and_then(|t| self.per_thread.get(t)) {
+            if let Ok(mut s) = slot.lock() {
+                *s = Some(m);
+            }
+        }
+    }
+}
+
+/// Outputs already given out, for later segments to write to.
+struct Spare<O>(std::sync::Mutex<Vec<O>>);
+
+impl<O: SegmentOutput> Spare<O> {
+    fn put(&self, o: O) {
+        if let Ok(mut v) = self.0.lock() {
+            v.push(o);
+        }
+    }
+    fn take(&self) -> Option<O> {
+        self.0.lock().ok()?.pop()
+    }
+}
 
 /// A fresh decode stack on its own thread, with the tree that holds its
 /// sink, logger and memory.
@@ -337,11 +401,28 @@ struct Runner<O> {
     out: Rc<RefCell<O>>,
 }
 
+type Factory<'a, O> = &'a (dyn Fn() -> Option<(DecodeTree, Rc<RefCell<O>>)> + Sync);
+
+/// What the segment jobs share.
+struct Ctx<'a, O> {
+    rec: &'a Recording,
+    plans: &'a [SegPlan],
+    mem: &'a SharedMem,
+    spare: &'a Spare<O>,
+    make: Factory<'a, O>,
+    cancel: &'a std::sync::atomic::AtomicBool,
+}
+
 impl<O: SegmentOutput> Runner<O> {
-    fn new(tree: DecodeTree, out: Rc<RefCell<O>>, slot: u8, mem: &SharedMem) -> Option<Self> {
-        let mut tree = tree;
-        let stack = tree.stacks.get_mut(slot as usize)?.take()?;
-        tree.mapper = mem.0.lock().ok()?.share_static()?;
+    /// A fresh stack for `stream`, writing to a recycled output if any.
+    fn new(cx: &Ctx<'_, O>, stream: usize) -> Option<Self> {
+        let (mut tree, out) = (cx.make)()?;
+        let stack = tree.stacks.get_mut(cx.rec.streams[stream].slot as usize)?.take()?;
+        tree.mapper = cx.mem.take()?;
+        if let Some(mut o) = cx.spare.take() {
+            o.recycle();
+            *out.borrow_mut() = o;
+        }
         Some(Runner { tree, stack, out })
     }
 
@@ -381,9 +462,11 @@ impl<O: SegmentOutput> Runner<O> {
         self.stack.state_fingerprint(buf)
     }
 
-    fn finish(self) -> O {
-        let Runner { tree, stack, out } = self;
+    /// The output; the memory mapper goes back to the thread.
+    fn finish(self, mem: &SharedMem) -> O {
+        let Runner { mut tree, stack, out } = self;
         drop(stack);
+        mem.give_back(std::mem::take(&mut tree.mapper));
         drop(tree);
         let o = std::mem::take(&mut *out.borrow_mut());
         o
@@ -397,9 +480,12 @@ pub struct Summary {
     pub segments: usize,
     /// Stitches made (where a segment's output took over from another's).
     pub stitches: usize,
-    /// Chunks decoded twice (past a segment's end until the states met,
-    /// and in the next segment before the meeting): the cost of stitching.
+    /// Chunks decoded more than once (past a segment's end until the
+    /// states met, by the probe that found the next segment's states, and
+    /// by the next segment before the meeting): the cost of stitching.
     pub overlap_chunks: usize,
+    /// Most segments decoded or waiting to be given out at one time.
+    pub most_in_flight: usize,
 }
 
 /// How [`decode`] ended.
@@ -421,8 +507,9 @@ pub enum Outcome {
 /// `make` builds, on a worker thread, a decode tree configured as the
 /// serial one (decoders, operation flags, element sink, logger, packet
 /// printers), whose sinks write to the output it returns; its memory is
-/// replaced by a share of `mem`'s files and buffers. Each piece given to
-/// `emit` is a range of one such output.
+/// replaced by a share of `mem`'s files and buffers, and its output may be
+/// replaced by an emptied one ([`SegmentOutput::recycle`]) before the
+/// decode starts. Each piece given to `emit` is a range of one such output.
 pub fn decode<O, F, E>(rec: &Recording, mem: &crate::mem::MemMapper, opts: &ParallelOptions, make: F, mut emit: E) -> Outcome
 where
     O: SegmentOutput,
@@ -433,56 +520,93 @@ where
         return Outcome::Fallback;
     }
     let Some(shared) = mem.share_static() else { return Outcome::Fallback };
-    let mem = &SharedMem(std::sync::Mutex::new(shared));
+    let threads = opts.threads.max(1);
+    let mem = &SharedMem { base: std::sync::Mutex::new(shared), per_thread: (0..threads).map(|_| std::sync::Mutex::new(None)).collect() };
     let plans = plan_segments(rec, opts);
-    let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(opts.threads).build() else { return Outcome::Fallback };
-    // first pass: the states at the first chunk boundaries of every
-    // segment but the first of its stream
-    let fps: Option<Vec<HashMap<usize, String>>> = pool.install(|| {
-        plans.par_iter().map(|p| if p.first == 0 { Some(HashMap::new()) } else { first_states(rec, p, mem, &make) }).collect()
-    });
-    let Some(fps) = fps else { return Outcome::Fallback };
+    // segments start in the order the output needs them
+    let mut start_order: Vec<usize> = (0..plans.len()).collect();
+    start_order.sort_by_key(|&i| rec.streams[plans[i].stream].chunks.get(plans[i].first).map_or(u32::MAX, |c| c.seq));
+    let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(threads).build() else { return Outcome::Fallback };
     let cancel = std::sync::atomic::AtomicBool::new(false);
-    // No bound on the look-ahead for now: segment numbers follow the streams,
-    // not the serial output order across trace IDs, so a bound of a few
-    // segments made later segments of one stream wait (up to the 2 s
-    // time-out each) while the output needed another stream's segments.
-    let progress = Progress { at: std::sync::Mutex::new(0), moved: std::sync::Condvar::new(), ahead: plans.len() };
+    let spare = Spare(std::sync::Mutex::new(Vec::new()));
+    let cx = Ctx { rec, plans: &plans, mem, spare: &spare, make: &make, cancel: &cancel };
     let (tx, rx) = std::sync::mpsc::channel::<(usize, Option<SegResult<O>>)>();
-    std::thread::scope(|sc| {
-        let (plans, fps, make, cancel, pool, progress) = (&plans, &fps, &make, &cancel, &pool, &progress);
-        sc.spawn(move || {
-            pool.scope_fifo(|s| {
-                for i in 0..plans.len() {
-                    let tx = tx.clone();
-                    s.spawn_fifo(move |_| {
-                        if plans[i].first > 0 {
-                            progress.wait_until_near(i);
-                        }
-                        let r = run_segment(rec, plans, fps, i, mem, make, cancel);
-                        let _ = tx.send((i, r));
-                    });
-                }
-            });
-            drop(tx);
-        });
-        let out = stitch(rec, plans, &rx, progress, &mut emit);
+    let out = pool.in_place_scope_fifo(|sc| {
+        let cx = &cx;
+        let mut starter = Starter {
+            order: &start_order,
+            next: 0,
+            started: vec![false; plans.len()],
+            in_flight: 0,
+            most: 0,
+            // each stream's current segment, and the look-ahead
+            limit: rec.streams.len() + threads + opts.lookahead,
+            start: &mut |i: usize| {
+                let tx = tx.clone();
+                sc.spawn_fifo(move |_| {
+                    let r = run_segment(cx, i);
+                    let _ = tx.send((i, r));
+                });
+            },
+        };
+        starter.top_up();
+        let out = stitch(rec, &plans, &rx, &mut starter, &spare, &mut emit);
         if out.is_none() {
             cancel.store(true, std::sync::atomic::Ordering::Relaxed);
         }
-        match out {
-            Some(summary) => Outcome::Done(summary),
-            None => Outcome::Fallback,
-        }
-    })
+        out
+    });
+    match out {
+        Some(summary) => Outcome::Done(summary),
+        None => Outcome::Fallback,
+    }
+}
+
+/// Starts segment jobs in output order, keeping at most `limit` started
+/// and not yet given out, unless the output needs a later one.
+struct Starter<'a> {
+    order: &'a [usize],
+    next: usize,
+    started: Vec<bool>,
+    in_flight: usize,
+    most: usize,
+    limit: usize,
+    start: &'a mut dyn FnMut(usize),
+}
+
+impl Starter<'_> {
+    fn start_next(&mut self) -> bool {
+        let Some(&i) = self.order.get(self.next) else { return false };
+        self.next += 1;
+        self.started[i] = true;
+        self.in_flight += 1;
+        self.most = self.most.max(self.in_flight);
+        (self.start)(i);
+        true
+    }
+
+    fn top_up(&mut self) {
+        while self.in_flight < self.limit && self.start_next() {}
+    }
+
+    /// Segment `i` is needed now: start it (and those before it).
+    fn ensure(&mut self, i: usize) {
+        while !self.started[i] && self.start_next() {}
+    }
+
+    /// A segment's output was given out.
+    fn done(&mut self) {
+        self.in_flight = self.in_flight.saturating_sub(1);
+        self.top_up();
+    }
 }
 
 fn plan_segments(rec: &Recording, opts: &ParallelOptions) -> Vec<SegPlan> {
     let mut plans = Vec::new();
     for (si, s) in rec.streams.iter().enumerate() {
         let n = s.chunks.len();
-        let whole = SegPlan { stream: si, first: 0, end: n, window_end: n };
-        let want = (s.data.len() / opts.min_segment.max(1)).min(opts.threads.saturating_mul(opts.segments_per_thread));
+        let whole = SegPlan { stream: si, first: 0, end: n, next: None };
+        let want = s.data.len() / opts.segment_bytes(s.data.len());
         if !s.splittable || want < 2 || !matches!(s.protocol, OCSD_PROTOCOL_ETMV4I | OCSD_PROTOCOL_ETE) {
             plans.push(whole);
             continue;
@@ -505,160 +629,101 @@ fn plan_segments(rec: &Recording, opts: &ParallelOptions) -> Vec<SegPlan> {
                 starts.push(ci);
             }
         }
+        let base = plans.len();
         for (k, &first) in starts.iter().enumerate() {
             let end = starts.get(k + 1).copied().unwrap_or(n);
-            let base = s.chunks[first].start;
-            let mut w = first;
-            while w < end && s.chunks[w].start - base < opts.window {
-                w += 1;
-            }
-            plans.push(SegPlan { stream: si, first, end, window_end: w.max(first + 1).min(end) });
+            let next = (k + 1 < starts.len()).then_some(base + k + 1);
+            plans.push(SegPlan { stream: si, first, end, next });
         }
     }
     plans
 }
 
-/// A fresh stack for plan `p`'s stream.
-fn runner<O: SegmentOutput>(
-    rec: &Recording,
-    p: &SegPlan,
-    mem: &SharedMem,
-    make: &(dyn Fn() -> Option<(DecodeTree, Rc<RefCell<O>>)> + Sync),
-) -> Option<Runner<O>> {
-    let (tree, out) = make()?;
-    Runner::new(tree, out, rec.streams[p.stream].slot, mem)
-}
+/// Chunk boundaries between state comparisons past a segment's end (the
+/// gap grows with the distance from the end).
+const CHECK_EVERY: usize = 4;
 
-/// The states of a fresh stack started at `p.first`, at each chunk
-/// boundary up to the end of its window (boundary `b` = before chunk `b`).
-fn first_states<O: SegmentOutput>(
-    rec: &Recording,
-    p: &SegPlan,
-    mem: &SharedMem,
-    make: &(dyn Fn() -> Option<(DecodeTree, Rc<RefCell<O>>)> + Sync),
-) -> Option<HashMap<usize, String>> {
-    let s = &rec.streams[p.stream];
-    let mut r = runner(rec, p, mem, make)?;
-    let mut map = HashMap::new();
-    let mut fp = String::new();
-    for b in p.first..=p.window_end {
-        if r.fingerprint(&mut fp) {
-            map.insert(b, fp.clone());
-        }
-        if b == p.window_end || b >= s.chunks.len() || !r.feed(s, &s.chunks[b]) {
-            break;
-        }
-    }
-    Some(map)
-}
-
-fn run_segment<O: SegmentOutput>(
-    rec: &Recording,
-    plans: &[SegPlan],
-    fps: &[HashMap<usize, String>],
-    i: usize,
-    mem: &SharedMem,
-    make: &(dyn Fn() -> Option<(DecodeTree, Rc<RefCell<O>>)> + Sync),
-    cancel: &std::sync::atomic::AtomicBool,
-) -> Option<SegResult<O>> {
-    let p = plans[i];
-    let s = &rec.streams[p.stream];
+/// Decode segment `i` from its first chunk; past its end, a probe (a
+/// fresh stack started at the next segment's first chunk, as that
+/// segment's own) runs beside it until their states are equal at a chunk
+/// boundary: from there the next segment's output is the serial output.
+fn run_segment<O: SegmentOutput>(cx: &Ctx<'_, O>, i: usize) -> Option<SegResult<O>> {
+    let p = cx.plans[i];
+    let s = &cx.rec.streams[p.stream];
     let n = s.chunks.len();
-    let mut r = runner(rec, &p, mem, make)?;
+    let mut r = Runner::new(cx, p.stream)?;
     let mut marks = Vec::with_capacity(p.end - p.first + 1);
     marks.push(r.len());
     let mut meet = None;
     let mut stopped_at = usize::MAX;
-    let mut fp = String::new();
-    // the later segments of this stream, whose first states may be met
-    let mut t = i + 1;
+    let (mut fp, mut fq) = (String::new(), String::new());
+    let mut probe: Option<Runner<O>> = None;
+    // States are compared at a few boundaries only (a fingerprint costs
+    // about as much as decoding a few chunks): once equal they stay equal,
+    // as both stacks decode the same bytes from the same state, so a later
+    // check finds the meeting a little later, never wrongly.
+    let mut check_at = p.end;
     let mut c = p.first;
-    while c < n {
-        if c % 256 == 0 && cancel.load(std::sync::atomic::Ordering::Relaxed) {
+    loop {
+        if c == p.end && p.next.is_some() {
+            probe = Some(Runner::new(cx, p.stream)?);
+        }
+        if let (Some(q), Some(t)) = (probe.as_ref(), p.next) {
+            if c == check_at {
+                if r.fingerprint(&mut fp) && q.fingerprint(&mut fq) && fp == fq {
+                    meet = Some((c, t));
+                    break;
+                }
+                check_at = c + CHECK_EVERY.max((c - p.end) / 2);
+            }
+        }
+        if c >= n {
+            break;
+        }
+        if c % 256 == 0 && cx.cancel.load(std::sync::atomic::Ordering::Relaxed) {
             return None;
         }
         if !r.feed(s, &s.chunks[c]) {
             stopped_at = c;
             break;
         }
-        c += 1;
-        marks.push(r.len());
-        if c < p.end {
-            continue;
-        }
-        while t < plans.len() && plans[t].stream == p.stream && plans[t].window_end < c {
-            t += 1;
-        }
-        if t < plans.len() && plans[t].stream == p.stream && plans[t].first <= c {
-            if let Some(theirs) = fps[t].get(&c) {
-                if r.fingerprint(&mut fp) && fp == *theirs {
-                    meet = Some((c, t));
-                    break;
+        if let Some(q) = probe.as_mut() {
+            if !q.feed(s, &s.chunks[c]) {
+                // the next segment stops here too: no meeting
+                if let Some(q) = probe.take() {
+                    cx.spare.put(q.finish(cx.mem));
                 }
             }
         }
+        c += 1;
+        marks.push(r.len());
+    }
+    if let Some(q) = probe.take() {
+        cx.spare.put(q.finish(cx.mem));
     }
     let mut eot_mark = None;
     if meet.is_none() && stopped_at == usize::MAX {
         r.eot();
         eot_mark = Some(r.len());
     }
-    Some(SegResult { out: r.finish(), marks, meet, stopped_at, eot_mark })
-}
-
-/// How far the output has got, so that the decode does not run far ahead
-/// of it (the output of decoded segments waits in memory until written).
-struct Progress {
-    /// The highest segment whose output is being given out.
-    at: std::sync::Mutex<usize>,
-    moved: std::sync::Condvar,
-    /// Segments allowed to start beyond it.
-    ahead: usize,
-}
-
-impl Progress {
-    fn reached(&self, seg: usize) {
-        if let Ok(mut at) = self.at.lock() {
-            if seg > *at {
-                *at = seg;
-                self.moved.notify_all();
-            }
-        }
-    }
-
-    /// Wait until segment `seg` is near enough the output. Only segments
-    /// that start within a stream wait (the first segment of each stream
-    /// is needed from the start), and never for long: a wait that cannot
-    /// end only delays.
-    fn wait_until_near(&self, seg: usize) {
-        let Ok(mut at) = self.at.lock() else { return };
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-        while seg > *at + self.ahead {
-            let now = std::time::Instant::now();
-            if now >= deadline {
-                return;
-            }
-            match self.moved.wait_timeout(at, deadline - now) {
-                Ok((g, _)) => at = g,
-                Err(_) => return,
-            }
-        }
-    }
+    Some(SegResult { out: r.finish(cx.mem), marks, meet, stopped_at, eot_mark })
 }
 
 /// Give the serial output to `emit` as the segments' results arrive.
 /// None: it cannot be given (see [`Outcome::Fallback`]).
-fn stitch<O, E: FnMut(&mut O, std::ops::Range<usize>)>(
+fn stitch<O: SegmentOutput, E: FnMut(&mut O, std::ops::Range<usize>)>(
     rec: &Recording,
     plans: &[SegPlan],
     rx: &std::sync::mpsc::Receiver<(usize, Option<SegResult<O>>)>,
-    progress: &Progress,
+    starter: &mut Starter<'_>,
+    spare: &Spare<O>,
     emit: &mut E,
 ) -> Option<Summary> {
     let mut results: Vec<Option<SegResult<O>>> = (0..plans.len()).map(|_| None).collect();
     let mut arrived = vec![false; plans.len()];
     // the result of segment `i`, waiting for it (None: it failed)
-    let wait_for = |i: usize, results: &mut Vec<Option<SegResult<O>>>, arrived: &mut Vec<bool>| -> Option<()> {
+    let mut wait_for = |i: usize, results: &mut Vec<Option<SegResult<O>>>, starter: &mut Starter<'_>| -> Option<()> {
+        starter.ensure(i);
         while !arrived[i] {
             let (k, r) = rx.recv().ok()?;
             arrived[k] = true;
@@ -672,13 +737,6 @@ fn stitch<O, E: FnMut(&mut O, std::ops::Range<usize>)>(
         chain.push(plans.iter().position(|p| p.stream == si)?);
     }
     let mut summary = Summary { segments: plans.len(), ..Default::default() };
-    let mut order: Vec<(u32, u32, u32)> = Vec::with_capacity(rec.seq as usize);
-    for (si, s) in rec.streams.iter().enumerate() {
-        for (ci, c) in s.chunks.iter().enumerate() {
-            order.push((c.seq, si as u32, ci as u32));
-        }
-    }
-    order.sort_unstable_by_key(|o| o.0);
     // adjacent pieces of one output go out as one
     let mut pending: Option<(usize, std::ops::Range<usize>)> = None;
     fn out_pending<O, E: FnMut(&mut O, std::ops::Range<usize>)>(
@@ -712,11 +770,14 @@ fn stitch<O, E: FnMut(&mut O, std::ops::Range<usize>)>(
         out_pending(results, pending, emit);
         *pending = Some((seg, a..b));
     }
-    for &(_, si, ci) in &order {
-        let (si, ci) = (si as usize, ci as usize);
+    let mut next_chunk = vec![0usize; rec.streams.len()];
+    for &si in &rec.order {
+        let si = si as usize;
+        let ci = next_chunk[si];
+        next_chunk[si] += 1;
         loop {
             let cur = chain[si];
-            wait_for(cur, &mut results, &mut arrived)?;
+            wait_for(cur, &mut results, starter)?;
             let res = results[cur].as_ref()?;
             let first = plans[cur].first;
             match res.meet {
@@ -724,13 +785,15 @@ fn stitch<O, E: FnMut(&mut O, std::ops::Range<usize>)>(
                     // the next segment takes over here: this one's output
                     // is no longer needed once what is pending went out
                     summary.stitches += 1;
-                    summary.overlap_chunks += (c - plans[cur].end) + (c - plans[t].first);
+                    summary.overlap_chunks += 3 * (c - plans[cur].end);
                     out_pending(&mut results, &mut pending, emit);
                     for k in cur..t {
-                        results[k] = None;
+                        if let Some(r) = results[k].take() {
+                            spare.put(r.out);
+                        }
+                        starter.done();
                     }
                     chain[si] = t;
-                    progress.reached(t);
                 }
                 _ => {
                     if res.stopped_at <= ci {
@@ -747,7 +810,7 @@ fn stitch<O, E: FnMut(&mut O, std::ops::Range<usize>)>(
     // end of trace, in ID order
     for si in 0..rec.streams.len() {
         let cur = chain[si];
-        wait_for(cur, &mut results, &mut arrived)?;
+        wait_for(cur, &mut results, starter)?;
         let res = results[cur].as_ref()?;
         let n = rec.streams[si].chunks.len();
         let end = res.eot_mark?;
@@ -755,6 +818,7 @@ fn stitch<O, E: FnMut(&mut O, std::ops::Range<usize>)>(
         put(cur, a, end, &mut results, &mut pending, emit);
     }
     out_pending(&mut results, &mut pending, emit);
+    summary.most_in_flight = starter.most;
     Some(summary)
 }
 
