@@ -281,17 +281,29 @@ impl DecodeTree {
 /// followed by a trace info packet (header 0x01): points where a decoder
 /// started unsynchronised takes up the trace.
 pub fn etmv4_sync_points(data: &[u8]) -> Vec<usize> {
+    const ZEROS: usize = 11;
     let mut out = Vec::new();
-    let mut zeros = 0usize;
-    for (i, &b) in data.iter().enumerate() {
-        if b == 0 {
-            zeros += 1;
+    // Any run of 11 zero bytes holds one of the bytes looked at, which are
+    // 11 apart from the byte after the previous run: the trace is scanned
+    // a byte in 11 (this runs on one thread before the decode starts).
+    let mut i = 0usize;
+    while i < data.len() {
+        if data[i] != 0 {
+            i += ZEROS;
             continue;
         }
-        if b == 0x80 && zeros >= 11 && data.get(i + 1) == Some(&0x01) {
-            out.push(i - 11);
+        let mut start = i;
+        while start > 0 && data[start - 1] == 0 {
+            start -= 1;
         }
-        zeros = 0;
+        let mut end = i;
+        while end < data.len() && data[end] == 0 {
+            end += 1;
+        }
+        if end - start >= ZEROS && data.get(end) == Some(&0x80) && data.get(end + 1) == Some(&0x01) {
+            out.push(end - ZEROS);
+        }
+        i = end + 1;
     }
     out
 }
@@ -399,6 +411,10 @@ struct Runner<O> {
     tree: DecodeTree,
     stack: Box<dyn TraceIdDecoder>,
     out: Rc<RefCell<O>>,
+    /// A probe's elements are not needed: they go to no sink (the sinks
+    /// of a parallel decode take every element at once, so the decoder
+    /// goes through the same states).
+    discard_elems: bool,
 }
 
 type Factory<'a, O> = &'a (dyn Fn() -> Option<(DecodeTree, Rc<RefCell<O>>)> + Sync);
@@ -423,7 +439,7 @@ impl<O: SegmentOutput> Runner<O> {
             o.recycle();
             *out.borrow_mut() = o;
         }
-        Some(Runner { tree, stack, out })
+        Some(Runner { tree, stack, out, discard_elems: false })
     }
 
     fn env_call<R>(&mut self, f: impl FnOnce(&mut dyn TraceIdDecoder, &mut StackEnv) -> R) -> R {
@@ -433,8 +449,8 @@ impl<O: SegmentOutput> Runner<O> {
         };
         let mut discard = Discard;
         let sink: &mut dyn GenElemSink = match self.tree.elem_sink.as_deref_mut() {
-            Some(s) => s,
-            None => &mut discard,
+            Some(s) if !self.discard_elems => s,
+            _ => &mut discard,
         };
         let mut env = StackEnv { elem_sink: Some(sink), mem: &mut self.tree.mapper, log: self.tree.logger.as_mut(), attached };
         f(self.stack.as_mut(), &mut env)
@@ -464,7 +480,7 @@ impl<O: SegmentOutput> Runner<O> {
 
     /// The output; the memory mapper goes back to the thread.
     fn finish(self, mem: &SharedMem) -> O {
-        let Runner { mut tree, stack, out } = self;
+        let Runner { mut tree, stack, out, .. } = self;
         drop(stack);
         mem.give_back(std::mem::take(&mut tree.mapper));
         drop(tree);
@@ -480,9 +496,10 @@ pub struct Summary {
     pub segments: usize,
     /// Stitches made (where a segment's output took over from another's).
     pub stitches: usize,
-    /// Chunks decoded more than once (past a segment's end until the
-    /// states met, by the probe that found the next segment's states, and
-    /// by the next segment before the meeting): the cost of stitching.
+    /// Chunks decoded twice more (past a segment's end until the states
+    /// met, by the segment and by the probe that found the next segment's
+    /// states there; the next segment decodes them too, but as part of its
+    /// own work): the cost of stitching.
     pub overlap_chunks: usize,
     /// Most segments decoded or waiting to be given out at one time.
     pub most_in_flight: usize,
@@ -662,14 +679,19 @@ fn run_segment<O: SegmentOutput>(cx: &Ctx<'_, O>, i: usize) -> Option<SegResult<
     // about as much as decoding a few chunks): once equal they stay equal,
     // as both stacks decode the same bytes from the same state, so a later
     // check finds the meeting a little later, never wrongly.
-    let mut check_at = p.end;
+    // (A fresh decoder needs a few packets after the sync point before it
+    // can be in the serial decoder's state: the first check is not at the
+    // end itself.)
+    let mut check_at = p.end + CHECK_EVERY;
     let mut c = p.first;
     loop {
         if c == p.end && p.next.is_some() {
-            probe = Some(Runner::new(cx, p.stream)?);
+            let mut q = Runner::new(cx, p.stream)?;
+            q.discard_elems = true;
+            probe = Some(q);
         }
         if let (Some(q), Some(t)) = (probe.as_ref(), p.next) {
-            if c == check_at {
+            if c == check_at || c == n {
                 if r.fingerprint(&mut fp) && q.fingerprint(&mut fq) && fp == fq {
                     meet = Some((c, t));
                     break;
@@ -785,7 +807,7 @@ fn stitch<O: SegmentOutput, E: FnMut(&mut O, std::ops::Range<usize>)>(
                     // the next segment takes over here: this one's output
                     // is no longer needed once what is pending went out
                     summary.stitches += 1;
-                    summary.overlap_chunks += 3 * (c - plans[cur].end);
+                    summary.overlap_chunks += 2 * (c - plans[cur].end);
                     out_pending(&mut results, &mut pending, emit);
                     for k in cur..t {
                         if let Some(r) = results[k].take() {
@@ -843,6 +865,59 @@ mod tests {
         d.extend_from_slice(&[0; 14]);
         d.extend_from_slice(&[0x80, 0x01]);
         assert_eq!(etmv4_sync_points(&d), vec![a, b]);
+    }
+
+    /// The byte-by-byte definition.
+    fn sync_points_slow(data: &[u8]) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut zeros = 0usize;
+        for (i, &b) in data.iter().enumerate() {
+            if b == 0 {
+                zeros += 1;
+                continue;
+            }
+            if b == 0x80 && zeros >= 11 && data.get(i + 1) == Some(&0x01) {
+                out.push(i - 11);
+            }
+            zeros = 0;
+        }
+        out
+    }
+
+    #[test]
+    fn sync_point_scan_finds_what_a_byte_by_byte_scan_finds() {
+        // runs of zeros of every length from 0 to 30 at every alignment,
+        // each followed by 0x80 0x01, or by 0x80 0x02, or by other bytes
+        let mut x = 0x1234_5678u32;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x
+        };
+        for round in 0..400 {
+            let mut d = Vec::new();
+            for _ in 0..(round % 7) {
+                d.push(1 + (rnd() % 255) as u8);
+            }
+            while d.len() < 600 {
+                let run = (rnd() % 31) as usize;
+                d.extend(std::iter::repeat(0).take(run));
+                match rnd() % 4 {
+                    0 | 1 => d.extend_from_slice(&[0x80, 0x01]),
+                    2 => d.extend_from_slice(&[0x80, 0x02]),
+                    _ => d.push(1 + (rnd() % 255) as u8),
+                }
+            }
+            if round % 3 == 0 {
+                // ending inside a run or right after its 0x80
+                d.extend(std::iter::repeat(0).take(12));
+                if round % 2 == 0 {
+                    d.push(0x80);
+                }
+            }
+            assert_eq!(etmv4_sync_points(&d), sync_points_slow(&d), "round {round}");
+        }
     }
 
     #[test]
