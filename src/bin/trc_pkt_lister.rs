@@ -771,6 +771,7 @@ fn parallel_decode(o: &Opts, snap: &Snapshot, path: &str, log: &SharedLog) -> Re
     let mut tree = create_tree(o, snap, &quiet, &no_err, &mut TreePlan::default()).ok_or(0usize)?.tree;
     configure_tree(o, &mut tree, &quiet, false);
     let mut f = File::open(path).map_err(|_| 0usize)?;
+    let t0 = Instant::now();
     let mut rec = tree.start_recording();
     if rec.unsupported().is_some() {
         return Err(0);
@@ -801,6 +802,7 @@ fn parallel_decode(o: &Opts, snap: &Snapshot, path: &str, log: &SharedLog) -> Re
         seg_log.borrow_mut().mem.clear();
         Some((t, seg_log))
     };
+    let t1 = Instant::now();
     let mut written = 0usize;
     let outcome = {
         let mut l = log.borrow_mut();
@@ -813,8 +815,13 @@ fn parallel_decode(o: &Opts, snap: &Snapshot, path: &str, log: &SharedLog) -> Re
         parallel::Outcome::Done(sum) => {
             if std::env::var_os("OCSD_PARALLEL_REPORT").is_some() {
                 eprintln!(
-                    "trc_pkt_lister: parallel decode: {} segments, {} stitches, {} chunks decoded again, at most {} segments in flight",
-                    sum.segments, sum.stitches, sum.overlap_chunks, sum.most_in_flight
+                    "trc_pkt_lister: parallel decode: {} segments, {} stitches, {} chunks decoded again, at most {} segments in flight; recorded in {:.3} s, decoded in {:.3} s",
+                    sum.segments,
+                    sum.stitches,
+                    sum.overlap_chunks,
+                    sum.most_in_flight,
+                    (t1 - t0).as_secs_f64(),
+                    t1.elapsed().as_secs_f64()
                 );
             }
             Ok(index)

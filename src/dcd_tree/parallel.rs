@@ -71,10 +71,10 @@ impl ParallelOptions {
     /// trace ID's data, within 4 KiB and 16 KiB (a stitch costs a few
     /// dozen bytes decoded again and a fresh decoder, whose caches start
     /// cold; the decode of 16 KiB of instruction trace can print a few
-    /// MB), and as many segments ahead as threads.
+    /// MB), and one segment ahead beyond one per thread.
     pub fn new(threads: usize) -> Self {
         let threads = threads.max(1);
-        ParallelOptions { threads, min_segment: 4 * 1024, max_segment: 16 * 1024, lookahead: threads }
+        ParallelOptions { threads, min_segment: 4 * 1024, max_segment: 16 * 1024, lookahead: 1 }
     }
 
     /// Segments of about `segment` bytes and a short look-ahead, to
