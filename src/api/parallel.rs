@@ -42,6 +42,9 @@ impl<T: Send> SegmentOutput for Seg<T> {
         self.items.clear();
         self.text.clear();
     }
+    fn capacity(&self) -> usize {
+        self.items.capacity()
+    }
 }
 
 type Items<T> = Rc<RefCell<Seg<T>>>;
@@ -108,8 +111,10 @@ impl Decoder {
     /// client), when packets are counted
     /// ([`super::DecoderBuilder::count_packets`]), for the second and later
     /// sessions of a decoder, or after a fatal error.
-    /// Memory: the whole trace, and the output of the segments being
-    /// decoded, are held until given to `f`.
+    /// Memory: the whole trace is held, and the output (`map`'s values and
+    /// text) of the segments decoded ahead of `f`, a number bounded by
+    /// `opts` (see [`ParallelOptions::lookahead`]), whatever the trace's
+    /// size.
     pub fn decode_parallel<T: Send + 'static>(
         &mut self,
         trace: &[u8],

@@ -52,6 +52,9 @@ impl SegmentOutput for Log {
         self.mem.clear();
         self.skip = 0;
     }
+    fn capacity(&self) -> usize {
+        self.mem.capacity()
+    }
 }
 
 impl Log {
@@ -784,14 +787,7 @@ fn parallel_decode(o: &Opts, snap: &Snapshot, path: &str, log: &SharedLog) -> Re
     if o.parallel_min_seg > 0 {
         opts = ParallelOptions::stress(o.parallel, o.parallel_min_seg);
     }
-    if let Some(v) = std::env::var("OCSD_PAR_TUNE").ok() {
-        let v: Vec<usize> = v.split(',').filter_map(|x| x.parse().ok()).collect();
-        if v.len() == 3 {
-            opts.min_segment = v[0];
-            opts.max_segment = v[1];
-            opts.lookahead = v[2];
-        }
-    }
+
     let make = || {
         let seg_log: SharedLog = Rc::new(RefCell::new(Log::default()));
         let last: LastError = Rc::new(RefCell::new(None));
@@ -815,11 +811,12 @@ fn parallel_decode(o: &Opts, snap: &Snapshot, path: &str, log: &SharedLog) -> Re
         parallel::Outcome::Done(sum) => {
             if std::env::var_os("OCSD_PARALLEL_REPORT").is_some() {
                 eprintln!(
-                    "trc_pkt_lister: parallel decode: {} segments, {} stitches, {} chunks decoded again, at most {} segments in flight; recorded in {:.3} s, decoded in {:.3} s",
+                    "trc_pkt_lister: parallel decode: {} segments, {} stitches, {} chunks decoded again, at most {} segments in flight, largest output {} bytes; recorded in {:.3} s, decoded in {:.3} s",
                     sum.segments,
                     sum.stitches,
                     sum.overlap_chunks,
                     sum.most_in_flight,
+                    sum.largest_output,
                     (t1 - t0).as_secs_f64(),
                     t1.elapsed().as_secs_f64()
                 );

@@ -10,34 +10,43 @@
 //!    sequence of hand-overs. Everything a decoder outputs (elements, log
 //!    lines, packet lines) is output during one hand-over, so that number
 //!    places it in the serial output.
-//! 2. **Split.** Each ID is a separate stream. Within one ETMv4 / ETE
-//!    stream, segments start at synchronisation points (an A-sync packet
-//!    followed by a trace info packet, found by [`etmv4_sync_points`]).
+//! 2. **Split.** Each ID is a separate stream. An ETMv4 / ETE stream is
+//!    cut into segments of about equal bytes (a quarter of a thread's
+//!    share, at most [`ParallelOptions::max_segment`]), each starting at
+//!    the first synchronisation point (an A-sync packet followed by a trace
+//!    info packet, found by [`etmv4_sync_points`]) after its target.
 //!    Protocols without a splitter (ETMv3, PTM, STM, ITM) are one segment
 //!    per ID.
-//! 3. **Decode.** Each segment is decoded on a thread pool by a fresh
-//!    decode stack (built by the caller's factory, exactly as the serial
-//!    one) from its first chunk; the output of each chunk is noted. A
-//!    segment's decoder runs on past its end until its state (see
-//!    [`TraceIdDecoder::state_fingerprint`]) equals, at the same chunk
-//!    boundary, the state of the following segment's fresh decoder; from
-//!    there both decode the same bytes from the same state, so the
-//!    following segment's output is the serial output. (The states of the
-//!    following segment's first chunks are taken by a short first pass.)
+//! 3. **Decode.** Segments are started on a thread pool in the order the
+//!    output needs them, at most [`ParallelOptions::lookahead`] beyond one
+//!    per thread and one per stream being given out, so the output waiting
+//!    in memory is bounded whatever the trace's size. Each is decoded by a
+//!    fresh decode stack (built by the caller's factory, exactly as the
+//!    serial one) from its first chunk; the output length after each chunk
+//!    is noted. At its end a probe (another fresh stack, whose elements go
+//!    nowhere) starts on the next segment's first chunk, as that segment's
+//!    own stack does, and both run on until their states (see
+//!    [`TraceIdDecoder::state_fingerprint`]) are equal at a chunk boundary:
+//!    from there the next segment's decoder decodes the same bytes from the
+//!    same state as the serial one, so its output is the serial output.
 //!    Should the states never meet, the segment runs on to the end of the
-//!    stream: slower, never different.
-//! 4. **Stitch.** The chunk outputs are put back in serial hand-over order,
-//!    then each ID's end-of-trace output in ID order, as the tree gives
-//!    end of trace to its IDs.
+//!    stream: slower, never different. Each thread keeps its memory
+//!    mapper (and its cache) from segment to segment, and outputs given
+//!    out are emptied and used again by later segments.
+//! 4. **Stitch.** On the calling thread, as the segments end, the chunk
+//!    outputs are given out in serial hand-over order, then each ID's
+//!    end-of-trace output in ID order, as the tree gives end of trace to
+//!    its IDs.
 //!
 //! Anything that the serial decode would answer differently (a client
 //! that waits, a fatal error, a data-less operation from the deformatter,
 //! a deformatter error message, memory read through callbacks) makes
-//! [`decode`] return None: the caller decodes serially instead. Memory
-//! from files and buffers is shared between threads; each thread has its
-//! own memory access cache. Memory read through client callbacks is never
-//! decoded in parallel: a callback must see its reads in serial order, and
-//! no read may happen while earlier elements still wait for the client.
+//! [`decode`] return [`Outcome::Fallback`]: the caller decodes serially
+//! instead. Memory from files and buffers is shared between threads; each
+//! thread has its own memory access cache. Memory read through client
+//! callbacks is never decoded in parallel: a callback must see its reads in
+//! serial order, and no read may happen while earlier elements still wait
+//! for the client.
 #![forbid(unsafe_code)]
 
 use std::cell::RefCell;
@@ -318,6 +327,11 @@ pub trait SegmentOutput: Default + Send {
     /// one the factory made), so that a decode does not allocate and
     /// touch fresh memory for every segment.
     fn recycle(&mut self);
+    /// What it can hold without growing, in the units of
+    /// [`SegmentOutput::len`]: outputs grown much larger than the average
+    /// segment's are not used again, so that a few large segments do not
+    /// leave every output large.
+    fn capacity(&self) -> usize;
 }
 
 impl SegmentOutput for String {
@@ -327,6 +341,9 @@ impl SegmentOutput for String {
     fn recycle(&mut self) {
         self.clear();
     }
+    fn capacity(&self) -> usize {
+        String::capacity(self)
+    }
 }
 
 impl<T: Send> SegmentOutput for Vec<T> {
@@ -335,6 +352,9 @@ impl<T: Send> SegmentOutput for Vec<T> {
     }
     fn recycle(&mut self) {
         self.clear();
+    }
+    fn capacity(&self) -> usize {
+        Vec::capacity(self)
     }
 }
 
@@ -391,17 +411,37 @@ impl SharedMem {
     }
 }
 
-/// Outputs already given out, for later segments to write to.
-struct Spare<O>(std::sync::Mutex<Vec<O>>);
+/// Outputs already given out, for later segments to write to: at most
+/// `keep`, none much larger than the average segment's output.
+struct Spare<O> {
+    outs: std::sync::Mutex<Vec<O>>,
+    keep: usize,
+    /// Sum and count of the lengths of the segment outputs given out.
+    seen: std::sync::Mutex<(usize, usize)>,
+}
 
 impl<O: SegmentOutput> Spare<O> {
     fn put(&self, o: O) {
-        if let Ok(mut v) = self.0.lock() {
-            v.push(o);
+        let Ok((sum, n)) = self.seen.lock().map(|g| *g) else { return };
+        if n > 0 && o.capacity() > 2 * (sum / n) + 4096 {
+            return;
+        }
+        if let Ok(mut v) = self.outs.lock() {
+            if v.len() < self.keep {
+                v.push(o);
+            }
         }
     }
+    /// A segment's output once given out.
+    fn put_given(&self, o: O) {
+        if let Ok(mut g) = self.seen.lock() {
+            g.0 += o.len();
+            g.1 += 1;
+        }
+        self.put(o);
+    }
     fn take(&self) -> Option<O> {
-        self.0.lock().ok()?.pop()
+        self.outs.lock().ok()?.pop()
     }
 }
 
@@ -503,6 +543,8 @@ pub struct Summary {
     pub overlap_chunks: usize,
     /// Most segments decoded or waiting to be given out at one time.
     pub most_in_flight: usize,
+    /// The largest output of one segment ([`SegmentOutput::len`]).
+    pub largest_output: usize,
 }
 
 /// How [`decode`] ended.
@@ -545,7 +587,8 @@ where
     start_order.sort_by_key(|&i| rec.streams[plans[i].stream].chunks.get(plans[i].first).map_or(u32::MAX, |c| c.seq));
     let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(threads).build() else { return Outcome::Fallback };
     let cancel = std::sync::atomic::AtomicBool::new(false);
-    let spare = Spare(std::sync::Mutex::new(Vec::new()));
+    let limit = rec.streams.len() + threads + opts.lookahead;
+    let spare = Spare { outs: std::sync::Mutex::new(Vec::new()), keep: limit + threads, seen: std::sync::Mutex::new((0, 0)) };
     let cx = Ctx { rec, plans: &plans, mem, spare: &spare, make: &make, cancel: &cancel };
     let (tx, rx) = std::sync::mpsc::channel::<(usize, Option<SegResult<O>>)>();
     let out = pool.in_place_scope_fifo(|sc| {
@@ -557,7 +600,7 @@ where
             in_flight: 0,
             most: 0,
             // each stream's current segment, and the look-ahead
-            limit: rec.streams.len() + threads + opts.lookahead,
+            limit,
             start: &mut |i: usize| {
                 let tx = tx.clone();
                 sc.spawn_fifo(move |_| {
@@ -811,7 +854,8 @@ fn stitch<O: SegmentOutput, E: FnMut(&mut O, std::ops::Range<usize>)>(
                     out_pending(&mut results, &mut pending, emit);
                     for k in cur..t {
                         if let Some(r) = results[k].take() {
-                            spare.put(r.out);
+                            summary.largest_output = summary.largest_output.max(r.out.len());
+                            spare.put_given(r.out);
                         }
                         starter.done();
                     }
