@@ -423,7 +423,7 @@ struct Spare<O> {
 impl<O: SegmentOutput> Spare<O> {
     fn put(&self, o: O) {
         let Ok((sum, n)) = self.seen.lock().map(|g| *g) else { return };
-        if n > 0 && o.capacity() > 2 * (sum / n) + 4096 {
+        if n > 0 && o.capacity() > 4 * (sum / n) + 4096 {
             return;
         }
         if let Ok(mut v) = self.outs.lock() {
@@ -471,15 +471,19 @@ struct Ctx<'a, O> {
 
 impl<O: SegmentOutput> Runner<O> {
     /// A fresh stack for `stream`, writing to a recycled output if any.
-    fn new(cx: &Ctx<'_, O>, stream: usize) -> Option<Self> {
+    /// A probe's elements go nowhere: it writes little, to the output the
+    /// factory made.
+    fn new(cx: &Ctx<'_, O>, stream: usize, probe: bool) -> Option<Self> {
         let (mut tree, out) = (cx.make)()?;
         let stack = tree.stacks.get_mut(cx.rec.streams[stream].slot as usize)?.take()?;
         tree.mapper = cx.mem.take()?;
-        if let Some(mut o) = cx.spare.take() {
-            o.recycle();
-            *out.borrow_mut() = o;
+        if !probe {
+            if let Some(mut o) = cx.spare.take() {
+                o.recycle();
+                *out.borrow_mut() = o;
+            }
         }
-        Some(Runner { tree, stack, out, discard_elems: false })
+        Some(Runner { tree, stack, out, discard_elems: probe })
     }
 
     fn env_call<R>(&mut self, f: impl FnOnce(&mut dyn TraceIdDecoder, &mut StackEnv) -> R) -> R {
@@ -711,7 +715,7 @@ fn run_segment<O: SegmentOutput>(cx: &Ctx<'_, O>, i: usize) -> Option<SegResult<
     let p = cx.plans[i];
     let s = &cx.rec.streams[p.stream];
     let n = s.chunks.len();
-    let mut r = Runner::new(cx, p.stream)?;
+    let mut r = Runner::new(cx, p.stream, false)?;
     let mut marks = Vec::with_capacity(p.end - p.first + 1);
     marks.push(r.len());
     let mut meet = None;
@@ -729,9 +733,7 @@ fn run_segment<O: SegmentOutput>(cx: &Ctx<'_, O>, i: usize) -> Option<SegResult<
     let mut c = p.first;
     loop {
         if c == p.end && p.next.is_some() {
-            let mut q = Runner::new(cx, p.stream)?;
-            q.discard_elems = true;
-            probe = Some(q);
+            probe = Some(Runner::new(cx, p.stream, true)?);
         }
         if let (Some(q), Some(t)) = (probe.as_ref(), p.next) {
             if c == check_at || c == n {
@@ -756,7 +758,7 @@ fn run_segment<O: SegmentOutput>(cx: &Ctx<'_, O>, i: usize) -> Option<SegResult<
             if !q.feed(s, &s.chunks[c]) {
                 // the next segment stops here too: no meeting
                 if let Some(q) = probe.take() {
-                    cx.spare.put(q.finish(cx.mem));
+                    q.finish(cx.mem);
                 }
             }
         }
@@ -764,7 +766,7 @@ fn run_segment<O: SegmentOutput>(cx: &Ctx<'_, O>, i: usize) -> Option<SegResult<
         marks.push(r.len());
     }
     if let Some(q) = probe.take() {
-        cx.spare.put(q.finish(cx.mem));
+        q.finish(cx.mem);
     }
     let mut eot_mark = None;
     if meet.is_none() && stopped_at == usize::MAX {
