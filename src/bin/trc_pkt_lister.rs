@@ -13,7 +13,8 @@ use opencsd_c_api::abi::*;
 use opencsd_c_api::common::{ErrorLog, GenElemSink, OcsdError, TracePacket};
 use opencsd_c_api::dcd_tree::parallel::{self, ParallelOptions, SegmentOutput};
 use opencsd_c_api::dcd_tree::{DecodeTree, PacketObserver, RawFrameMonitor};
-use opencsd_c_api::printers::gen_elem::{push_dec, push_hex, write_elem_str};
+use opencsd_c_api::printers::gen_elem::write_elem;
+use opencsd_c_api::printers::num::TextOut;
 use opencsd_c_api::printers::raw_frame::write_raw_frame;
 use opencsd_c_api::snapshot::plan::TreePlan;
 use opencsd_c_api::snapshot::{self, to_tree, Snapshot};
@@ -31,7 +32,7 @@ struct Log {
     stdout_buf: Option<std::io::BufWriter<std::io::Stdout>>,
     /// A parallel decode segment's log: kept here, written out in order
     /// once the segments are stitched.
-    mem: String,
+    mem: Vec<u8>,
     keep: bool,
     /// Bytes still to drop: what a parallel decode that had to stop
     /// already wrote, when the serial decode writes it again.
@@ -40,7 +41,7 @@ struct Log {
 
 impl Default for Log {
     fn default() -> Self {
-        Log { stdout: false, stderr: false, file: None, stdout_buf: None, mem: String::new(), keep: true, skip: 0 }
+        Log { stdout: false, stderr: false, file: None, stdout_buf: None, mem: Vec::new(), keep: true, skip: 0 }
     }
 }
 
@@ -54,14 +55,18 @@ impl Log {
     fn new(stdout: bool, stderr: bool, file: Option<std::io::BufWriter<File>>) -> Self {
         use std::io::IsTerminal;
         let stdout_buf = (stdout && !std::io::stdout().is_terminal()).then(|| std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()));
-        Log { stdout, stderr, file, stdout_buf, mem: String::new(), keep: false, skip: 0 }
+        Log { stdout, stderr, file, stdout_buf, mem: Vec::new(), keep: false, skip: 0 }
     }
 
     fn msg(&mut self, s: &str) {
+        self.msg_bytes(s.as_bytes())
+    }
+
+    /// Log text given as bytes (valid UTF-8: the printers' byte lines).
+    fn msg_bytes(&mut self, mut s: &[u8]) {
         if self.keep {
-            self.mem.push_str(s);
+            self.mem.extend_from_slice(s);
         }
-        let mut s = s.as_bytes();
         if self.skip > 0 {
             let k = self.skip.min(s.len());
             self.skip -= k;
@@ -127,6 +132,9 @@ struct PacketPrinter {
     log: SharedLog,
     id: u8,
     monitor: bool,
+    /// The line being written.
+    line: Vec<u8>,
+    /// Packet text of protocols without a byte path.
     text: String,
 }
 
@@ -139,41 +147,46 @@ impl PacketObserver for PacketPrinter {
         _pkt_ptr: *const c_void,
         raw: &[u8],
     ) -> ocsd_datapath_resp_t {
-        use std::fmt::Write as _;
-        self.text.clear();
+        use std::io::Write as _;
+        let line = &mut self.line;
+        line.clear();
         match op {
             OCSD_OP_DATA => {
                 let Some(p) = pkt else { return OCSD_RESP_CONT };
-                self.text.push_str("Idx:");
-                push_dec(&mut self.text, index_sop as u64);
-                self.text.push_str("; ID:");
-                push_hex(&mut self.text, self.id as u64, 0);
-                self.text.push(';');
+                line.put_str("Idx:");
+                line.put_dec(index_sop as u64);
+                line.put_str("; ID:");
+                line.put_hex(self.id as u64, 0);
+                line.put_str(";");
                 if self.monitor {
-                    self.text.push_str(" [");
+                    line.put_str(" [");
                     for b in raw {
-                        self.text.push_str("0x");
-                        push_hex(&mut self.text, *b as u64, 2);
-                        self.text.push(' ');
+                        line.put_str("0x");
+                        line.put_hex(*b as u64, 2);
+                        line.put_str(" ");
                     }
-                    self.text.push_str("];");
+                    line.put_str("];");
                 }
-                self.text.push('\t');
-                p.write_str(&mut self.text);
-                self.text.push('\n');
+                line.put_str("\t");
+                if !p.write_bytes(line) {
+                    self.text.clear();
+                    p.write_str(&mut self.text);
+                    line.put_str(&self.text);
+                }
+                line.put_str("\n");
             }
             OCSD_OP_EOT => {
-                let _ = writeln!(self.text, "ID:{:x}\tEND OF TRACE DATA", self.id);
+                let _ = writeln!(line, "ID:{:x}\tEND OF TRACE DATA", self.id);
             }
             OCSD_OP_FLUSH => {
-                let _ = writeln!(self.text, "ID:{:x}\tFLUSH operation on trace decode path", self.id);
+                let _ = writeln!(line, "ID:{:x}\tFLUSH operation on trace decode path", self.id);
             }
             OCSD_OP_RESET => {
-                let _ = writeln!(self.text, "ID:{:x}\tRESET operation on trace decode path", self.id);
+                let _ = writeln!(line, "ID:{:x}\tRESET operation on trace decode path", self.id);
             }
             _ => {}
         }
-        self.log.borrow_mut().msg(&self.text);
+        self.log.borrow_mut().msg_bytes(line);
         OCSD_RESP_CONT
     }
 }
@@ -181,7 +194,8 @@ impl PacketObserver for PacketPrinter {
 struct ElemPrinter {
     log: SharedLog,
     ids: Option<Vec<u8>>,
-    text: String,
+    /// The line being written.
+    line: Vec<u8>,
     /// `-test_waits N`: answer WAIT to the first N elements (each printed
     /// once), to exercise the WAIT / FLUSH path of the decoders.
     test_waits: u32,
@@ -194,15 +208,16 @@ impl GenElemSink for ElemPrinter {
                 return OCSD_RESP_CONT;
             }
         }
-        self.text.clear();
-        self.text.push_str("Idx:");
-        push_dec(&mut self.text, index_sop as u64);
-        self.text.push_str("; ID:");
-        push_hex(&mut self.text, chan as u64, 0);
-        self.text.push_str("; ");
-        write_elem_str(elem, &mut self.text);
-        self.text.push('\n');
-        self.log.borrow_mut().msg(&self.text);
+        let line = &mut self.line;
+        line.clear();
+        line.put_str("Idx:");
+        line.put_dec(index_sop as u64);
+        line.put_str("; ID:");
+        line.put_hex(chan as u64, 0);
+        line.put_str("; ");
+        write_elem(elem, line);
+        line.put_str("\n");
+        self.log.borrow_mut().msg_bytes(line);
         if self.test_waits > 0 {
             self.test_waits -= 1;
             return OCSD_RESP_WAIT;
@@ -529,7 +544,7 @@ fn configure_tree(o: &Opts, tree: &mut DecodeTree, log: &SharedLog, announce: bo
             }
             let name = tree.decoder_mut(id).map(|d| d.decoder_name().to_string()).unwrap_or_default();
             let monitor = o.decode || o.pkt_mon;
-            let printer = Box::new(PacketPrinter { log: log.clone(), id, monitor, text: String::new() });
+            let printer = Box::new(PacketPrinter { log: log.clone(), id, monitor, line: Vec::with_capacity(256), text: String::new() });
             let ok = match tree.decoder_mut(id) {
                 Some(d) => {
                     if monitor {
@@ -577,7 +592,7 @@ fn configure_tree(o: &Opts, tree: &mut DecodeTree, log: &SharedLog, announce: bo
 
     if o.decode {
         let ids = if o.ids.is_empty() { None } else { Some(o.ids.clone()) };
-        tree.set_elem_sink(Some(Box::new(ElemPrinter { log: log.clone(), ids, text: String::new(), test_waits: o.test_waits })));
+        tree.set_elem_sink(Some(Box::new(ElemPrinter { log: log.clone(), ids, line: Vec::with_capacity(256), test_waits: o.test_waits })));
         lmsg("Trace Packet Lister : Set trace element decode printer\n");
         let mut m = String::from("Gen_Info : Mapped Memory Accessors\n");
         for a in tree.mapper.describe_each() {
@@ -794,7 +809,7 @@ fn parallel_decode(o: &Opts, snap: &Snapshot, path: &str, log: &SharedLog) -> Re
         let mut l = log.borrow_mut();
         parallel::decode(&rec, &tree.mapper, &opts, make, |out: &mut Log, r| {
             written += r.len();
-            l.msg(&out.mem[r]);
+            l.msg_bytes(&out.mem[r]);
         })
     };
     match outcome {
