@@ -26,7 +26,10 @@ const ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK: u32 = 0x0002_0000;
 struct Log {
     stdout: bool,
     stderr: bool,
-    file: Option<std::io::BufWriter<File>>,
+    file: Option<File>,
+    /// The log file's buffer: lines are written straight into it (see
+    /// [`Log::direct`]) and it goes to the file once it holds `FILE_BUF` bytes.
+    fbuf: Vec<u8>,
     /// Standard output through a large buffer when it is not a terminal
     /// (a line-buffered stdout costs a system call per log line).
     stdout_buf: Option<std::io::BufWriter<std::io::Stdout>>,
@@ -41,7 +44,7 @@ struct Log {
 
 impl Default for Log {
     fn default() -> Self {
-        Log { stdout: false, stderr: false, file: None, stdout_buf: None, mem: Vec::new(), keep: true, skip: 0 }
+        Log { stdout: false, stderr: false, file: None, fbuf: Vec::new(), stdout_buf: None, mem: Vec::new(), keep: true, skip: 0 }
     }
 }
 
@@ -52,10 +55,46 @@ impl SegmentOutput for Log {
 }
 
 impl Log {
-    fn new(stdout: bool, stderr: bool, file: Option<std::io::BufWriter<File>>) -> Self {
+    fn new(stdout: bool, stderr: bool, file: Option<File>) -> Self {
         use std::io::IsTerminal;
         let stdout_buf = (stdout && !std::io::stdout().is_terminal()).then(|| std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()));
-        Log { stdout, stderr, file, stdout_buf, mem: Vec::new(), keep: false, skip: 0 }
+        let fbuf = if file.is_some() { Vec::with_capacity(FILE_BUF + 4096) } else { Vec::new() };
+        Log { stdout, stderr, file, fbuf, stdout_buf, mem: Vec::new(), keep: false, skip: 0 }
+    }
+
+    /// The one buffer all log text goes to, when there is only one (the
+    /// log file alone, or a parallel segment's kept text alone): the
+    /// printers write their lines straight into it, then call
+    /// [`Log::direct_done`]. None when the text goes several ways.
+    #[inline]
+    fn direct(&mut self) -> Option<&mut Vec<u8>> {
+        if self.stdout || self.stderr || self.skip > 0 {
+            None
+        } else if self.keep {
+            if self.file.is_none() {
+                Some(&mut self.mem)
+            } else {
+                None
+            }
+        } else if self.file.is_some() {
+            Some(&mut self.fbuf)
+        } else {
+            None
+        }
+    }
+
+    #[inline]
+    fn direct_done(&mut self) {
+        if self.fbuf.len() >= FILE_BUF {
+            self.flush_file();
+        }
+    }
+
+    fn flush_file(&mut self) {
+        if let Some(f) = self.file.as_mut() {
+            let _ = f.write_all(&self.fbuf);
+        }
+        self.fbuf.clear();
     }
 
     fn msg(&mut self, s: &str) {
@@ -85,14 +124,13 @@ impl Log {
         if self.stderr {
             let _ = std::io::stderr().write_all(s);
         }
-        if let Some(f) = self.file.as_mut() {
-            let _ = f.write_all(s);
+        if self.file.is_some() {
+            self.fbuf.extend_from_slice(s);
+            self.direct_done();
         }
     }
     fn flush(&mut self) {
-        if let Some(f) = self.file.as_mut() {
-            let _ = f.flush();
-        }
+        self.flush_file();
         if let Some(b) = self.stdout_buf.as_mut() {
             let _ = b.flush();
         }
@@ -101,6 +139,9 @@ impl Log {
 }
 
 type SharedLog = Rc<RefCell<Log>>;
+
+/// Log file bytes gathered before a write.
+const FILE_BUF: usize = 1 << 20;
 
 /// OpenCSD's default error logger writing into the log.
 struct ErrLogger {
@@ -148,8 +189,16 @@ impl PacketObserver for PacketPrinter {
         raw: &[u8],
     ) -> ocsd_datapath_resp_t {
         use std::io::Write as _;
-        let line = &mut self.line;
-        line.clear();
+        let mut log = self.log.borrow_mut();
+        let direct = log.direct();
+        let is_direct = direct.is_some();
+        let line = match direct {
+            Some(b) => b,
+            None => {
+                self.line.clear();
+                &mut self.line
+            }
+        };
         match op {
             OCSD_OP_DATA => {
                 let Some(p) = pkt else { return OCSD_RESP_CONT };
@@ -186,7 +235,11 @@ impl PacketObserver for PacketPrinter {
             }
             _ => {}
         }
-        self.log.borrow_mut().msg_bytes(line);
+        if is_direct {
+            log.direct_done();
+        } else {
+            log.msg_bytes(&self.line);
+        }
         OCSD_RESP_CONT
     }
 }
@@ -208,8 +261,16 @@ impl GenElemSink for ElemPrinter {
                 return OCSD_RESP_CONT;
             }
         }
-        let line = &mut self.line;
-        line.clear();
+        let mut log = self.log.borrow_mut();
+        let direct = log.direct();
+        let is_direct = direct.is_some();
+        let line = match direct {
+            Some(b) => b,
+            None => {
+                self.line.clear();
+                &mut self.line
+            }
+        };
         line.put_str("Idx:");
         line.put_dec(index_sop as u64);
         line.put_str("; ID:");
@@ -217,7 +278,12 @@ impl GenElemSink for ElemPrinter {
         line.put_str("; ");
         write_elem(elem, line);
         line.put_str("\n");
-        self.log.borrow_mut().msg_bytes(line);
+        if is_direct {
+            log.direct_done();
+        } else {
+            log.msg_bytes(&self.line);
+        }
+        drop(log);
         if self.test_waits > 0 {
             self.test_waits -= 1;
             return OCSD_RESP_WAIT;
@@ -356,7 +422,7 @@ fn run(args: &[String]) -> i32 {
             (out_stdout, out_stderr, out_file) = (so, se, sf);
         }
     }
-    let file = if out_file { File::create(&logfile).ok().map(|f| std::io::BufWriter::with_capacity(1 << 20, f)) } else { None };
+    let file = if out_file { File::create(&logfile).ok() } else { None };
     let log: SharedLog = Rc::new(RefCell::new(Log::new(out_stdout, out_stderr, file)));
     let res = run_logged(args, &log);
     log.borrow_mut().flush();

@@ -158,7 +158,7 @@ fn hex_digits(v: u64, upper: bool) -> u128 {
 
 /// The 8 hexadecimal digits of a 32-bit `v` as ASCII, most significant
 /// first, in the big-endian bytes of a `u64` (as [`hex_digits`]).
-#[inline]
+#[inline(always)]
 fn hex_digits32(v: u32, upper: bool) -> u64 {
     const LO4: u64 = 0x0F0F_0F0F_0F0F_0F0F;
     const ONES: u64 = 0x0101_0101_0101_0101;
@@ -170,7 +170,7 @@ fn hex_digits32(v: u32, upper: bool) -> u64 {
     x + b'0' as u64 * ONES + letters * if upper { 7 } else { 39 }
 }
 
-#[inline]
+#[inline(always)]
 fn put_hex_bytes(out: &mut Vec<u8>, v: u64, width: usize, upper: bool) {
     let sig = if v == 0 { 1 } else { (67 - v.leading_zeros() as usize) / 4 };
     let mut n = sig;
@@ -197,7 +197,7 @@ fn put_hex_bytes(out: &mut Vec<u8>, v: u64, width: usize, upper: bool) {
 /// The 8 decimal digits of `v` (< 10^8, zero padded) as ASCII, most
 /// significant first, in the big-endian bytes of a `u64`: split into
 /// 4-digit, 2-digit and 1-digit lanes with multiply-shift division.
-#[inline]
+#[inline(always)]
 fn dec_digits8(v: u32) -> u64 {
     let hi = (v / 10_000) as u64;
     let lo = (v % 10_000) as u64;
@@ -212,7 +212,7 @@ fn dec_digits8(v: u32) -> u64 {
 }
 
 /// Decimal digits of `v` (at least 1).
-#[inline]
+#[inline(always)]
 fn dec_len(v: u64) -> usize {
     if v == 0 {
         1
@@ -247,7 +247,7 @@ fn put_dec_long(out: &mut Vec<u8>, v: u64) {
 }
 
 impl TextOut for Vec<u8> {
-    #[inline]
+    #[inline(always)]
     fn put_str(&mut self, s: &str) {
         self.extend_from_slice(s.as_bytes())
     }
@@ -256,7 +256,7 @@ impl TextOut for Vec<u8> {
         let mut b = [0u8; 4];
         self.extend_from_slice(c.encode_utf8(&mut b).as_bytes())
     }
-    #[inline]
+    #[inline(always)]
     fn put_hex(&mut self, v: u64, width: usize) {
         put_hex_bytes(self, v, width, false)
     }
@@ -264,7 +264,7 @@ impl TextOut for Vec<u8> {
     fn put_hex_upper(&mut self, v: u64, width: usize) {
         put_hex_bytes(self, v, width, true)
     }
-    #[inline]
+    #[inline(always)]
     fn put_dec(&mut self, v: u64) {
         if v < 10 {
             self.push(b'0' + v as u8);
