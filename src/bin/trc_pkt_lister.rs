@@ -209,10 +209,9 @@ impl PacketObserver for PacketPrinter {
                 line.put_str(";");
                 if self.monitor {
                     line.put_str(" [");
-                    for b in raw {
-                        line.put_str("0x");
-                        line.put_hex(*b as u64, 2);
-                        line.put_str(" ");
+                    const HEX: &[u8; 16] = b"0123456789abcdef";
+                    for &b in raw {
+                        line.extend_from_slice(&[b'0', b'x', HEX[(b >> 4) as usize], HEX[(b & 0xF) as usize], b' ']);
                     }
                     line.put_str("];");
                 }

@@ -206,10 +206,20 @@ impl ocsd_etmv4_i_pkt {
     }
 
     fn write_atoms<T: TextOut>(&self, out: &mut T) {
+        // E or N per atom, oldest first, written 32 at a time
         let mut bits = self.atom.En_bits;
-        for _ in 0..self.atom.num {
-            out.put_str(if bits & 1 != 0 { "E" } else { "N" });
-            bits >>= 1;
+        let mut left = self.atom.num as usize;
+        while left > 0 {
+            let mut text = [b'N'; 32];
+            let n = left.min(32);
+            for t in &mut text[..n] {
+                if bits & 1 != 0 {
+                    *t = b'E';
+                }
+                bits >>= 1;
+            }
+            out.put_utf8(&text[..n]);
+            left -= n;
         }
     }
 

@@ -54,6 +54,15 @@ const TRACE_ON_REASONS: [&str; 3] = ["begin or filter", "overflow", "debug resta
 
 const ISA_NAMES: [&str; 7] = ["A32", "T32", "A64", "TEE", "Jaz", "Cst", "Unk"];
 
+/// `) (ISA=<name>) N ` and `... E ` for each ISA name: the middle of an
+/// instruction range's text.
+macro_rules! isa_exec {
+    ($($isa:literal),*) => {
+        [$([concat!(") (ISA=", $isa, ") N "), concat!(") (ISA=", $isa, ") E ")]),*]
+    };
+}
+const ISA_EXEC: [[&str; 2]; 7] = isa_exec!("A32", "T32", "A64", "TEE", "Jaz", "Cst", "Unk");
+
 /// `unsync_info_t` names, for NO_SYNC and EO_TRACE elements.
 const UNSYNC_REASONS: [&str; 8] = [
     "undefined",
@@ -258,9 +267,9 @@ fn write_instr_range<T: TextOut>(elem: &ocsd_generic_trace_elem, out: &mut T) {
     out.put_dec(elem.num_instr_range() as u64);
     out.put_str(") last_sz(");
     out.put_dec(elem.last_instr_sz() as u64);
-    out.put_str(") (ISA=");
-    out.put_str(isa_name(elem.isa));
-    out.put_str(if elem.last_instr_exec() == 1 { ") E " } else { ") N " });
+    // ") (ISA=<isa>) <E|N> " in one piece
+    let isa = usize::try_from(elem.isa).ok().filter(|&i| i < ISA_NAMES.len()).unwrap_or(ISA_NAMES.len() - 1);
+    out.put_str(ISA_EXEC[isa][(elem.last_instr_exec() == 1) as usize]);
     if let Some(ty) = name_of(&INSTR_TYPE_NAMES, elem.last_i_type) {
         out.put_str(ty);
     }

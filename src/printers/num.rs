@@ -111,6 +111,9 @@ pub trait TextOut {
     fn put_dec(&mut self, v: u64);
     /// `write!` (rare lines only).
     fn put_fmt(&mut self, args: std::fmt::Arguments);
+    /// Bytes of ASCII / UTF-8 text (checked only where the buffer is a
+    /// `String`).
+    fn put_utf8(&mut self, b: &[u8]);
 }
 
 impl TextOut for String {
@@ -136,6 +139,9 @@ impl TextOut for String {
     }
     fn put_fmt(&mut self, args: std::fmt::Arguments) {
         let _ = std::fmt::Write::write_fmt(self, args);
+    }
+    fn put_utf8(&mut self, b: &[u8]) {
+        self.push_str(&String::from_utf8_lossy(b))
     }
 }
 
@@ -280,6 +286,10 @@ impl TextOut for Vec<u8> {
     }
     fn put_fmt(&mut self, args: std::fmt::Arguments) {
         let _ = std::io::Write::write_fmt(self, args);
+    }
+    #[inline]
+    fn put_utf8(&mut self, b: &[u8]) {
+        self.extend_from_slice(b)
     }
 }
 
