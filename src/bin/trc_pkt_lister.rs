@@ -13,7 +13,8 @@ use opencsd_c_api::abi::*;
 use opencsd_c_api::common::{ErrorLog, GenElemSink, OcsdError, TracePacket};
 use opencsd_c_api::dcd_tree::parallel::{self, ParallelOptions, SegmentOutput};
 use opencsd_c_api::dcd_tree::{DecodeTree, PacketObserver, RawFrameMonitor};
-use opencsd_c_api::printers::gen_elem::{push_dec, push_hex, write_elem_str};
+use opencsd_c_api::printers::gen_elem::write_elem;
+use opencsd_c_api::printers::num::TextOut;
 use opencsd_c_api::printers::raw_frame::write_raw_frame;
 use opencsd_c_api::snapshot::plan::TreePlan;
 use opencsd_c_api::snapshot::{self, to_tree, Snapshot};
@@ -25,13 +26,16 @@ const ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK: u32 = 0x0002_0000;
 struct Log {
     stdout: bool,
     stderr: bool,
-    file: Option<std::io::BufWriter<File>>,
+    file: Option<File>,
+    /// The log file's buffer: lines are written straight into it (see
+    /// [`Log::direct`]) and it goes to the file once it holds `FILE_BUF` bytes.
+    fbuf: Vec<u8>,
     /// Standard output through a large buffer when it is not a terminal
     /// (a line-buffered stdout costs a system call per log line).
     stdout_buf: Option<std::io::BufWriter<std::io::Stdout>>,
     /// A parallel decode segment's log: kept here, written out in order
     /// once the segments are stitched.
-    mem: String,
+    mem: Vec<u8>,
     keep: bool,
     /// Bytes still to drop: what a parallel decode that had to stop
     /// already wrote, when the serial decode writes it again.
@@ -40,7 +44,7 @@ struct Log {
 
 impl Default for Log {
     fn default() -> Self {
-        Log { stdout: false, stderr: false, file: None, stdout_buf: None, mem: String::new(), keep: true, skip: 0 }
+        Log { stdout: false, stderr: false, file: None, fbuf: Vec::new(), stdout_buf: None, mem: Vec::new(), keep: true, skip: 0 }
     }
 }
 
@@ -58,17 +62,57 @@ impl SegmentOutput for Log {
 }
 
 impl Log {
-    fn new(stdout: bool, stderr: bool, file: Option<std::io::BufWriter<File>>) -> Self {
+    fn new(stdout: bool, stderr: bool, file: Option<File>) -> Self {
         use std::io::IsTerminal;
         let stdout_buf = (stdout && !std::io::stdout().is_terminal()).then(|| std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()));
-        Log { stdout, stderr, file, stdout_buf, mem: String::new(), keep: false, skip: 0 }
+        let fbuf = if file.is_some() { Vec::with_capacity(FILE_BUF + 4096) } else { Vec::new() };
+        Log { stdout, stderr, file, fbuf, stdout_buf, mem: Vec::new(), keep: false, skip: 0 }
+    }
+
+    /// The one buffer all log text goes to, when there is only one (the
+    /// log file alone, or a parallel segment's kept text alone): the
+    /// printers write their lines straight into it, then call
+    /// [`Log::direct_done`]. None when the text goes several ways.
+    #[inline]
+    fn direct(&mut self) -> Option<&mut Vec<u8>> {
+        if self.stdout || self.stderr || self.skip > 0 {
+            None
+        } else if self.keep {
+            if self.file.is_none() {
+                Some(&mut self.mem)
+            } else {
+                None
+            }
+        } else if self.file.is_some() {
+            Some(&mut self.fbuf)
+        } else {
+            None
+        }
+    }
+
+    #[inline]
+    fn direct_done(&mut self) {
+        if self.fbuf.len() >= FILE_BUF {
+            self.flush_file();
+        }
+    }
+
+    fn flush_file(&mut self) {
+        if let Some(f) = self.file.as_mut() {
+            let _ = f.write_all(&self.fbuf);
+        }
+        self.fbuf.clear();
     }
 
     fn msg(&mut self, s: &str) {
+        self.msg_bytes(s.as_bytes())
+    }
+
+    /// Log text given as bytes (valid UTF-8: the printers' byte lines).
+    fn msg_bytes(&mut self, mut s: &[u8]) {
         if self.keep {
-            self.mem.push_str(s);
+            self.mem.extend_from_slice(s);
         }
-        let mut s = s.as_bytes();
         if self.skip > 0 {
             let k = self.skip.min(s.len());
             self.skip -= k;
@@ -87,14 +131,13 @@ impl Log {
         if self.stderr {
             let _ = std::io::stderr().write_all(s);
         }
-        if let Some(f) = self.file.as_mut() {
-            let _ = f.write_all(s);
+        if self.file.is_some() {
+            self.fbuf.extend_from_slice(s);
+            self.direct_done();
         }
     }
     fn flush(&mut self) {
-        if let Some(f) = self.file.as_mut() {
-            let _ = f.flush();
-        }
+        self.flush_file();
         if let Some(b) = self.stdout_buf.as_mut() {
             let _ = b.flush();
         }
@@ -103,6 +146,9 @@ impl Log {
 }
 
 type SharedLog = Rc<RefCell<Log>>;
+
+/// Log file bytes gathered before a write.
+const FILE_BUF: usize = 1 << 20;
 
 /// OpenCSD's default error logger writing into the log.
 struct ErrLogger {
@@ -134,6 +180,9 @@ struct PacketPrinter {
     log: SharedLog,
     id: u8,
     monitor: bool,
+    /// The line being written.
+    line: Vec<u8>,
+    /// Packet text of protocols without a byte path.
     text: String,
 }
 
@@ -146,41 +195,57 @@ impl PacketObserver for PacketPrinter {
         _pkt_ptr: *const c_void,
         raw: &[u8],
     ) -> ocsd_datapath_resp_t {
-        use std::fmt::Write as _;
-        self.text.clear();
+        use std::io::Write as _;
+        let mut log = self.log.borrow_mut();
+        let direct = log.direct();
+        let is_direct = direct.is_some();
+        let line = match direct {
+            Some(b) => b,
+            None => {
+                self.line.clear();
+                &mut self.line
+            }
+        };
         match op {
             OCSD_OP_DATA => {
                 let Some(p) = pkt else { return OCSD_RESP_CONT };
-                self.text.push_str("Idx:");
-                push_dec(&mut self.text, index_sop as u64);
-                self.text.push_str("; ID:");
-                push_hex(&mut self.text, self.id as u64, 0);
-                self.text.push(';');
+                line.put_str("Idx:");
+                line.put_dec(index_sop as u64);
+                line.put_str("; ID:");
+                line.put_hex(self.id as u64, 0);
+                line.put_str(";");
                 if self.monitor {
-                    self.text.push_str(" [");
-                    for b in raw {
-                        self.text.push_str("0x");
-                        push_hex(&mut self.text, *b as u64, 2);
-                        self.text.push(' ');
+                    line.put_str(" [");
+                    const HEX: &[u8; 16] = b"0123456789abcdef";
+                    for &b in raw {
+                        line.extend_from_slice(&[b'0', b'x', HEX[(b >> 4) as usize], HEX[(b & 0xF) as usize], b' ']);
                     }
-                    self.text.push_str("];");
+                    line.put_str("];");
                 }
-                self.text.push('\t');
-                p.write_str(&mut self.text);
-                self.text.push('\n');
+                line.put_str("\t");
+                if !p.write_bytes(line) {
+                    self.text.clear();
+                    p.write_str(&mut self.text);
+                    line.put_str(&self.text);
+                }
+                line.put_str("\n");
             }
             OCSD_OP_EOT => {
-                let _ = writeln!(self.text, "ID:{:x}\tEND OF TRACE DATA", self.id);
+                let _ = writeln!(line, "ID:{:x}\tEND OF TRACE DATA", self.id);
             }
             OCSD_OP_FLUSH => {
-                let _ = writeln!(self.text, "ID:{:x}\tFLUSH operation on trace decode path", self.id);
+                let _ = writeln!(line, "ID:{:x}\tFLUSH operation on trace decode path", self.id);
             }
             OCSD_OP_RESET => {
-                let _ = writeln!(self.text, "ID:{:x}\tRESET operation on trace decode path", self.id);
+                let _ = writeln!(line, "ID:{:x}\tRESET operation on trace decode path", self.id);
             }
             _ => {}
         }
-        self.log.borrow_mut().msg(&self.text);
+        if is_direct {
+            log.direct_done();
+        } else {
+            log.msg_bytes(&self.line);
+        }
         OCSD_RESP_CONT
     }
 }
@@ -188,7 +253,8 @@ impl PacketObserver for PacketPrinter {
 struct ElemPrinter {
     log: SharedLog,
     ids: Option<Vec<u8>>,
-    text: String,
+    /// The line being written.
+    line: Vec<u8>,
     /// `-test_waits N`: answer WAIT to the first N elements (each printed
     /// once), to exercise the WAIT / FLUSH path of the decoders.
     test_waits: u32,
@@ -201,15 +267,29 @@ impl GenElemSink for ElemPrinter {
                 return OCSD_RESP_CONT;
             }
         }
-        self.text.clear();
-        self.text.push_str("Idx:");
-        push_dec(&mut self.text, index_sop as u64);
-        self.text.push_str("; ID:");
-        push_hex(&mut self.text, chan as u64, 0);
-        self.text.push_str("; ");
-        write_elem_str(elem, &mut self.text);
-        self.text.push('\n');
-        self.log.borrow_mut().msg(&self.text);
+        let mut log = self.log.borrow_mut();
+        let direct = log.direct();
+        let is_direct = direct.is_some();
+        let line = match direct {
+            Some(b) => b,
+            None => {
+                self.line.clear();
+                &mut self.line
+            }
+        };
+        line.put_str("Idx:");
+        line.put_dec(index_sop as u64);
+        line.put_str("; ID:");
+        line.put_hex(chan as u64, 0);
+        line.put_str("; ");
+        write_elem(elem, line);
+        line.put_str("\n");
+        if is_direct {
+            log.direct_done();
+        } else {
+            log.msg_bytes(&self.line);
+        }
+        drop(log);
         if self.test_waits > 0 {
             self.test_waits -= 1;
             return OCSD_RESP_WAIT;
@@ -348,7 +428,7 @@ fn run(args: &[String]) -> i32 {
             (out_stdout, out_stderr, out_file) = (so, se, sf);
         }
     }
-    let file = if out_file { File::create(&logfile).ok().map(|f| std::io::BufWriter::with_capacity(1 << 20, f)) } else { None };
+    let file = if out_file { File::create(&logfile).ok() } else { None };
     let log: SharedLog = Rc::new(RefCell::new(Log::new(out_stdout, out_stderr, file)));
     let res = run_logged(args, &log);
     log.borrow_mut().flush();
@@ -536,7 +616,7 @@ fn configure_tree(o: &Opts, tree: &mut DecodeTree, log: &SharedLog, announce: bo
             }
             let name = tree.decoder_mut(id).map(|d| d.decoder_name().to_string()).unwrap_or_default();
             let monitor = o.decode || o.pkt_mon;
-            let printer = Box::new(PacketPrinter { log: log.clone(), id, monitor, text: String::new() });
+            let printer = Box::new(PacketPrinter { log: log.clone(), id, monitor, line: Vec::with_capacity(256), text: String::new() });
             let ok = match tree.decoder_mut(id) {
                 Some(d) => {
                     if monitor {
@@ -584,7 +664,7 @@ fn configure_tree(o: &Opts, tree: &mut DecodeTree, log: &SharedLog, announce: bo
 
     if o.decode {
         let ids = if o.ids.is_empty() { None } else { Some(o.ids.clone()) };
-        tree.set_elem_sink(Some(Box::new(ElemPrinter { log: log.clone(), ids, text: String::new(), test_waits: o.test_waits })));
+        tree.set_elem_sink(Some(Box::new(ElemPrinter { log: log.clone(), ids, line: Vec::with_capacity(256), test_waits: o.test_waits })));
         lmsg("Trace Packet Lister : Set trace element decode printer\n");
         let mut m = String::from("Gen_Info : Mapped Memory Accessors\n");
         for a in tree.mapper.describe_each() {
@@ -804,7 +884,7 @@ fn parallel_decode(o: &Opts, snap: &Snapshot, path: &str, log: &SharedLog) -> Re
         let mut l = log.borrow_mut();
         parallel::decode(&rec, &tree.mapper, &opts, make, |out: &mut Log, r| {
             written += r.len();
-            l.msg(&out.mem[r]);
+            l.msg_bytes(&out.mem[r]);
         })
     };
     match outcome {

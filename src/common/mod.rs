@@ -25,6 +25,13 @@ pub trait TracePacket: 'static {
     /// packet printers write (e.g. `I_ASYNC : Alignment Synchronisation.`).
     fn write_str(&self, out: &mut String);
 
+    /// Append the same text as [`TracePacket::write_str`] to a byte buffer,
+    /// for protocols with a byte path (the lister's per-packet lines).
+    /// False when the protocol has none: the caller uses `write_str`.
+    fn write_bytes(&self, _out: &mut Vec<u8>) -> bool {
+        false
+    }
+
     /// Whether this packet is a bad/error packet (for the
     /// `OCSD_OPFLG_PKTPROC_NOFWD_BAD_PKTS` / `NOMON_BAD_PKTS` flags).
     fn is_bad_packet(&self) -> bool {

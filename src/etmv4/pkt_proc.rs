@@ -1444,9 +1444,28 @@ impl PacketProcessor for EtmV4IPktProc {
                     if self.state == ProcState::ProcHdr {
                         self.packet_index = self.cur_index();
                         if self.is_sync {
-                            let (t, h) = self.table[data[self.processed] as usize];
+                            let i = self.processed;
+                            let b = data[i];
+                            let (t, h) = self.table[b as usize];
                             self.handler = h;
                             self.pkt.type_ = t;
+                            if matches!(h, Handler::Atom | Handler::NoPayload) {
+                                // a one-byte packet (most packets are atoms):
+                                // its byte goes out straight from the input,
+                                // not through the packet buffer; the state
+                                // after it is what the byte-wise path leaves
+                                self.processed = i + 1;
+                                if h == Handler::Atom {
+                                    self.i_atom(b);
+                                } else {
+                                    self.i_no_payload(b);
+                                }
+                                resp = out.packet(self.packet_index, &self.pkt, &data[i..i + 1]);
+                                self.pkt.init_next_packet();
+                                self.update_on_unsync_packet_index = 0;
+                                self.state = ProcState::ProcHdr;
+                                continue;
+                            }
                         } else {
                             self.handler = Handler::NotSync;
                             self.pkt.type_ = ETM4_PKT_I_NOTSYNC;

@@ -2,126 +2,144 @@
 //! `EtmV4ITrcPacket::toString` writes it, and the packet's state updates
 //! (OpenCSD's `EtmV4ITrcPacket` setters) used by the packet processor.
 
-use std::fmt::Write;
 
 use super::types::*;
 use crate::abi::*;
 use crate::common::TracePacket;
-use crate::printers::num::{push_dec, push_hex, push_hex_upper};
+use crate::printers::num::TextOut;
 
 /// `{}` of a signed value.
-fn push_signed(out: &mut String, v: i32) {
+fn push_signed<T: TextOut>(out: &mut T, v: i32) {
     if v < 0 {
-        out.push('-');
+        out.put_char('-');
     }
-    push_dec(out, v.unsigned_abs() as u64);
+    out.put_dec(v.unsigned_abs() as u64);
 }
 
-/// Name and description of a packet type.
-pub fn packet_type_name(t: ocsd_etmv4_i_pkt_type) -> (&'static str, &'static str) {
-    match t {
-        ETM4_PKT_I_NOTSYNC => ("I_NOT_SYNC", "I Stream not synchronised"),
-        ETM4_PKT_I_INCOMPLETE_EOT => ("I_INCOMPLETE_EOT", "Incomplete packet at end of trace."),
-        ETM4_PKT_I_NO_ERR_TYPE => ("I_NO_ERR_TYPE", "No Error Type."),
-        ETM4_PKT_I_BAD_SEQUENCE => ("I_BAD_SEQUENCE", "Invalid Sequence in packet."),
-        ETM4_PKT_I_BAD_TRACEMODE => ("I_BAD_TRACEMODE", "Invalid Packet for trace mode."),
-        ETM4_PKT_I_RESERVED => ("I_RESERVED", "Reserved Packet Header"),
-        ETM4_PKT_I_RESERVED_CFG => ("I_RESERVED_CFG", "Reserved header for current configuration."),
-        ETM4_PKT_I_EXTENSION => ("I_EXTENSION", "Extension packet header."),
-        ETM4_PKT_I_TRACE_INFO => ("I_TRACE_INFO", "Trace Info."),
-        ETM4_PKT_I_TIMESTAMP => ("I_TIMESTAMP", "Timestamp."),
-        ETM4_PKT_I_TRACE_ON => ("I_TRACE_ON", "Trace On."),
-        ETM4_PKT_I_FUNC_RET => ("I_FUNC_RET", "V8M - function return."),
-        ETM4_PKT_I_EXCEPT => ("I_EXCEPT", "Exception."),
-        ETM4_PKT_I_EXCEPT_RTN => ("I_EXCEPT_RTN", "Exception Return."),
-        ETE_PKT_I_ITE => ("I_ITE", "Instrumentation"),
-        ETE_PKT_I_TRANS_ST => ("I_TRANS_ST", "Transaction Start."),
-        ETE_PKT_I_TRANS_COMMIT => ("I_TRANS_COMMIT", "Transaction Commit."),
-        ETM4_PKT_I_CCNT_F1 => ("I_CCNT_F1", "Cycle Count format 1."),
-        ETM4_PKT_I_CCNT_F2 => ("I_CCNT_F2", "Cycle Count format 2."),
-        ETM4_PKT_I_CCNT_F3 => ("I_CCNT_F3", "Cycle Count format 3."),
-        ETM4_PKT_I_NUM_DS_MKR => ("I_NUM_DS_MKR", "Data Synchronisation Marker - Numbered."),
-        ETM4_PKT_I_UNNUM_DS_MKR => ("I_UNNUM_DS_MKR", "Data Synchronisation Marker - Unnumbered."),
-        ETM4_PKT_I_COMMIT => ("I_COMMIT", "Commit"),
-        ETM4_PKT_I_CANCEL_F1 => ("I_CANCEL_F1", "Cancel Format 1."),
-        ETM4_PKT_I_CANCEL_F1_MISPRED => ("I_CANCEL_F1_MISPRED", "Cancel Format 1 + Mispredict."),
-        ETM4_PKT_I_MISPREDICT => ("I_MISPREDICT", "Mispredict."),
-        ETM4_PKT_I_CANCEL_F2 => ("I_CANCEL_F2", "Cancel Format 2."),
-        ETM4_PKT_I_CANCEL_F3 => ("I_CANCEL_F3", "Cancel Format 3."),
-        ETM4_PKT_I_COND_I_F2 => ("I_COND_I_F2", "Conditional Instruction, format 2."),
-        ETM4_PKT_I_COND_FLUSH => ("I_COND_FLUSH", "Conditional Flush."),
-        ETM4_PKT_I_COND_RES_F4 => ("I_COND_RES_F4", "Conditional Result, format 4."),
-        ETM4_PKT_I_COND_RES_F2 => ("I_COND_RES_F2", "Conditional Result, format 2."),
-        ETM4_PKT_I_COND_RES_F3 => ("I_COND_RES_F3", "Conditional Result, format 3."),
-        ETM4_PKT_I_COND_RES_F1 => ("I_COND_RES_F1", "Conditional Result, format 1."),
-        ETM4_PKT_I_COND_I_F1 => ("I_COND_I_F1", "Conditional Instruction, format 1."),
-        ETM4_PKT_I_COND_I_F3 => ("I_COND_I_F3", "Conditional Instruction, format 3."),
-        ETM4_PKT_I_IGNORE => ("I_IGNORE", "Ignore."),
-        ETM4_PKT_I_EVENT => ("I_EVENT", "Trace Event."),
-        ETM4_PKT_I_CTXT => ("I_CTXT", "Context Packet."),
-        ETM4_PKT_I_ADDR_CTXT_L_32IS0 => ("I_ADDR_CTXT_L_32IS0", "Address & Context, Long, 32 bit, IS0."),
-        ETM4_PKT_I_ADDR_CTXT_L_32IS1 => ("I_ADDR_CTXT_L_32IS1", "Address & Context, Long, 32 bit, IS1."),
-        ETM4_PKT_I_ADDR_CTXT_L_64IS0 => ("I_ADDR_CTXT_L_64IS0", "Address & Context, Long, 64 bit, IS0."),
-        ETM4_PKT_I_ADDR_CTXT_L_64IS1 => ("I_ADDR_CTXT_L_64IS1", "Address & Context, Long, 64 bit, IS1."),
-        ETE_PKT_I_TS_MARKER => ("I_TS_MARKER", "Timestamp Marker"),
-        ETM4_PKT_I_ADDR_MATCH => ("I_ADDR_MATCH", "Exact Address Match."),
-        ETM4_PKT_I_ADDR_S_IS0 => ("I_ADDR_S_IS0", "Address, Short, IS0."),
-        ETM4_PKT_I_ADDR_S_IS1 => ("I_ADDR_S_IS1", "Address, Short, IS1."),
-        ETM4_PKT_I_ADDR_L_32IS0 => ("I_ADDR_L_32IS0", "Address, Long, 32 bit, IS0."),
-        ETM4_PKT_I_ADDR_L_32IS1 => ("I_ADDR_L_32IS1", "Address, Long, 32 bit, IS1."),
-        ETM4_PKT_I_ADDR_L_64IS0 => ("I_ADDR_L_64IS0", "Address, Long, 64 bit, IS0."),
-        ETM4_PKT_I_ADDR_L_64IS1 => ("I_ADDR_L_64IS1", "Address, Long, 64 bit, IS1."),
-        ETM4_PKT_I_Q => ("I_Q", "Q Packet."),
-        ETE_PKT_I_SRC_ADDR_MATCH => ("I_SRC_ADDR_MATCH", "Exact Source Address Match."),
-        ETE_PKT_I_SRC_ADDR_S_IS0 => ("I_SRC_ADDR_S_IS0", "Source Address, Short, IS0."),
-        ETE_PKT_I_SRC_ADDR_S_IS1 => ("I_SRC_ADDR_S_IS1", "Source Address, Short, IS1."),
-        // OpenCSD 1.8.0 spells this one name "SCR".
-        ETE_PKT_I_SRC_ADDR_L_32IS0 => ("I_SCR_ADDR_L_32IS0", "Source Address, Long, 32 bit, IS0."),
-        ETE_PKT_I_SRC_ADDR_L_32IS1 => ("I_SRC_ADDR_L_32IS1", "Source Address, Long, 32 bit, IS1."),
-        ETE_PKT_I_SRC_ADDR_L_64IS0 => ("I_SRC_ADDR_L_64IS0", "Source Address, Long, 64 bit, IS0."),
-        ETE_PKT_I_SRC_ADDR_L_64IS1 => ("I_SRC_ADDR_L_64IS1", "Source Address, Long, 64 bit, IS1."),
-        ETM4_PKT_I_ATOM_F6 => ("I_ATOM_F6", "Atom format 6."),
-        ETM4_PKT_I_ATOM_F5 => ("I_ATOM_F5", "Atom format 5."),
-        ETM4_PKT_I_ATOM_F2 => ("I_ATOM_F2", "Atom format 2."),
-        ETM4_PKT_I_ATOM_F4 => ("I_ATOM_F4", "Atom format 4."),
-        ETM4_PKT_I_ATOM_F1 => ("I_ATOM_F1", "Atom format 1."),
-        ETM4_PKT_I_ATOM_F3 => ("I_ATOM_F3", "Atom format 3."),
-        ETM4_PKT_I_ASYNC => ("I_ASYNC", "Alignment Synchronisation."),
-        ETM4_PKT_I_DISCARD => ("I_DISCARD", "Discard."),
-        ETM4_PKT_I_OVERFLOW => ("I_OVERFLOW", "Overflow."),
-        ETE_PKT_I_PE_RESET => ("I_PE_RESET", "PE Reset."),
-        ETE_PKT_I_TRANS_FAIL => ("I_TRANS_FAIL", "Transaction Fail."),
-        _ => ("I_UNKNOWN", "Unknown Packet Header"),
-    }
+/// The packet type table: type => name, description. Gives
+/// [`packet_type_name`] and the `NAME : description` text the packet
+/// printers start with (one piece, for the per-packet path).
+macro_rules! packet_types {
+    ($($t:ident => $n:literal, $d:literal;)*) => {
+        /// Name and description of a packet type.
+        pub fn packet_type_name(t: ocsd_etmv4_i_pkt_type) -> (&'static str, &'static str) {
+            match t {
+                $($t => ($n, $d),)*
+                _ => ("I_UNKNOWN", "Unknown Packet Header"),
+            }
+        }
+
+        /// `NAME : description` of a packet type.
+        fn packet_type_text(t: ocsd_etmv4_i_pkt_type) -> &'static str {
+            match t {
+                $($t => concat!($n, " : ", $d),)*
+                _ => "I_UNKNOWN : Unknown Packet Header",
+            }
+        }
+    };
+}
+
+packet_types! {
+    ETM4_PKT_I_NOTSYNC => "I_NOT_SYNC", "I Stream not synchronised";
+    ETM4_PKT_I_INCOMPLETE_EOT => "I_INCOMPLETE_EOT", "Incomplete packet at end of trace.";
+    ETM4_PKT_I_NO_ERR_TYPE => "I_NO_ERR_TYPE", "No Error Type.";
+    ETM4_PKT_I_BAD_SEQUENCE => "I_BAD_SEQUENCE", "Invalid Sequence in packet.";
+    ETM4_PKT_I_BAD_TRACEMODE => "I_BAD_TRACEMODE", "Invalid Packet for trace mode.";
+    ETM4_PKT_I_RESERVED => "I_RESERVED", "Reserved Packet Header";
+    ETM4_PKT_I_RESERVED_CFG => "I_RESERVED_CFG", "Reserved header for current configuration.";
+    ETM4_PKT_I_EXTENSION => "I_EXTENSION", "Extension packet header.";
+    ETM4_PKT_I_TRACE_INFO => "I_TRACE_INFO", "Trace Info.";
+    ETM4_PKT_I_TIMESTAMP => "I_TIMESTAMP", "Timestamp.";
+    ETM4_PKT_I_TRACE_ON => "I_TRACE_ON", "Trace On.";
+    ETM4_PKT_I_FUNC_RET => "I_FUNC_RET", "V8M - function return.";
+    ETM4_PKT_I_EXCEPT => "I_EXCEPT", "Exception.";
+    ETM4_PKT_I_EXCEPT_RTN => "I_EXCEPT_RTN", "Exception Return.";
+    ETE_PKT_I_ITE => "I_ITE", "Instrumentation";
+    ETE_PKT_I_TRANS_ST => "I_TRANS_ST", "Transaction Start.";
+    ETE_PKT_I_TRANS_COMMIT => "I_TRANS_COMMIT", "Transaction Commit.";
+    ETM4_PKT_I_CCNT_F1 => "I_CCNT_F1", "Cycle Count format 1.";
+    ETM4_PKT_I_CCNT_F2 => "I_CCNT_F2", "Cycle Count format 2.";
+    ETM4_PKT_I_CCNT_F3 => "I_CCNT_F3", "Cycle Count format 3.";
+    ETM4_PKT_I_NUM_DS_MKR => "I_NUM_DS_MKR", "Data Synchronisation Marker - Numbered.";
+    ETM4_PKT_I_UNNUM_DS_MKR => "I_UNNUM_DS_MKR", "Data Synchronisation Marker - Unnumbered.";
+    ETM4_PKT_I_COMMIT => "I_COMMIT", "Commit";
+    ETM4_PKT_I_CANCEL_F1 => "I_CANCEL_F1", "Cancel Format 1.";
+    ETM4_PKT_I_CANCEL_F1_MISPRED => "I_CANCEL_F1_MISPRED", "Cancel Format 1 + Mispredict.";
+    ETM4_PKT_I_MISPREDICT => "I_MISPREDICT", "Mispredict.";
+    ETM4_PKT_I_CANCEL_F2 => "I_CANCEL_F2", "Cancel Format 2.";
+    ETM4_PKT_I_CANCEL_F3 => "I_CANCEL_F3", "Cancel Format 3.";
+    ETM4_PKT_I_COND_I_F2 => "I_COND_I_F2", "Conditional Instruction, format 2.";
+    ETM4_PKT_I_COND_FLUSH => "I_COND_FLUSH", "Conditional Flush.";
+    ETM4_PKT_I_COND_RES_F4 => "I_COND_RES_F4", "Conditional Result, format 4.";
+    ETM4_PKT_I_COND_RES_F2 => "I_COND_RES_F2", "Conditional Result, format 2.";
+    ETM4_PKT_I_COND_RES_F3 => "I_COND_RES_F3", "Conditional Result, format 3.";
+    ETM4_PKT_I_COND_RES_F1 => "I_COND_RES_F1", "Conditional Result, format 1.";
+    ETM4_PKT_I_COND_I_F1 => "I_COND_I_F1", "Conditional Instruction, format 1.";
+    ETM4_PKT_I_COND_I_F3 => "I_COND_I_F3", "Conditional Instruction, format 3.";
+    ETM4_PKT_I_IGNORE => "I_IGNORE", "Ignore.";
+    ETM4_PKT_I_EVENT => "I_EVENT", "Trace Event.";
+    ETM4_PKT_I_CTXT => "I_CTXT", "Context Packet.";
+    ETM4_PKT_I_ADDR_CTXT_L_32IS0 => "I_ADDR_CTXT_L_32IS0", "Address & Context, Long, 32 bit, IS0.";
+    ETM4_PKT_I_ADDR_CTXT_L_32IS1 => "I_ADDR_CTXT_L_32IS1", "Address & Context, Long, 32 bit, IS1.";
+    ETM4_PKT_I_ADDR_CTXT_L_64IS0 => "I_ADDR_CTXT_L_64IS0", "Address & Context, Long, 64 bit, IS0.";
+    ETM4_PKT_I_ADDR_CTXT_L_64IS1 => "I_ADDR_CTXT_L_64IS1", "Address & Context, Long, 64 bit, IS1.";
+    ETE_PKT_I_TS_MARKER => "I_TS_MARKER", "Timestamp Marker";
+    ETM4_PKT_I_ADDR_MATCH => "I_ADDR_MATCH", "Exact Address Match.";
+    ETM4_PKT_I_ADDR_S_IS0 => "I_ADDR_S_IS0", "Address, Short, IS0.";
+    ETM4_PKT_I_ADDR_S_IS1 => "I_ADDR_S_IS1", "Address, Short, IS1.";
+    ETM4_PKT_I_ADDR_L_32IS0 => "I_ADDR_L_32IS0", "Address, Long, 32 bit, IS0.";
+    ETM4_PKT_I_ADDR_L_32IS1 => "I_ADDR_L_32IS1", "Address, Long, 32 bit, IS1.";
+    ETM4_PKT_I_ADDR_L_64IS0 => "I_ADDR_L_64IS0", "Address, Long, 64 bit, IS0.";
+    ETM4_PKT_I_ADDR_L_64IS1 => "I_ADDR_L_64IS1", "Address, Long, 64 bit, IS1.";
+    ETM4_PKT_I_Q => "I_Q", "Q Packet.";
+    ETE_PKT_I_SRC_ADDR_MATCH => "I_SRC_ADDR_MATCH", "Exact Source Address Match.";
+    ETE_PKT_I_SRC_ADDR_S_IS0 => "I_SRC_ADDR_S_IS0", "Source Address, Short, IS0.";
+    ETE_PKT_I_SRC_ADDR_S_IS1 => "I_SRC_ADDR_S_IS1", "Source Address, Short, IS1.";
+    // OpenCSD 1.8.0 spells this one name "SCR".
+    ETE_PKT_I_SRC_ADDR_L_32IS0 => "I_SCR_ADDR_L_32IS0", "Source Address, Long, 32 bit, IS0.";
+    ETE_PKT_I_SRC_ADDR_L_32IS1 => "I_SRC_ADDR_L_32IS1", "Source Address, Long, 32 bit, IS1.";
+    ETE_PKT_I_SRC_ADDR_L_64IS0 => "I_SRC_ADDR_L_64IS0", "Source Address, Long, 64 bit, IS0.";
+    ETE_PKT_I_SRC_ADDR_L_64IS1 => "I_SRC_ADDR_L_64IS1", "Source Address, Long, 64 bit, IS1.";
+    ETM4_PKT_I_ATOM_F6 => "I_ATOM_F6", "Atom format 6.";
+    ETM4_PKT_I_ATOM_F5 => "I_ATOM_F5", "Atom format 5.";
+    ETM4_PKT_I_ATOM_F2 => "I_ATOM_F2", "Atom format 2.";
+    ETM4_PKT_I_ATOM_F4 => "I_ATOM_F4", "Atom format 4.";
+    ETM4_PKT_I_ATOM_F1 => "I_ATOM_F1", "Atom format 1.";
+    ETM4_PKT_I_ATOM_F3 => "I_ATOM_F3", "Atom format 3.";
+    ETM4_PKT_I_ASYNC => "I_ASYNC", "Alignment Synchronisation.";
+    ETM4_PKT_I_DISCARD => "I_DISCARD", "Discard.";
+    ETM4_PKT_I_OVERFLOW => "I_OVERFLOW", "Overflow.";
+    ETE_PKT_I_PE_RESET => "I_PE_RESET", "PE Reset.";
+    ETE_PKT_I_TRANS_FAIL => "I_TRANS_FAIL", "Transaction Fail.";
 }
 
 /// OpenCSD's `trcPrintableElem::getValStr` in hex mode: `0x` and the value
 /// on the hex digits its valid bits cover, `?` for the digits not valid,
 /// ` (n:0)` when not all bits are valid, and ` ~[0x..]` for the bits this
 /// packet updated.
-pub fn write_val_hex(out: &mut String, total_bits: u32, valid_bits: u32, value: u64, update_bits: u32) {
+pub fn write_val_hex<T: TextOut>(out: &mut T, total_bits: u32, valid_bits: u32, value: u64, update_bits: u32) {
     let total_bits = total_bits.clamp(4, 64);
     let num_hex = total_bits.div_ceil(4);
     let valid_chars = valid_bits.div_ceil(4) as usize;
-    out.push_str("0x");
+    out.put_str("0x");
     for _ in valid_chars as u32..num_hex {
-        out.push('?');
+        out.put_char('?');
     }
     if valid_bits > 32 {
-        push_hex_upper(out, value, valid_chars);
+        out.put_hex_upper(value, valid_chars);
     } else {
-        push_hex_upper(out, value as u32 as u64, valid_chars);
+        out.put_hex_upper(value as u32 as u64, valid_chars);
     }
     if valid_bits < total_bits {
-        out.push_str(" (");
+        out.put_str(" (");
         push_signed(out, valid_bits as i32 - 1);
-        out.push_str(":0)");
+        out.put_str(":0)");
     }
     if update_bits != 0 {
         let mask = if update_bits >= 64 { !0u64 } else { !0u64 >> (64 - update_bits) };
-        out.push_str(" ~[0x");
-        push_hex_upper(out, value & mask, 0);
-        out.push(']');
+        out.put_str(" ~[0x");
+        out.put_hex_upper(value & mask, 0);
+        out.put_char(']');
     }
 }
 
@@ -151,90 +169,97 @@ impl ocsd_etmv4_i_pkt {
         }
     }
 
-    fn write_addr(&self, out: &mut String, update_bits: u32) {
+    fn write_addr<T: TextOut>(&self, out: &mut T, update_bits: u32) {
         write_val_hex(out, self.vaddr_total_bits(), self.v_addr.valid_bits as u32, self.v_addr.val, update_bits);
     }
 
-    fn write_context(&self, out: &mut String) {
+    fn write_context<T: TextOut>(&self, out: &mut T) {
         if self.pkt_valid.context_valid() == 0 {
             return;
         }
         let c = &self.context;
         if c.updated() != 0 {
-            out.push_str("Ctxt: ");
-            out.push_str(if c.SF() != 0 { "AArch64," } else { "AArch32, " });
-            out.push_str("EL");
-            push_dec(out, c.EL() as u64);
-            out.push_str(", ");
-            out.push_str(match (c.NSE() != 0, c.NS() != 0) {
+            out.put_str("Ctxt: ");
+            out.put_str(if c.SF() != 0 { "AArch64," } else { "AArch32, " });
+            out.put_str("EL");
+            out.put_dec(c.EL() as u64);
+            out.put_str(", ");
+            out.put_str(match (c.NSE() != 0, c.NS() != 0) {
                 (true, true) => "Realm; ",
                 (true, false) => "Root; ",
                 (false, true) => "NS; ",
                 (false, false) => "S; ",
             });
             if c.updated_c() != 0 {
-                out.push_str("CID=0x");
-                push_hex(out, c.ctxtID as u64, 8);
-                out.push_str("; ");
+                out.put_str("CID=0x");
+                out.put_hex(c.ctxtID as u64, 8);
+                out.put_str("; ");
             }
             if c.updated_v() != 0 {
-                out.push_str("VMID=0x");
-                push_hex(out, c.VMID as u64, 4);
-                out.push_str("; ");
+                out.put_str("VMID=0x");
+                out.put_hex(c.VMID as u64, 4);
+                out.put_str("; ");
             }
         } else {
-            out.push_str("Ctxt: Same");
+            out.put_str("Ctxt: Same");
         }
     }
 
-    fn write_atoms(&self, out: &mut String) {
+    fn write_atoms<T: TextOut>(&self, out: &mut T) {
+        // E or N per atom, oldest first, written 32 at a time
         let mut bits = self.atom.En_bits;
-        for _ in 0..self.atom.num {
-            out.push(if bits & 1 != 0 { 'E' } else { 'N' });
-            bits >>= 1;
+        let mut left = self.atom.num as usize;
+        while left > 0 {
+            let mut text = [b'N'; 32];
+            let n = left.min(32);
+            for t in &mut text[..n] {
+                if bits & 1 != 0 {
+                    *t = b'E';
+                }
+                bits >>= 1;
+            }
+            out.put_utf8(&text[..n]);
+            left -= n;
         }
     }
 
-    fn write_exception(&self, out: &mut String) {
+    fn write_exception<T: TextOut>(&self, out: &mut T) {
         let e = &self.exception_info;
         let t = e.exceptionType() as usize;
         if e.m_type() == 0 {
-            let _ = write!(out, " {};", ARMV8_EXCEP.get(t).copied().unwrap_or("Reserved"));
+            out.put_fmt(format_args!(" {};", ARMV8_EXCEP.get(t).copied().unwrap_or("Reserved")));
         } else {
             if let Some(name) = M_EXCEP.get(t) {
-                let _ = write!(out, " {};", name);
+                out.put_fmt(format_args!(" {};", name));
             } else if (0x208..=0x3EF).contains(&t) {
-                let _ = write!(out, " IRQ{};", t - 0x200);
+                out.put_fmt(format_args!(" IRQ{};", t - 0x200));
             } else {
-                out.push_str(" Reserved;");
+                out.put_str(" Reserved;");
             }
             if e.m_fault_pending() != 0 {
-                out.push_str(" Fault Pending;");
+                out.put_str(" Fault Pending;");
             }
         }
         match e.addr_interp() {
-            1 => out.push_str(" Ret Addr Follows;"),
-            2 => out.push_str(" Ret Addr Follows, Match Prev;"),
+            1 => out.put_str(" Ret Addr Follows;"),
+            2 => out.put_str(" Ret Addr Follows, Match Prev;"),
             _ => {}
         }
     }
 
-    fn write_text(&self, out: &mut String) {
-        let (name, desc) = packet_type_name(self.type_);
-        out.push_str(name);
-        out.push_str(" : ");
-        out.push_str(desc);
+    fn write_text<T: TextOut>(&self, out: &mut T) {
+        out.put_str(packet_type_text(self.type_));
 
         match self.type_ {
             ETM4_PKT_I_BAD_SEQUENCE | ETM4_PKT_I_INCOMPLETE_EOT | ETM4_PKT_I_RESERVED_CFG => {
-                let _ = write!(out, "[{}]", packet_type_name(self.err_type).0);
+                out.put_fmt(format_args!("[{}]", packet_type_name(self.err_type).0));
             }
             ETM4_PKT_I_ADDR_CTXT_L_32IS0 | ETM4_PKT_I_ADDR_CTXT_L_32IS1 | ETM4_PKT_I_ADDR_L_32IS0
             | ETM4_PKT_I_ADDR_L_32IS1 | ETE_PKT_I_SRC_ADDR_L_32IS0 | ETE_PKT_I_SRC_ADDR_L_32IS1 => {
                 let pb = self.v_addr.pkt_bits as u32;
-                out.push_str("; Addr=");
+                out.put_str("; Addr=");
                 self.write_addr(out, if pb < 32 { pb } else { 0 });
-                out.push_str("; ");
+                out.put_str("; ");
                 if matches!(self.type_, ETM4_PKT_I_ADDR_CTXT_L_32IS0 | ETM4_PKT_I_ADDR_CTXT_L_32IS1) {
                     self.write_context(out);
                 }
@@ -242,120 +267,120 @@ impl ocsd_etmv4_i_pkt {
             ETM4_PKT_I_ADDR_CTXT_L_64IS0 | ETM4_PKT_I_ADDR_CTXT_L_64IS1 | ETM4_PKT_I_ADDR_L_64IS0
             | ETM4_PKT_I_ADDR_L_64IS1 | ETE_PKT_I_SRC_ADDR_L_64IS0 | ETE_PKT_I_SRC_ADDR_L_64IS1 => {
                 let pb = self.v_addr.pkt_bits as u32;
-                out.push_str("; Addr=");
+                out.put_str("; Addr=");
                 self.write_addr(out, if pb < 64 { pb } else { 0 });
-                out.push_str("; ");
+                out.put_str("; ");
                 if matches!(self.type_, ETM4_PKT_I_ADDR_CTXT_L_64IS0 | ETM4_PKT_I_ADDR_CTXT_L_64IS1) {
                     self.write_context(out);
                 }
             }
             ETM4_PKT_I_CTXT => {
-                out.push_str("; ");
+                out.put_str("; ");
                 self.write_context(out);
             }
             ETM4_PKT_I_ADDR_S_IS0 | ETM4_PKT_I_ADDR_S_IS1 | ETE_PKT_I_SRC_ADDR_S_IS0 | ETE_PKT_I_SRC_ADDR_S_IS1 => {
-                out.push_str("; Addr=");
+                out.put_str("; Addr=");
                 self.write_addr(out, self.v_addr.pkt_bits as u32);
             }
             ETM4_PKT_I_ADDR_MATCH | ETE_PKT_I_SRC_ADDR_MATCH => {
-                out.push_str(", [");
-                push_dec(out, self.addr_exact_match_idx as u64);
-                out.push_str("]; Addr=");
+                out.put_str(", [");
+                out.put_dec(self.addr_exact_match_idx as u64);
+                out.put_str("]; Addr=");
                 self.write_addr(out, 0);
-                out.push_str("; ");
+                out.put_str("; ");
             }
             ETM4_PKT_I_ATOM_F1 | ETM4_PKT_I_ATOM_F2 | ETM4_PKT_I_ATOM_F3 | ETM4_PKT_I_ATOM_F4
             | ETM4_PKT_I_ATOM_F5 | ETM4_PKT_I_ATOM_F6 => {
-                out.push_str("; ");
+                out.put_str("; ");
                 self.write_atoms(out);
             }
             ETM4_PKT_I_EXCEPT => {
-                out.push_str("; ");
+                out.put_str("; ");
                 self.write_exception(out);
             }
             ETM4_PKT_I_TIMESTAMP => {
-                out.push_str("; Updated val = 0x");
-                push_hex(out, self.ts.timestamp, 0);
+                out.put_str("; Updated val = 0x");
+                out.put_hex(self.ts.timestamp, 0);
                 if self.pkt_valid.cc_valid() != 0 {
-                    out.push_str("; CC=0x");
-                    push_hex(out, self.cycle_count as u64, 0);
+                    out.put_str("; CC=0x");
+                    out.put_hex(self.cycle_count as u64, 0);
                 }
             }
             ETM4_PKT_I_TRACE_INFO => {
                 let ti = &self.trace_info;
-                let _ = write!(out, "; INFO=0x{:x} {{ CC.{}", ti.val() & 0xFF, ti.cc_enabled());
+                out.put_fmt(format_args!("; INFO=0x{:x} {{ CC.{}", ti.val() & 0xFF, ti.cc_enabled()));
                 if self.is_ete() {
-                    let _ = write!(out, ", TSTATE.{}", ti.in_trans_state());
+                    out.put_fmt(format_args!(", TSTATE.{}", ti.in_trans_state()));
                 }
-                out.push_str(" }");
+                out.put_str(" }");
                 if ti.cc_enabled() != 0 {
-                    let _ = write!(out, "; CC_THRESHOLD=0x{:x}", self.cc_threshold);
+                    out.put_fmt(format_args!("; CC_THRESHOLD=0x{:x}", self.cc_threshold));
                 }
                 if ti.initial_t_info() != 0 && self.pkt_valid.spec_depth_valid() != 0 && ti.spec_field_present() != 0 {
-                    let _ = write!(out, "; INIT SPEC DEPTH={}", self.curr_spec_depth);
+                    out.put_fmt(format_args!("; INIT SPEC DEPTH={}", self.curr_spec_depth));
                 }
                 if ti.initial_t_info() != 0 {
-                    out.push_str("; Decoder Sync point TINFO");
+                    out.put_str("; Decoder Sync point TINFO");
                 }
             }
             ETM4_PKT_I_CCNT_F1 | ETM4_PKT_I_CCNT_F2 | ETM4_PKT_I_CCNT_F3 => {
-                let _ = write!(out, "; Count=0x{:x}", self.cycle_count);
+                out.put_fmt(format_args!("; Count=0x{:x}", self.cycle_count));
                 if self.pkt_valid.commit_elem_valid() != 0 {
-                    let _ = write!(out, "; Commit({})", self.commit_elements);
+                    out.put_fmt(format_args!("; Commit({})", self.commit_elements));
                 }
             }
             ETM4_PKT_I_CANCEL_F1 => {
-                let _ = write!(out, "; Cancel({})", self.cancel_elements);
+                out.put_fmt(format_args!("; Cancel({})", self.cancel_elements));
             }
             ETM4_PKT_I_CANCEL_F1_MISPRED => {
-                let _ = write!(out, "; Cancel({}), Mispredict", self.cancel_elements);
+                out.put_fmt(format_args!("; Cancel({}), Mispredict", self.cancel_elements));
             }
             ETM4_PKT_I_MISPREDICT => {
-                out.push_str("; ");
+                out.put_str("; ");
                 if self.atom.num != 0 {
-                    out.push_str("Atom: ");
+                    out.put_str("Atom: ");
                     self.write_atoms(out);
-                    out.push_str(", ");
+                    out.put_str(", ");
                 }
-                out.push_str("Mispredict");
+                out.put_str("Mispredict");
             }
             ETM4_PKT_I_CANCEL_F2 => {
-                out.push_str("; ");
+                out.put_str("; ");
                 if self.atom.num != 0 {
-                    out.push_str("Atom: ");
+                    out.put_str("Atom: ");
                     self.write_atoms(out);
-                    out.push_str(", ");
+                    out.put_str(", ");
                 }
-                out.push_str("Cancel(1), Mispredict");
+                out.put_str("Cancel(1), Mispredict");
             }
             ETM4_PKT_I_CANCEL_F3 => {
-                out.push_str("; ");
+                out.put_str("; ");
                 if self.atom.num != 0 {
-                    out.push_str("Atom: E, ");
+                    out.put_str("Atom: E, ");
                 }
-                let _ = write!(out, "Cancel({}), Mispredict", self.cancel_elements);
+                out.put_fmt(format_args!("Cancel({}), Mispredict", self.cancel_elements));
             }
             ETM4_PKT_I_COMMIT => {
-                let _ = write!(out, "; Commit({})", self.commit_elements);
+                out.put_fmt(format_args!("; Commit({})", self.commit_elements));
             }
             ETM4_PKT_I_Q => {
                 let q = &self.Q_pkt;
                 if q.count_present() != 0 {
-                    let _ = write!(out, "; Count({})", q.q_count);
+                    out.put_fmt(format_args!("; Count({})", q.q_count));
                 } else {
-                    out.push_str("; Count(Unknown)");
+                    out.put_str("; Count(Unknown)");
                 }
                 if q.addr_match() != 0 {
-                    let _ = write!(out, "; [{}]", self.addr_exact_match_idx);
+                    out.put_fmt(format_args!("; [{}]", self.addr_exact_match_idx));
                 }
                 if q.addr_present() != 0 || q.addr_match() != 0 {
                     let pb = self.v_addr.pkt_bits as u32;
-                    out.push_str("; Addr=");
+                    out.put_str("; Addr=");
                     self.write_addr(out, if pb < 64 { pb } else { 0 });
                 }
             }
             ETE_PKT_I_ITE => {
-                let _ = write!(out, "; EL{}; Payload=0x{:x}", self.ite_pkt.el, self.ite_pkt.value);
+                out.put_fmt(format_args!("; EL{}; Payload=0x{:x}", self.ite_pkt.el, self.ite_pkt.value));
             }
             _ => {}
         }
@@ -478,6 +503,11 @@ impl ocsd_etmv4_i_pkt {
 impl TracePacket for ocsd_etmv4_i_pkt {
     fn write_str(&self, out: &mut String) {
         self.write_text(out);
+    }
+
+    fn write_bytes(&self, out: &mut Vec<u8>) -> bool {
+        self.write_text(out);
+        true
     }
 
     fn is_bad_packet(&self) -> bool {

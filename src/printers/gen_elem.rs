@@ -11,7 +11,6 @@
 //! reason, marker type), an out-of-range value prints `Unk` for the ISA and
 //! nothing for the others rather than reading past the table.
 
-use std::fmt::Write;
 use std::os::raw::c_int;
 
 use crate::abi::gen_elem::*;
@@ -55,6 +54,15 @@ const TRACE_ON_REASONS: [&str; 3] = ["begin or filter", "overflow", "debug resta
 
 const ISA_NAMES: [&str; 7] = ["A32", "T32", "A64", "TEE", "Jaz", "Cst", "Unk"];
 
+/// `) (ISA=<name>) N ` and `... E ` for each ISA name: the middle of an
+/// instruction range's text.
+macro_rules! isa_exec {
+    ($($isa:literal),*) => {
+        [$([concat!(") (ISA=", $isa, ") N "), concat!(") (ISA=", $isa, ") E ")]),*]
+    };
+}
+const ISA_EXEC: [[&str; 2]; 7] = isa_exec!("A32", "T32", "A64", "TEE", "Jaz", "Cst", "Unk");
+
 /// `unsync_info_t` names, for NO_SYNC and EO_TRACE elements.
 const UNSYNC_REASONS: [&str; 8] = [
     "undefined",
@@ -93,7 +101,7 @@ pub fn isa_name(isa: ocsd_isa) -> &'static str {
 /// `TrcMemAccessorBase::getMemAccSpaceString` writes it: a name for each
 /// single space or named group, otherwise each space present followed by a
 /// comma (nothing at all for an empty set).
-pub fn write_mem_space_str(mem_space: ocsd_mem_space_acc_t, out: &mut String) {
+pub fn write_mem_space_str<T: TextOut>(mem_space: ocsd_mem_space_acc_t, out: &mut T) {
     let named = match mem_space {
         OCSD_MEM_SPACE_EL1S => Some("EL1S"),
         OCSD_MEM_SPACE_EL1N => Some("EL1N"),
@@ -110,7 +118,7 @@ pub fn write_mem_space_str(mem_space: ocsd_mem_space_acc_t, out: &mut String) {
         _ => None,
     };
     if let Some(name) = named {
-        out.push_str(name);
+        out.put_str(name);
         return;
     }
     const PARTS: [(ocsd_mem_space_acc_t, &str); 8] = [
@@ -125,12 +133,13 @@ pub fn write_mem_space_str(mem_space: ocsd_mem_space_acc_t, out: &mut String) {
     ];
     for (bit, text) in PARTS {
         if mem_space & bit != 0 {
-            out.push_str(text);
+            out.put_str(text);
         }
     }
 }
 
 pub use super::num::{push_dec, push_hex};
+use super::num::TextOut;
 
 /// Append the text of `elem` to `out`, exactly as OpenCSD 1.8.0's
 /// `OcsdTraceElement::toString` produces it (no trailing newline).
@@ -139,51 +148,63 @@ pub use super::num::{push_dec, push_hex};
 /// `ptr_extended_data`, which must then point to the payload bytes (as the
 /// STM decoder provides them); a null pointer prints no payload.
 pub fn write_elem_str(elem: &ocsd_generic_trace_elem, out: &mut String) {
-    let Some(name) = elem_type_name(elem.elem_type) else {
-        out.push_str("OCSD_GEN_TRC_ELEM??: index out of range.");
-        return;
-    };
-    out.push_str(name);
-    out.push('(');
+    write_elem(elem, out)
+}
+
+/// As [`write_elem_str`], to any text buffer (the lister writes its log
+/// lines as bytes).
+#[inline]
+pub fn write_elem<T: TextOut>(elem: &ocsd_generic_trace_elem, out: &mut T) {
+    if elem.elem_type == OCSD_GEN_TRC_ELEM_INSTR_RANGE {
+        // the most common element: its name in one constant piece
+        out.put_str("OCSD_GEN_TRC_ELEM_INSTR_RANGE(");
+    } else {
+        let Some(name) = elem_type_name(elem.elem_type) else {
+            out.put_str("OCSD_GEN_TRC_ELEM??: index out of range.");
+            return;
+        };
+        out.put_str(name);
+        out.put_str("(");
+    }
     match elem.elem_type {
         OCSD_GEN_TRC_ELEM_INSTR_RANGE => write_instr_range(elem, out),
         OCSD_GEN_TRC_ELEM_ADDR_NACC => {
             // The payload word holds the memory space that could not be read.
             let space = elem.exception_number();
-            out.push_str(" 0x");
-            push_hex(out, elem.st_addr, 0);
-            out.push_str("; Memspace [0x");
-            push_hex(out, space as u64, 0);
-            out.push(':');
+            out.put_str(" 0x");
+            out.put_hex(elem.st_addr, 0);
+            out.put_str("; Memspace [0x");
+            out.put_hex(space as u64, 0);
+            out.put_char(':');
             write_mem_space_str(space as ocsd_mem_space_acc_t, out);
-            out.push_str("] ");
+            out.put_str("] ");
         }
         OCSD_GEN_TRC_ELEM_I_RANGE_NOPATH => {
-            out.push_str("first 0x");
-            push_hex(out, elem.st_addr, 0);
-            out.push_str(":[next 0x");
-            push_hex(out, elem.en_addr, 0);
-            out.push_str("] num_i(");
-            push_dec(out, elem.num_instr_range() as u64);
-            out.push_str(") ");
+            out.put_str("first 0x");
+            out.put_hex(elem.st_addr, 0);
+            out.put_str(":[next 0x");
+            out.put_hex(elem.en_addr, 0);
+            out.put_str("] num_i(");
+            out.put_dec(elem.num_instr_range() as u64);
+            out.put_str(") ");
         }
         OCSD_GEN_TRC_ELEM_EXCEPTION => {
             if elem.excep_ret_addr() == 1 {
-                out.push_str("pref ret addr:0x");
-                push_hex(out, elem.en_addr, 0);
+                out.put_str("pref ret addr:0x");
+                out.put_hex(elem.en_addr, 0);
                 if elem.excep_ret_addr_br_tgt() != 0 {
-                    out.push_str(" [addr also prev br tgt]");
+                    out.put_str(" [addr also prev br tgt]");
                 }
-                out.push_str("; ");
+                out.put_str("; ");
             }
-            out.push_str("excep num (0x");
-            push_hex(out, elem.exception_number() as u64, 2);
-            out.push_str(") ");
+            out.put_str("excep num (0x");
+            out.put_hex(elem.exception_number() as u64, 2);
+            out.put_str(") ");
         }
         OCSD_GEN_TRC_ELEM_PE_CONTEXT => write_pe_context(elem, out),
         OCSD_GEN_TRC_ELEM_TRACE_ON => {
             if let Some(reason) = name_of(&TRACE_ON_REASONS, elem.trace_on_reason()) {
-                let _ = write!(out, " [{reason}]");
+                out.put_fmt(format_args!(" [{reason}]"));
             }
         }
         OCSD_GEN_TRC_ELEM_TIMESTAMP => write_ts(elem.timestamp, out),
@@ -192,108 +213,108 @@ pub fn write_elem_str(elem: &ocsd_generic_trace_elem, out: &mut String) {
         OCSD_GEN_TRC_ELEM_EVENT => {
             let ev = elem.trace_event();
             match ev.ev_type {
-                EVENT_TRIGGER => out.push_str(" Trigger; "),
+                EVENT_TRIGGER => out.put_str(" Trigger; "),
                 EVENT_NUMBERED => {
-                    let _ = write!(out, " Numbered:{}; ", ev.ev_number);
+                    out.put_fmt(format_args!(" Numbered:{}; ", ev.ev_number));
                 }
                 _ => {}
             }
         }
         OCSD_GEN_TRC_ELEM_EO_TRACE | OCSD_GEN_TRC_ELEM_NO_SYNC => {
             if let Some(reason) = name_of(&UNSYNC_REASONS, elem.unsync_eot_info()) {
-                let _ = write!(out, " [{reason}]");
+                out.put_fmt(format_args!(" [{reason}]"));
             }
         }
         OCSD_GEN_TRC_ELEM_SYNC_MARKER => {
             let marker = elem.sync_marker();
             if let Some(kind) = name_of(&SYNC_MARKER_NAMES, marker.type_) {
-                let _ = write!(out, " [{kind}(0x{:08x})]", marker.value);
+                out.put_fmt(format_args!(" [{kind}(0x{:08x})]", marker.value));
             }
         }
         OCSD_GEN_TRC_ELEM_MEMTRANS => {
             if let Some(kind) = name_of(&MEM_TRANS_NAMES, elem.mem_trans()) {
-                out.push_str(kind);
+                out.put_str(kind);
             }
         }
         OCSD_GEN_TRC_ELEM_INSTRUMENTATION => {
             let ite = elem.sw_ite();
-            let _ = write!(out, "EL{}; 0x{:016x}", ite.el, ite.value);
+            out.put_fmt(format_args!("EL{}; 0x{:016x}", ite.el, ite.value));
         }
         // UNKNOWN, ADDR_UNKNOWN, EXCEPTION_RET, CYCLE_COUNT, CUSTOM: no details.
         _ => {}
     }
     if elem.has_cc() != 0 {
-        out.push_str(" [CC=");
-        push_dec(out, elem.cycle_count as u64);
-        out.push_str("]; ");
+        out.put_str(" [CC=");
+        out.put_dec(elem.cycle_count as u64);
+        out.put_str("]; ");
     }
-    out.push(')');
+    out.put_char(')');
 }
 
-fn write_ts(timestamp: u64, out: &mut String) {
-    out.push_str(" [ TS=0x");
-    push_hex(out, timestamp, 12);
-    out.push_str("]; ");
+fn write_ts<T: TextOut>(timestamp: u64, out: &mut T) {
+    out.put_str(" [ TS=0x");
+    out.put_hex(timestamp, 12);
+    out.put_str("]; ");
 }
 
-fn write_instr_range(elem: &ocsd_generic_trace_elem, out: &mut String) {
+fn write_instr_range<T: TextOut>(elem: &ocsd_generic_trace_elem, out: &mut T) {
     // "exec range=0x{st:x}:[0x{en:x}] num_i({n}) last_sz({sz}) (ISA={isa}) {E|N} "
-    out.push_str("exec range=0x");
-    push_hex(out, elem.st_addr, 0);
-    out.push_str(":[0x");
-    push_hex(out, elem.en_addr, 0);
-    out.push_str("] num_i(");
-    push_dec(out, elem.num_instr_range() as u64);
-    out.push_str(") last_sz(");
-    push_dec(out, elem.last_instr_sz() as u64);
-    out.push_str(") (ISA=");
-    out.push_str(isa_name(elem.isa));
-    out.push_str(if elem.last_instr_exec() == 1 { ") E " } else { ") N " });
+    out.put_str("exec range=0x");
+    out.put_hex(elem.st_addr, 0);
+    out.put_str(":[0x");
+    out.put_hex(elem.en_addr, 0);
+    out.put_str("] num_i(");
+    out.put_dec(elem.num_instr_range() as u64);
+    out.put_str(") last_sz(");
+    out.put_dec(elem.last_instr_sz() as u64);
+    // ") (ISA=<isa>) <E|N> " in one piece
+    let isa = usize::try_from(elem.isa).ok().filter(|&i| i < ISA_NAMES.len()).unwrap_or(ISA_NAMES.len() - 1);
+    out.put_str(ISA_EXEC[isa][(elem.last_instr_exec() == 1) as usize]);
     if let Some(ty) = name_of(&INSTR_TYPE_NAMES, elem.last_i_type) {
-        out.push_str(ty);
+        out.put_str(ty);
     }
     if elem.last_i_subtype != OCSD_S_INSTR_NONE {
         if let Some(sub) = name_of(&INSTR_SUBTYPE_NAMES, elem.last_i_subtype) {
-            out.push_str(sub);
+            out.put_str(sub);
         }
     }
     if elem.last_instr_cond() != 0 {
-        out.push_str(" <cond>");
+        out.put_str(" <cond>");
     }
 }
 
 // The security-level constants keep OpenCSD's lower-case C names.
 #[allow(non_upper_case_globals)]
-fn write_pe_context(elem: &ocsd_generic_trace_elem, out: &mut String) {
+fn write_pe_context<T: TextOut>(elem: &ocsd_generic_trace_elem, out: &mut T) {
     let ctx = &elem.context;
-    out.push_str("(ISA=");
-    out.push_str(isa_name(elem.isa));
-    out.push_str(") ");
+    out.put_str("(ISA=");
+    out.put_str(isa_name(elem.isa));
+    out.put_str(") ");
     if ctx.exception_level > ocsd_EL_unknown && ctx.el_valid() != 0 {
-        out.push_str("EL");
-        push_dec(out, ctx.exception_level as i64 as u64);
+        out.put_str("EL");
+        out.put_dec(ctx.exception_level as i64 as u64);
     }
-    out.push_str(match ctx.security_level {
+    out.put_str(match ctx.security_level {
         ocsd_sec_secure => "S; ",
         ocsd_sec_nonsecure => "N; ",
         ocsd_sec_root => "Root; ",
         ocsd_sec_realm => "Realm; ",
         _ => "",
     });
-    out.push_str(if ctx.bits64() != 0 {
+    out.put_str(if ctx.bits64() != 0 {
         "64-bit; "
     } else {
         "32-bit; "
     });
     if ctx.vmid_valid() != 0 {
-        out.push_str("VMID=0x");
-        push_hex(out, ctx.vmid as u64, 0);
-        out.push_str("; ");
+        out.put_str("VMID=0x");
+        out.put_hex(ctx.vmid as u64, 0);
+        out.put_str("; ");
     }
     if ctx.ctxt_id_valid() != 0 {
-        out.push_str("CTXTID=0x");
-        push_hex(out, ctx.context_id as u64, 0);
-        out.push_str("; ");
+        out.put_str("CTXTID=0x");
+        out.put_hex(ctx.context_id as u64, 0);
+        out.put_str("; ");
     }
 }
 
@@ -340,20 +361,18 @@ fn sw_payload_value(elem: &ocsd_generic_trace_elem, nbytes: usize) -> Option<u64
     })
 }
 
-fn write_sw_trace(elem: &ocsd_generic_trace_elem, out: &mut String) {
+fn write_sw_trace<T: TextOut>(elem: &ocsd_generic_trace_elem, out: &mut T) {
     let info = elem.sw_trace_info();
     if info.swt_global_err() != 0 {
-        out.push_str("{Global Error.}");
+        out.put_str("{Global Error.}");
         return;
     }
     if info.swt_id_valid() != 0 {
-        let _ = write!(
-            out,
-            " (Ma:0x{:02x}; Ch:0x{:02x}) ",
+        out.put_fmt(format_args!(" (Ma:0x{:02x}; Ch:0x{:02x}) ",
             info.swt_master_id, info.swt_channel_id
-        );
+        ));
     } else {
-        out.push_str("(Ma:0x??; Ch:0x??) ");
+        out.put_str("(Ma:0x??; Ch:0x??) ");
     }
 
     let bits = info.swt_payload_pkt_bitsize();
@@ -373,54 +392,50 @@ fn write_sw_trace(elem: &ocsd_generic_trace_elem, out: &mut String) {
                     if bits == 4 {
                         value &= 0xF;
                     }
-                    let _ = write!(out, "0x{value:0digits$x}; ");
+                    out.put_fmt(format_args!("0x{value:0digits$x}; "));
                 }
             }
-            None => out.push_str("0x{Data Error : unsupported bit width.}; "),
+            None => out.put_str("0x{Data Error : unsupported bit width.}; "),
         }
     }
     if info.swt_marker_packet() != 0 {
-        out.push_str("+Mrk ");
+        out.put_str("+Mrk ");
     }
     if info.swt_trigger_event() != 0 {
-        out.push_str("Trig ");
+        out.put_str("Trig ");
     }
     if info.swt_has_timestamp() != 0 {
         write_ts(elem.timestamp, out);
     }
     if info.swt_frequency() != 0 {
-        out.push_str("Freq");
+        out.put_str("Freq");
     }
     if info.swt_master_err() != 0 {
-        out.push_str("{Master Error.}");
+        out.put_str("{Master Error.}");
     }
 }
 
-fn write_itm_trace(elem: &ocsd_generic_trace_elem, out: &mut String) {
+fn write_itm_trace<T: TextOut>(elem: &ocsd_generic_trace_elem, out: &mut T) {
     let itm = elem.swt_itm();
     if itm.overflow != 0 {
-        out.push_str("ITM_OVERFLOW; ");
+        out.put_str("ITM_OVERFLOW; ");
     }
     let digits = usize::from(itm.payload_size) * 2;
     let local_ts_kind = match itm.pkt_type {
         SWIT_PAYLOAD => {
-            let _ = write!(
-                out,
-                "ITM_SWIT (ch: 0x{:x}; Data: 0x{:0digits$x}) ",
+            out.put_fmt(format_args!("ITM_SWIT (ch: 0x{:x}; Data: 0x{:0digits$x}) ",
                 itm.payload_src_id, itm.value
-            );
+            ));
             None
         }
         DWT_PAYLOAD => {
-            let _ = write!(
-                out,
-                "ITM_DWT (desc: 0x{:x}; Data: 0x{:0digits$x}) ",
+            out.put_fmt(format_args!("ITM_DWT (desc: 0x{:x}; Data: 0x{:0digits$x}) ",
                 itm.payload_src_id, itm.value
-            );
+            ));
             None
         }
         TS_GLOBAL => {
-            let _ = write!(out, "ITM_TS_GLOBAL ( TS: 0x{:016x}) ", elem.timestamp);
+            out.put_fmt(format_args!("ITM_TS_GLOBAL ( TS: 0x{:016x}) ", elem.timestamp));
             None
         }
         TS_SYNC => Some("TS Sync"),
@@ -430,10 +445,8 @@ fn write_itm_trace(elem: &ocsd_generic_trace_elem, out: &mut String) {
         _ => None,
     };
     if let Some(kind) = local_ts_kind {
-        let _ = write!(
-            out,
-            "ITM_TS_LOCAL ( TS delta: 0x{:08x}, {{ {kind}}}; TS cumulative: 0x{:016x}) ",
+        out.put_fmt(format_args!("ITM_TS_LOCAL ( TS delta: 0x{:08x}, {{ {kind}}}; TS cumulative: 0x{:016x}) ",
             itm.value, elem.timestamp
-        );
+        ));
     }
 }
