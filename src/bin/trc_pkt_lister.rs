@@ -108,6 +108,22 @@ impl Log {
         self.msg_bytes(s.as_bytes())
     }
 
+    /// A large piece of log text (a parallel decode segment's): written
+    /// straight to the file when the file is the only output.
+    fn msg_large(&mut self, s: &[u8]) {
+        if s.len() >= FILE_BUF && !self.keep && self.skip == 0 && !self.stdout && !self.stderr {
+            if let Some(f) = self.file.as_mut() {
+                if !self.fbuf.is_empty() {
+                    let _ = f.write_all(&self.fbuf);
+                    self.fbuf.clear();
+                }
+                let _ = f.write_all(s);
+                return;
+            }
+        }
+        self.msg_bytes(s)
+    }
+
     /// Log text given as bytes (valid UTF-8: the printers' byte lines).
     fn msg_bytes(&mut self, mut s: &[u8]) {
         if self.keep {
@@ -884,7 +900,7 @@ fn parallel_decode(o: &Opts, snap: &Snapshot, path: &str, log: &SharedLog) -> Re
         let mut l = log.borrow_mut();
         parallel::decode(&rec, &tree.mapper, &opts, make, |out: &mut Log, r| {
             written += r.len();
-            l.msg_bytes(&out.mem[r]);
+            l.msg_large(&out.mem[r]);
         })
     };
     match outcome {
