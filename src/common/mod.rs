@@ -209,6 +209,13 @@ pub trait MemAccess {
     /// `InvalidateMemAccCache`, called by decoders on a context change).
     fn invalidate_cache(&mut self, _trace_id: u8) {}
 
+    /// The client has been handed a `PE_CONTEXT` element of `trace_id`:
+    /// a client callback may answer later reads from another image (perf
+    /// reads the process named by the last context it saw). Bytes read
+    /// from callbacks after this are not promised equal to those before
+    /// (see [`MemRun::token`]); what is cached stays as it is.
+    fn context_shown(&mut self, _trace_id: u8) {}
+
     /// The decoder of `trace_id` is now in context `ctx` (its fields that
     /// are `None` did not change): memory images selected by context ID or
     /// VMID answer its reads from now on. Decoders call it where the trace

@@ -520,6 +520,9 @@ pub struct EtmV4IPktDecoder {
     next_range_check: Option<ocsd_vaddr_t>,
 
     out: OutElems,
+    /// A `PE_CONTEXT` element was staged since elements last went out:
+    /// the memory is told when it goes ([`MemAccess::context_shown`]).
+    context_staged: bool,
     mem: MemWindow,
     blocks: BlockCache,
     /// Kept-aside elements during a cancel (reused storage).
@@ -603,6 +606,7 @@ impl EtmV4IPktDecoder {
             tinfo_wait_addr: false,
             next_range_check: None,
             out: OutElems::new(),
+            context_staged: false,
             cont_pkt: None,
             mem: MemWindow::new(),
             blocks: BlockCache::new(),
@@ -969,6 +973,7 @@ impl EtmV4IPktDecoder {
                 // before the next step reads memory (OpenCSD's timing)
                 let sent = ctx.send_and_gate(&self.out.pending, self.trace_id);
                 self.out.reset();
+                self.context_sent(ctx.mem);
                 if !sent {
                     // suspended in ResolveElem: FLUSH resumes here
                     return ctx.client_resp();
@@ -1325,7 +1330,17 @@ impl EtmV4IPktDecoder {
     // ------------------------------------------------------------------
     // element output
 
+    /// After staged elements went to the client (or its queue).
+    #[inline]
+    fn context_sent(&mut self, mem: &mut dyn MemAccess) {
+        if self.context_staged {
+            self.context_staged = false;
+            mem.context_shown(self.trace_id);
+        }
+    }
+
     fn update_context(&mut self, c: &etmv4_context_t, is: u8) {
+        self.context_staged = true;
         self.is_64bit = c.SF() != 0;
         self.is_secure = c.NS() == 0;
         let isa = Self::calc_isa(self.is_64bit, is);
@@ -2052,6 +2067,7 @@ impl PacketDecoder for EtmV4IPktDecoder {
         if self.out.num_to_send() > 0 {
             self.out.send(ctx.out, self.trace_id);
         }
+        self.context_sent(ctx.mem);
         resp
     }
 
@@ -2059,6 +2075,7 @@ impl PacketDecoder for EtmV4IPktDecoder {
         self.commit_elem_on_eot();
         self.mem.report(ctx.mem);
         self.out.send(ctx.out, self.trace_id);
+        self.context_sent(ctx.mem);
         OCSD_RESP_CONT
     }
 
@@ -2081,6 +2098,7 @@ impl PacketDecoder for EtmV4IPktDecoder {
         } else if self.out.num_to_send() > 0 {
             self.out.send(ctx.out, self.trace_id);
         }
+        self.context_sent(ctx.mem);
         resp
     }
 

@@ -208,6 +208,9 @@ pub struct MemMapper {
     any_filtered: bool,
     /// The context of each trace ID's decoder ([`MemAccess::update_context`]).
     contexts: Vec<MemContext>,
+    /// Per trace ID, the token of the callback pages it loads (0: take a
+    /// new one at the next load). See [`MemMapper::new_callback_bytes`].
+    cb_tokens: Vec<u64>,
 }
 
 fn next_uid() -> u64 {
@@ -250,6 +253,7 @@ impl MemMapper {
             static_only: true,
             any_filtered: false,
             contexts: vec![MemContext::default(); 256],
+            cb_tokens: vec![0; 256],
         }
     }
 
@@ -258,6 +262,7 @@ impl MemMapper {
     /// Sizes outside OpenCSD's limits are refused.
     pub fn set_caching(&mut self, enable: bool, page_size: usize, num_pages: usize) -> Result<(), &'static str> {
         self.epoch += 1;
+        self.new_callback_bytes_all();
         if !enable {
             self.cache = None;
             return Ok(());
@@ -314,6 +319,7 @@ impl MemMapper {
             static_only: self.static_only,
             any_filtered: false,
             contexts: self.contexts.iter().map(|_| MemContext::default()).collect(),
+            cb_tokens: vec![0; 256],
         })
     }
 
@@ -336,6 +342,26 @@ impl MemMapper {
         self.any_filtered = self.meta.iter().any(|m| !m.filter.is_any());
     }
 
+    /// From now on the callbacks may answer `trace_id`'s reads with other
+    /// bytes than before: the pages it loads next get a new token.
+    ///
+    /// A callback page's token names the bytes the callbacks give while
+    /// nothing happens after which OpenCSD would not reuse them either: a
+    /// page reloaded later gets the same token as long as the trace ID's
+    /// pages were not dropped (a context change, a move to another
+    /// accessor, caching switched or resized, accessors added or removed)
+    /// and its client was shown no new context (perf answers from the
+    /// process image of the last `PE_CONTEXT` element it saw). So
+    /// instruction walks decoded from one page are replayed from a page
+    /// loaded again, as from file memory.
+    fn new_callback_bytes(&mut self, trace_id: u8) {
+        self.cb_tokens[trace_id as usize] = 0;
+    }
+
+    fn new_callback_bytes_all(&mut self) {
+        self.cb_tokens.iter_mut().for_each(|t| *t = 0);
+    }
+
     /// Whether accessor `j` answers a read at `addr` in `space` by the
     /// source `trace_id` (in its current context).
     #[inline]
@@ -349,6 +375,7 @@ impl MemMapper {
     }
 
     fn invalidate_all(&mut self) {
+        self.new_callback_bytes_all();
         if let Some(c) = &mut self.cache {
             c.invalidate_all();
         }
@@ -389,6 +416,7 @@ impl MemMapper {
         };
         self.accessors.push(acc);
         self.meta.push(AccMeta { uid, group, filter });
+        self.new_callback_bytes_all();
         self.mapping_changed();
         Ok(())
     }
@@ -437,6 +465,7 @@ impl MemMapper {
         self.curr = Some(j);
         if let (Some(c), false) = (&mut self.cache, self.static_only) {
             c.invalidate_id(trace_id);
+            self.cb_tokens[trace_id as usize] = 0;
         }
         Some(j)
     }
@@ -453,7 +482,11 @@ impl MemMapper {
             Some(bytes) => (bytes.len().min(ps), PageData::Static(acc), uid),
             None => {
                 let n = a.read(addr, space, trace_id, c.page_buf(i));
-                (n, PageData::Owned, next_uid())
+                let t = &mut self.cb_tokens[trace_id as usize];
+                if *t == 0 {
+                    *t = next_uid();
+                }
+                (n, PageData::Owned, *t)
             }
         };
         let p = &mut c.pages[i];
@@ -684,8 +717,13 @@ impl MemAccess for MemMapper {
         Some(self.epoch)
     }
 
+    fn context_shown(&mut self, trace_id: u8) {
+        self.new_callback_bytes(trace_id);
+    }
+
     fn invalidate_cache(&mut self, trace_id: u8) {
         self.epoch += 1;
+        self.new_callback_bytes(trace_id);
         if let Some(c) = &mut self.cache {
             c.invalidate_id(trace_id);
         }
@@ -696,6 +734,7 @@ impl MemAccess for MemMapper {
     /// through the epoch): without them, as with the C API, nothing
     /// changes.
     fn update_context(&mut self, trace_id: u8, ctx: MemContext) {
+        self.new_callback_bytes(trace_id);
         if self.contexts[trace_id as usize].merge(ctx) && self.any_filtered {
             self.epoch += 1;
             if let Some(c) = &mut self.cache {
@@ -965,7 +1004,7 @@ mod tests {
         let r2 = m.read_run(0x10f0, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
         assert_eq!(r2.view.unwrap().len, 16); // to the end of the buffer
         assert_eq!(r1.token, r2.token); // a buffer's bytes never change
-        // callback pages: a new token on every load; the view ends with the page
+        // callback pages: the view ends with the page
         let mut m = MemMapper::with_cache(Some(CacheSizes { page_size: 64, num_pages: 4 }));
         perf_like(&mut m);
         let a = m.read_run(0x1000, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
@@ -975,9 +1014,27 @@ mod tests {
         assert_eq!((b.before, b.view.as_ref().unwrap().len), (0x10, 0x40));
         assert_eq!(b.view.as_ref().unwrap().bytes()[..0x11], (0..=0x10u8).collect::<Vec<_>>()[..]);
         assert_eq!(a.before, 0);
+        // a page loaded again while nothing could change the callback's
+        // answers has the token it had; another trace ID's pages have their own
+        for p in 1..=4u64 {
+            m.read_run(0x1000 + 0x100 * p, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
+        }
+        let again = m.read_run(0x1000, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
+        assert_eq!(again.token, a.token);
+        let other = m.read_run(0x1000, OCSD_MEM_SPACE_ANY, 2, 4, &mut out).unwrap();
+        assert_ne!(other.token, a.token);
+        // once the client was shown a new context, pages loaded next have a
+        // new token; cached pages keep theirs
+        m.context_shown(1);
+        let kept = m.read_run(0x1004, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
+        assert_eq!(kept.token, a.token);
+        let fresh = m.read_run(0x3000, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
+        assert_ne!(fresh.token, a.token);
+        assert_eq!(m.read_run(0x2000, OCSD_MEM_SPACE_ANY, 2, 4, &mut out).unwrap().token, other.token);
         m.invalidate_cache(1);
         let c = m.read_run(0x1010, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
         assert_ne!(a.token, c.token);
+        assert_ne!(fresh.token, c.token);
         // a page still viewed is loaded into a new buffer: the view keeps its bytes
         drop(c);
         // uncached callbacks vouch for nothing past the read
