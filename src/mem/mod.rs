@@ -16,7 +16,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::abi::*;
-use crate::common::{MemAccess, MemContext, MemRun, MemView};
+use crate::common::{CachePage, MemAccess, MemContext, MemRun, MemView};
 use cache::{CacheSizes, MemCache, PageData};
 
 /// The memory space of program reads at exception level `el` (0 to 3) in
@@ -500,6 +500,7 @@ impl MemMapper {
             p.trace_id = trace_id;
             p.data = data;
             p.token = token;
+            p.serial = next_uid();
             c.use_mru(1);
         }
         Ok(i)
@@ -668,7 +669,7 @@ impl MemAccess for MemMapper {
         }
         let Some((serve, got)) = self.serve(addr, space, trace_id, req, out)? else { return Ok(MemRun::default()) };
         if got < req {
-            return Ok(MemRun { got, token: 0, view: None, before: 0 });
+            return Ok(MemRun { got, token: 0, view: None, before: 0, page: None });
         }
         // the current accessor answers the reads that follow while they
         // stay inside its range
@@ -680,7 +681,7 @@ impl MemAccess for MemMapper {
                 // give their bytes
                 let a_ref = &self.accessors[a];
                 let view = a_ref.static_view(addr);
-                Ok(MemRun { got, token: if view.is_some() { self.meta[a].uid } else { 0 }, view, before: 0 })
+                Ok(MemRun { got, token: if view.is_some() { self.meta[a].uid } else { 0 }, view, before: 0, page: None })
             }
             Serve::Page(i) => {
                 self.copy_page(i, addr, &mut out[..req]);
@@ -688,7 +689,7 @@ impl MemAccess for MemMapper {
                 let p = &c.pages[i];
                 let len = (p.end().min(acc_end).saturating_sub(addr as u128)).min(usize::MAX as u128) as usize;
                 if len < req {
-                    return Ok(MemRun { got, token: 0, view: None, before: 0 });
+                    return Ok(MemRun { got, token: 0, view: None, before: 0, page: None });
                 }
                 // the page also serves the reads before `addr` that stay in
                 // the current accessor: the view starts there
@@ -702,7 +703,7 @@ impl MemAccess for MemMapper {
                         MemView { data: v.data, off: v.off + off, len }
                     }
                 };
-                Ok(MemRun { got, token: p.token, view: Some(view), before })
+                Ok(MemRun { got, token: p.token, view: Some(view), before, page: Some(CachePage { index: i as u32, serial: p.serial }) })
             }
         }
     }
@@ -711,6 +712,31 @@ impl MemAccess for MemMapper {
         if let Some(c) = &mut self.cache {
             c.use_mru(n);
         }
+    }
+
+    /// The read is served from `page` when the accessor lookup stays on
+    /// the current accessor and the page search would find that page: the
+    /// same steps as [`MemMapper::serve`] for a cache hit, without the
+    /// view being made again.
+    fn run_switch(&mut self, page: CachePage, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, req: usize, uses: u32) -> bool {
+        let Some(c) = &mut self.cache else { return false };
+        c.use_mru(uses);
+        let i = page.index as usize;
+        if req == 0 || req > c.sizes.page_size || !matches!(c.pages.get(i), Some(p) if p.serial == page.serial && p.holds(addr, req, trace_id)) {
+            return false;
+        }
+        match self.curr {
+            Some(a) if self.fits(a, addr, space, trace_id) => {}
+            _ => return false,
+        }
+        let c = self.cache.as_mut().expect("cached");
+        self.epoch += 1;
+        // another page found first is the one a read_run finds (from it)
+        if !c.find(addr, req, trace_id) || c.mru != i {
+            return false;
+        }
+        c.use_mru(1);
+        true
     }
 
     fn epoch(&self) -> Option<u64> {
@@ -1042,6 +1068,56 @@ mod tests {
         let d = m.read_run(0x1010, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
         assert_eq!((d.got, d.token), (4, 0));
         assert!(d.view.is_none());
+    }
+
+    #[test]
+    fn switching_back_to_a_page_is_a_read_from_it() {
+        // A reads through runs and switches back to pages it had; B makes
+        // every read: the callbacks must see the same calls, the LRU the
+        // same uses
+        let sizes = Some(CacheSizes { page_size: 64, num_pages: 4 });
+        let (mut a, mut b) = (MemMapper::with_cache(sizes), MemMapper::with_cache(sizes));
+        let (calls_a, _) = perf_like(&mut a);
+        let (calls_b, _) = perf_like(&mut b);
+        let sp = OCSD_MEM_SPACE_EL1N;
+        let mut out = [0u8; 4];
+        let reads = |m: &mut MemMapper, at: u64, n: u64| {
+            let mut o = [0u8; 4];
+            for k in 0..n {
+                m.read(at + 4 * k, sp, 1, &mut o).unwrap();
+            }
+        };
+        let r1 = a.read_run(0x1000, sp, 1, 4, &mut out).unwrap();
+        let p1 = r1.page.expect("a callback page");
+        reads(&mut b, 0x1000, 4);
+        a.run_uses(3);
+        let r2 = a.read_run(0x2000, sp, 1, 4, &mut out).unwrap();
+        reads(&mut b, 0x2000, 3);
+        // back to the first page: its bytes are the run's view
+        assert!(a.run_switch(p1, 0x1008, sp, 1, 4, 2));
+        reads(&mut b, 0x1008, 1);
+        assert_eq!(r1.view.as_ref().unwrap().bytes()[8..12], [8, 9, 10, 11]);
+        // three more pages: the one at 0x2000 is now the oldest and goes
+        for at in [0x3000, 0x4000, 0x5000] {
+            a.read_run(at, sp, 1, 4, &mut out).unwrap();
+            reads(&mut b, at, 1);
+        }
+        let p2 = r2.page.unwrap();
+        assert!(!a.run_switch(p2, 0x2004, sp, 1, 4, 0));
+        a.read_run(0x2004, sp, 1, 4, &mut out).unwrap();
+        reads(&mut b, 0x2004, 1);
+        // another trace ID, or a read the page cannot hold, is no switch
+        assert!(!a.run_switch(p1, 0x1008, sp, 2, 4, 0));
+        assert!(!a.run_switch(p1, 0x103e, sp, 1, 4, 0));
+        // plain reads after the switches find the same pages
+        a.read_run(0x1020, sp, 1, 4, &mut out).unwrap();
+        reads(&mut b, 0x1020, 1);
+        assert_eq!(calls_a.lock().unwrap().len(), calls_b.lock().unwrap().len());
+        for at in [0x1000u64, 0x1030, 0x3000, 0x5000, 0x6000, 0x2000] {
+            a.read(at, sp, 1, &mut out).unwrap();
+            reads(&mut b, at, 1);
+        }
+        assert_eq!(*calls_a.lock().unwrap(), *calls_b.lock().unwrap());
     }
 
     #[test]
