@@ -428,8 +428,12 @@ impl MemWindow {
     }
 }
 
-/// Number of entries of the decoded-block cache (direct mapped).
-const BLOCK_CACHE_SIZE: usize = 2048;
+/// Entries of the decoded-block cache (direct mapped) when first used,
+/// and at most: it doubles while blocks are decoded more than twice as
+/// often as it has entries, so a trace ID with little trace keeps a small
+/// one and one with much code a large one.
+const BLOCK_CACHE_MIN: usize = 512;
+const BLOCK_CACHE_MAX: usize = 4096;
 
 /// One decoded block: the A64 instructions from `start` up to and
 /// including the first waypoint, as an instruction walk without a target
@@ -457,7 +461,7 @@ struct Block {
 }
 
 /// Longest block whose instruction words a block cache entry keeps.
-const BLOCK_WORDS: usize = 8;
+const BLOCK_WORDS: usize = 4;
 
 /// Decoded-block cache: an A64 instruction walk depends only on its start
 /// address and the bytes it reads (A64 carries no IT-block state, and the
@@ -469,23 +473,28 @@ const BLOCK_WORDS: usize = 8;
 /// same bytes, by the same cache page.
 struct BlockCache {
     entries: Vec<Block>,
+    /// Blocks decoded since the size last changed.
+    puts: usize,
 }
 
 impl BlockCache {
     fn new() -> Self {
-        BlockCache { entries: Vec::new() }
+        BlockCache { entries: Vec::new(), puts: 0 }
     }
 
+    /// The entry for a block at `addr` (entries are a power of two; none
+    /// yet: 0, which `get` then does not find).
     #[inline]
-    fn slot(addr: ocsd_vaddr_t) -> usize {
-        ((addr >> 2) ^ (addr >> 14)) as usize & (BLOCK_CACHE_SIZE - 1)
+    fn slot(&self, addr: ocsd_vaddr_t) -> usize {
+        ((addr >> 2) ^ (addr >> 14)) as usize & self.entries.len().wrapping_sub(1)
     }
 
     /// The block at `start` if its bytes are those of `window`'s view
     /// (token `token`), the whole block inside it.
     #[inline]
     fn get(&mut self, start: ocsd_vaddr_t, token: u64, aa64_chk: bool, window: &[u8]) -> Option<&Block> {
-        let b = self.entries.get_mut(Self::slot(start))?;
+        let i = self.slot(start);
+        let b = self.entries.get_mut(i)?;
         if !(b.valid && b.start == start && b.aa64_chk == aa64_chk && token != 0) {
             return None;
         }
@@ -504,8 +513,13 @@ impl BlockCache {
     }
 
     fn put(&mut self, start: ocsd_vaddr_t, token: u64, aa64_chk: bool, num_instr: u32, instr: &ocsd_instr_info, bytes: &[u8]) {
-        if self.entries.is_empty() {
-            self.entries = vec![Block::default(); BLOCK_CACHE_SIZE];
+        self.puts += 1;
+        if self.entries.is_empty() || (self.puts > 2 * self.entries.len() && self.entries.len() < BLOCK_CACHE_MAX) {
+            let n = (2 * self.entries.len()).clamp(BLOCK_CACHE_MIN, BLOCK_CACHE_MAX);
+            // the old table goes first: never both at once
+            self.entries = Vec::new();
+            self.entries = vec![Block::default(); n];
+            self.puts = 0;
         }
         let mut words = [0u32; BLOCK_WORDS];
         if num_instr as usize <= BLOCK_WORDS {
@@ -513,7 +527,8 @@ impl BlockCache {
                 *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
             }
         }
-        self.entries[Self::slot(start)] = Block {
+        let i = self.slot(start);
+        self.entries[i] = Block {
             start,
             token,
             aa64_chk,
@@ -1669,7 +1684,7 @@ impl EtmV4IPktDecoder {
             return None;
         }
         let avail = (w.len as u64).checked_sub(st - w.base)?;
-        let b = self.blocks.entries.get(BlockCache::slot(st))?;
+        let b = self.blocks.entries.get(self.blocks.slot(st))?;
         if !(b.valid && b.start == st && b.token == w.token && b.aa64_chk == aa64_chk) {
             return None;
         }
