@@ -197,12 +197,24 @@ pub trait MemAccess {
     ) -> Result<MemRun, ocsd_err_t> {
         let n = req.min(out.len());
         let got = self.read(addr, space, trace_id, &mut out[..n])?;
-        Ok(MemRun { got, token: 0, view: None, before: 0 })
+        Ok(MemRun { got, token: 0, view: None, before: 0, page: None })
     }
 
     /// `n` further reads were served from the view of the last
     /// [`MemAccess::read_run`], with no other memory access in between.
     fn run_uses(&mut self, _n: u32) {}
+
+    /// After `uses` further reads served from the view of the current run
+    /// (reported as [`MemAccess::run_uses`] would), the read of `req`
+    /// bytes at `addr` in `space` for `trace_id`, if the memory would serve
+    /// it from cache page `page` (the [`MemRun::page`] of an earlier run):
+    /// then it is made, and that page's run (the earlier run's view) is
+    /// the current one again; true. False: only the uses were reported,
+    /// the read is to be made with [`MemAccess::read_run`].
+    fn run_switch(&mut self, _page: CachePage, _addr: ocsd_vaddr_t, _space: ocsd_mem_space_acc_t, _trace_id: u8, _req: usize, uses: u32) -> bool {
+        self.run_uses(uses);
+        false
+    }
 
     /// Changes with every access and change of the memory other than
     /// [`MemAccess::run_uses`]: while it stays the same, the view of the
@@ -215,6 +227,13 @@ pub trait MemAccess {
     /// Drop what is cached for `trace_id` (OpenCSD's
     /// `InvalidateMemAccCache`, called by decoders on a context change).
     fn invalidate_cache(&mut self, _trace_id: u8) {}
+
+    /// The client has been handed a `PE_CONTEXT` element of `trace_id`:
+    /// a client callback may answer later reads from another image (perf
+    /// reads the process named by the last context it saw). Bytes read
+    /// from callbacks after this are not promised equal to those before
+    /// (see [`MemRun::token`]); what is cached stays as it is.
+    fn context_shown(&mut self, _trace_id: u8) {}
 
     /// The decoder of `trace_id` is now in context `ctx` (its fields that
     /// are `None` did not change): memory images selected by context ID or
@@ -310,6 +329,16 @@ pub struct MemRun {
     /// the same size anywhere inside it are served as those after the
     /// read address are (0 when there is no view).
     pub before: usize,
+    /// The cache page the view is of, for [`MemAccess::run_switch`].
+    pub page: Option<CachePage>,
+}
+
+/// Names one load of one page of a memory cache: a page loaded again is
+/// another page.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CachePage {
+    pub index: u32,
+    pub serial: u64,
 }
 
 /// A memory accessor with nothing mapped.

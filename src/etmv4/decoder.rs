@@ -22,7 +22,7 @@ use super::p0_stack::{P0Data, P0Elem, P0Kind, P0Stack};
 use super::types::*;
 use crate::abi::gen_elem::*;
 use crate::abi::*;
-use crate::common::{DecodeCtx, ElemQueue, ErrorLog, MemAccess, MemContext, MemView, OcsdError, PacketDecoder};
+use crate::common::{CachePage, DecodeCtx, ElemQueue, ErrorLog, MemAccess, MemContext, MemView, OcsdError, PacketDecoder};
 use crate::ete::types::{ETE_OPFLG_PKTDEC_SRCADDR_N_ATOMS, ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK};
 use crate::instr::{a64_is_plain, aa64_opcode_is_invalid, decode_instruction_ex, TrcAddrReturnStack};
 
@@ -156,12 +156,34 @@ struct MemWindow {
     /// [`crate::common::MemRun::token`] of the window's bytes.
     token: u64,
     view: Option<MemView>,
+    /// The cache page of the view, if it is one.
+    page: Option<CachePage>,
     /// Reads served from the window, not yet reported.
     uses: u32,
     /// A read made by [`MemWindow::prime`] and not yet taken.
     primed: Option<(ocsd_vaddr_t, ocsd_mem_space_acc_t, Fetch)>,
     /// The memory's [`MemAccess::epoch`] when the view was taken.
     epoch: Option<u64>,
+    /// Cache page views the window had before, to go back to with
+    /// [`MemAccess::run_switch`] (which checks the memory would serve the
+    /// read from that page) instead of a new [`MemAccess::read_run`].
+    kept: [Kept; KEPT],
+    /// The place the next view kept goes to.
+    next: usize,
+}
+
+/// Number of earlier page views a [`MemWindow`] keeps.
+const KEPT: usize = 3;
+
+/// A page view a [`MemWindow`] had before (`view` None: none).
+#[derive(Default)]
+struct Kept {
+    base: ocsd_vaddr_t,
+    len: usize,
+    space: ocsd_mem_space_acc_t,
+    token: u64,
+    view: Option<MemView>,
+    page: CachePage,
 }
 
 /// One instruction fetch: the opcode word (zero-filled) and the bytes
@@ -174,11 +196,23 @@ struct Fetch {
 
 impl MemWindow {
     fn new() -> Self {
-        MemWindow { base: 0, len: 0, space: OCSD_MEM_SPACE_NONE, token: 0, view: None, uses: 0, primed: None, epoch: None }
+        MemWindow {
+            base: 0,
+            len: 0,
+            space: OCSD_MEM_SPACE_NONE,
+            token: 0,
+            view: None,
+            page: None,
+            uses: 0,
+            primed: None,
+            epoch: None,
+            kept: Default::default(),
+            next: 0,
+        }
     }
 
-    /// Report the reads served from the window and let go of it: before
-    /// anything else may use the memory.
+    /// Report the reads served from the window and let go of it and of
+    /// the views kept: before anything else may use the memory.
     fn release(&mut self, mem: &mut dyn MemAccess) {
         if self.uses > 0 {
             mem.run_uses(self.uses);
@@ -186,7 +220,20 @@ impl MemWindow {
         }
         self.len = 0;
         self.view = None;
+        self.page = None;
         self.primed = None;
+        self.kept = Default::default();
+    }
+
+    /// No current view any more: one of a cache page is kept.
+    #[inline]
+    fn stash(&mut self) {
+        if let (Some(page), true) = (self.page.take(), self.len > 0) {
+            self.kept[self.next] = Kept { base: self.base, len: self.len, space: self.space, token: self.token, view: self.view.take(), page };
+            self.next = (self.next + 1) % KEPT;
+        }
+        self.len = 0;
+        self.view = None;
     }
 
     /// Report the reads served from the window (at the end of a decoder
@@ -200,12 +247,18 @@ impl MemWindow {
     }
 
     /// At the start of a decoder call: keep the view only if nothing has
-    /// used or changed the memory since it was taken.
+    /// used or changed the memory since it was taken (a page view is kept,
+    /// to go back to if the memory still serves from that page).
     fn check(&mut self, mem: &dyn MemAccess) {
         if self.len > 0 && (self.epoch.is_none() || mem.epoch() != self.epoch) {
-            self.len = 0;
-            self.view = None;
+            self.stash();
         }
+    }
+
+    /// A kept page view with 4 bytes at `addr` for reads in `space`.
+    #[inline]
+    fn kept_at(&self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t) -> Option<usize> {
+        self.kept.iter().position(|k| k.view.is_some() && space == k.space && addr >= k.base && (addr - k.base).saturating_add(4) <= k.len as u64)
     }
 
     #[inline]
@@ -251,7 +304,32 @@ impl MemWindow {
     }
 
     fn refill(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> Result<Fetch, ocsd_err_t> {
-        self.release(mem);
+        self.primed = None;
+        if let Some(k) = self.kept_at(addr, space) {
+            let back = std::mem::take(&mut self.kept[k]);
+            let uses = std::mem::take(&mut self.uses);
+            if mem.run_switch(back.page, addr, space, trace_id, 4, uses) {
+                // the current view takes the freed place
+                self.next = k;
+                self.stash();
+                self.base = back.base;
+                self.len = back.len;
+                self.space = back.space;
+                self.token = back.token;
+                self.view = back.view;
+                self.page = Some(back.page);
+                self.epoch = mem.epoch();
+                let off = (addr - self.base) as usize;
+                let w = &self.bytes()[off..off + 4];
+                return Ok(Fetch { opcode: u32::from_le_bytes([w[0], w[1], w[2], w[3]]), avail: 4 });
+            }
+            // the page is gone, or another one serves the read
+        }
+        if self.uses > 0 {
+            mem.run_uses(self.uses);
+            self.uses = 0;
+        }
+        self.stash();
         // never wrapping past the top of memory
         let room = (u64::MAX - addr).saturating_add(1).min(4) as usize;
         let mut b = [0u8; 4];
@@ -262,7 +340,6 @@ impl MemWindow {
         self.space = space;
         self.token = run.token;
         self.epoch = mem.epoch();
-        self.len = 0;
         if got == 4 {
             if let Some(v) = run.view {
                 // the view may start before the read (never below 0)
@@ -272,6 +349,7 @@ impl MemWindow {
                 let after = (v.len - before).min((u64::MAX - addr).saturating_add(1).min(usize::MAX as u64) as usize);
                 self.len = before + after;
                 self.view = Some(v);
+                self.page = run.page;
             }
         }
         Ok(Fetch { opcode: u32::from_le_bytes(b), avail: got })
@@ -350,8 +428,12 @@ impl MemWindow {
     }
 }
 
-/// Number of entries of the decoded-block cache (direct mapped).
-const BLOCK_CACHE_SIZE: usize = 2048;
+/// Entries of the decoded-block cache (direct mapped) when first used,
+/// and at most: it doubles while blocks are decoded more than twice as
+/// often as it has entries, so a trace ID with little trace keeps a small
+/// one and one with much code a large one.
+const BLOCK_CACHE_MIN: usize = 512;
+const BLOCK_CACHE_MAX: usize = 4096;
 
 /// One decoded block: the A64 instructions from `start` up to and
 /// including the first waypoint, as an instruction walk without a target
@@ -379,7 +461,7 @@ struct Block {
 }
 
 /// Longest block whose instruction words a block cache entry keeps.
-const BLOCK_WORDS: usize = 8;
+const BLOCK_WORDS: usize = 4;
 
 /// Decoded-block cache: an A64 instruction walk depends only on its start
 /// address and the bytes it reads (A64 carries no IT-block state, and the
@@ -391,23 +473,28 @@ const BLOCK_WORDS: usize = 8;
 /// same bytes, by the same cache page.
 struct BlockCache {
     entries: Vec<Block>,
+    /// Blocks decoded since the size last changed.
+    puts: usize,
 }
 
 impl BlockCache {
     fn new() -> Self {
-        BlockCache { entries: Vec::new() }
+        BlockCache { entries: Vec::new(), puts: 0 }
     }
 
+    /// The entry for a block at `addr` (entries are a power of two; none
+    /// yet: 0, which `get` then does not find).
     #[inline]
-    fn slot(addr: ocsd_vaddr_t) -> usize {
-        ((addr >> 2) ^ (addr >> 14)) as usize & (BLOCK_CACHE_SIZE - 1)
+    fn slot(&self, addr: ocsd_vaddr_t) -> usize {
+        ((addr >> 2) ^ (addr >> 14)) as usize & self.entries.len().wrapping_sub(1)
     }
 
     /// The block at `start` if its bytes are those of `window`'s view
     /// (token `token`), the whole block inside it.
     #[inline]
     fn get(&mut self, start: ocsd_vaddr_t, token: u64, aa64_chk: bool, window: &[u8]) -> Option<&Block> {
-        let b = self.entries.get_mut(Self::slot(start))?;
+        let i = self.slot(start);
+        let b = self.entries.get_mut(i)?;
         if !(b.valid && b.start == start && b.aa64_chk == aa64_chk && token != 0) {
             return None;
         }
@@ -426,8 +513,13 @@ impl BlockCache {
     }
 
     fn put(&mut self, start: ocsd_vaddr_t, token: u64, aa64_chk: bool, num_instr: u32, instr: &ocsd_instr_info, bytes: &[u8]) {
-        if self.entries.is_empty() {
-            self.entries = vec![Block::default(); BLOCK_CACHE_SIZE];
+        self.puts += 1;
+        if self.entries.is_empty() || (self.puts > 2 * self.entries.len() && self.entries.len() < BLOCK_CACHE_MAX) {
+            let n = (2 * self.entries.len()).clamp(BLOCK_CACHE_MIN, BLOCK_CACHE_MAX);
+            // the old table goes first: never both at once
+            self.entries = Vec::new();
+            self.entries = vec![Block::default(); n];
+            self.puts = 0;
         }
         let mut words = [0u32; BLOCK_WORDS];
         if num_instr as usize <= BLOCK_WORDS {
@@ -435,7 +527,8 @@ impl BlockCache {
                 *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
             }
         }
-        self.entries[Self::slot(start)] = Block {
+        let i = self.slot(start);
+        self.entries[i] = Block {
             start,
             token,
             aa64_chk,
@@ -520,6 +613,9 @@ pub struct EtmV4IPktDecoder {
     next_range_check: Option<ocsd_vaddr_t>,
 
     out: OutElems,
+    /// A `PE_CONTEXT` element was staged since elements last went out:
+    /// the memory is told when it goes ([`MemAccess::context_shown`]).
+    context_staged: bool,
     mem: MemWindow,
     blocks: BlockCache,
     /// Kept-aside elements during a cancel (reused storage).
@@ -603,6 +699,7 @@ impl EtmV4IPktDecoder {
             tinfo_wait_addr: false,
             next_range_check: None,
             out: OutElems::new(),
+            context_staged: false,
             cont_pkt: None,
             mem: MemWindow::new(),
             blocks: BlockCache::new(),
@@ -969,6 +1066,7 @@ impl EtmV4IPktDecoder {
                 // before the next step reads memory (OpenCSD's timing)
                 let sent = ctx.send_and_gate(&self.out.pending, self.trace_id);
                 self.out.reset();
+                self.context_sent(ctx.mem);
                 if !sent {
                     // suspended in ResolveElem: FLUSH resumes here
                     return ctx.client_resp();
@@ -1325,7 +1423,17 @@ impl EtmV4IPktDecoder {
     // ------------------------------------------------------------------
     // element output
 
+    /// After staged elements went to the client (or its queue).
+    #[inline]
+    fn context_sent(&mut self, mem: &mut dyn MemAccess) {
+        if self.context_staged {
+            self.context_staged = false;
+            mem.context_shown(self.trace_id);
+        }
+    }
+
     fn update_context(&mut self, c: &etmv4_context_t, is: u8) {
+        self.context_staged = true;
         self.is_64bit = c.SF() != 0;
         self.is_secure = c.NS() == 0;
         let isa = Self::calc_isa(self.is_64bit, is);
@@ -1576,7 +1684,7 @@ impl EtmV4IPktDecoder {
             return None;
         }
         let avail = (w.len as u64).checked_sub(st - w.base)?;
-        let b = self.blocks.entries.get(BlockCache::slot(st))?;
+        let b = self.blocks.entries.get(self.blocks.slot(st))?;
         if !(b.valid && b.start == st && b.token == w.token && b.aa64_chk == aa64_chk) {
             return None;
         }
@@ -2052,6 +2160,7 @@ impl PacketDecoder for EtmV4IPktDecoder {
         if self.out.num_to_send() > 0 {
             self.out.send(ctx.out, self.trace_id);
         }
+        self.context_sent(ctx.mem);
         resp
     }
 
@@ -2059,6 +2168,7 @@ impl PacketDecoder for EtmV4IPktDecoder {
         self.commit_elem_on_eot();
         self.mem.report(ctx.mem);
         self.out.send(ctx.out, self.trace_id);
+        self.context_sent(ctx.mem);
         OCSD_RESP_CONT
     }
 
@@ -2081,6 +2191,7 @@ impl PacketDecoder for EtmV4IPktDecoder {
         } else if self.out.num_to_send() > 0 {
             self.out.send(ctx.out, self.trace_id);
         }
+        self.context_sent(ctx.mem);
         resp
     }
 

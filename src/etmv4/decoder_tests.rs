@@ -28,11 +28,13 @@ const BASE: u64 = 0x1000;
 struct TestMem {
     bytes: Vec<u8>,
     reads: usize,
+    /// Reads made before each [`MemAccess::context_shown`] call.
+    shown: Vec<usize>,
 }
 
 impl TestMem {
     fn new(words: &[u32]) -> Self {
-        TestMem { bytes: words.iter().flat_map(|w| w.to_le_bytes()).collect(), reads: 0 }
+        TestMem { bytes: words.iter().flat_map(|w| w.to_le_bytes()).collect(), reads: 0, shown: Vec::new() }
     }
 }
 
@@ -46,6 +48,10 @@ impl MemAccess for TestMem {
         let n = buf.len().min(self.bytes.len() - off);
         buf[..n].copy_from_slice(&self.bytes[off..off + n]);
         Ok(n)
+    }
+
+    fn context_shown(&mut self, _id: u8) {
+        self.shown.push(self.reads);
     }
 }
 
@@ -256,6 +262,30 @@ fn exception_outputs_range_to_return_address() {
             "8:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x1020:[0x1028] num_i(2) last_sz(4) (ISA=A64) E iBR A64:ret )",
         ]
     );
+}
+
+#[test]
+fn memory_is_told_of_each_context_once_the_client_has_it() {
+    let mut h = Harness::new(cfg(0, false), &program());
+    h.sync_at(0x1000, 0);
+    // the context goes out with the first atom's range, before its reads
+    h.pkt(atoms("N"));
+    assert_eq!(h.mem.shown, vec![0]);
+    let reads = h.mem.reads;
+    assert!(reads > 0);
+    h.take();
+    // an exception with a context: the walk to its return address reads
+    // memory before the PE_CONTEXT element goes out, in the context the
+    // client knows; the memory hears of the new one after those reads
+    h.pkt(except(3));
+    h.pkt(addr_ctxt(0x1014));
+    let got = h.take();
+    assert_eq!(got.iter().filter(|e| e.contains("PE_CONTEXT")).count(), 1, "{:?}", got);
+    assert!(h.mem.reads > reads);
+    assert_eq!(h.mem.shown, vec![0, h.mem.reads]);
+    // no context, nothing to tell
+    h.pkt(atoms("E"));
+    assert_eq!(h.mem.shown.len(), 2);
 }
 
 #[test]

@@ -54,20 +54,20 @@ pub(crate) struct Page {
     pub use_seq: u32,
     /// Names the bytes the page stands for (see [`crate::common::MemRun`]).
     pub token: u64,
+    /// Names this load of the page ([`crate::common::CachePage`]).
+    pub serial: u64,
     pub data: PageData,
 }
 
 impl Page {
-    const CLEAR: Page = Page { st_addr: 0, valid_len: 0, trace_id: NO_TRACE_ID, use_seq: 0, token: 0, data: PageData::Owned };
+    const CLEAR: Page = Page { st_addr: 0, valid_len: 0, trace_id: NO_TRACE_ID, use_seq: 0, token: 0, serial: 0, data: PageData::Owned };
 
     #[inline]
-    fn holds(&self, addr: u64, len: usize, trace_id: u8) -> bool {
-        // st_addr + valid_len >= addr + len, without overflow
-        self.trace_id == trace_id
-            && self.valid_len != 0
-            && self.st_addr <= addr
-            && len <= self.valid_len
-            && addr - self.st_addr <= (self.valid_len - len) as u64
+    pub fn holds(&self, addr: u64, len: usize, trace_id: u8) -> bool {
+        // st_addr + valid_len >= addr + len, without overflow (a page holds
+        // at most PAGE_SIZE_MAX bytes, so d < valid_len keeps d + len small)
+        let d = addr.wrapping_sub(self.st_addr);
+        self.trace_id == trace_id && self.st_addr <= addr && d < self.valid_len as u64 && d + len as u64 <= self.valid_len as u64
     }
 
     /// End (exclusive) of the page's bytes.
@@ -188,17 +188,20 @@ impl MemCache {
     /// where it started.
     #[inline]
     pub fn find(&mut self, addr: u64, len: usize, trace_id: u8) -> bool {
-        let n = self.pages.len();
-        let start = self.mru.min(n);
-        let (before, from) = self.pages.split_at(start);
-        match from.iter().chain(before).position(|p| p.holds(addr, len, trace_id)) {
-            Some(k) => {
-                let i = start + k;
-                self.mru = if i >= n { i - n } else { i };
-                true
+        let start = self.mru.min(self.pages.len());
+        for (k, p) in self.pages[start..].iter().enumerate() {
+            if p.holds(addr, len, trace_id) {
+                self.mru = start + k;
+                return true;
             }
-            None => false,
         }
+        for (k, p) in self.pages[..start].iter().enumerate() {
+            if p.holds(addr, len, trace_id) {
+                self.mru = k;
+                return true;
+            }
+        }
+        false
     }
 
     /// Whether the most recently used page holds the bytes.

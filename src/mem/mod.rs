@@ -16,7 +16,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::abi::*;
-use crate::common::{MemAccess, MemContext, MemRun, MemView};
+use crate::common::{CachePage, MemAccess, MemContext, MemRun, MemView};
 use cache::{CacheSizes, MemCache, PageData};
 
 /// The memory space of program reads at exception level `el` (0 to 3) in
@@ -208,6 +208,9 @@ pub struct MemMapper {
     any_filtered: bool,
     /// The context of each trace ID's decoder ([`MemAccess::update_context`]).
     contexts: Vec<MemContext>,
+    /// Per trace ID, the token of the callback pages it loads (0: take a
+    /// new one at the next load). See [`MemMapper::new_callback_bytes`].
+    cb_tokens: Vec<u64>,
 }
 
 fn next_uid() -> u64 {
@@ -250,6 +253,7 @@ impl MemMapper {
             static_only: true,
             any_filtered: false,
             contexts: vec![MemContext::default(); 256],
+            cb_tokens: vec![0; 256],
         }
     }
 
@@ -258,6 +262,7 @@ impl MemMapper {
     /// Sizes outside OpenCSD's limits are refused.
     pub fn set_caching(&mut self, enable: bool, page_size: usize, num_pages: usize) -> Result<(), &'static str> {
         self.epoch += 1;
+        self.new_callback_bytes_all();
         if !enable {
             self.cache = None;
             return Ok(());
@@ -314,6 +319,7 @@ impl MemMapper {
             static_only: self.static_only,
             any_filtered: false,
             contexts: self.contexts.iter().map(|_| MemContext::default()).collect(),
+            cb_tokens: vec![0; 256],
         })
     }
 
@@ -336,6 +342,26 @@ impl MemMapper {
         self.any_filtered = self.meta.iter().any(|m| !m.filter.is_any());
     }
 
+    /// From now on the callbacks may answer `trace_id`'s reads with other
+    /// bytes than before: the pages it loads next get a new token.
+    ///
+    /// A callback page's token names the bytes the callbacks give while
+    /// nothing happens after which OpenCSD would not reuse them either: a
+    /// page reloaded later gets the same token as long as the trace ID's
+    /// pages were not dropped (a context change, a move to another
+    /// accessor, caching switched or resized, accessors added or removed)
+    /// and its client was shown no new context (perf answers from the
+    /// process image of the last `PE_CONTEXT` element it saw). So
+    /// instruction walks decoded from one page are replayed from a page
+    /// loaded again, as from file memory.
+    fn new_callback_bytes(&mut self, trace_id: u8) {
+        self.cb_tokens[trace_id as usize] = 0;
+    }
+
+    fn new_callback_bytes_all(&mut self) {
+        self.cb_tokens.iter_mut().for_each(|t| *t = 0);
+    }
+
     /// Whether accessor `j` answers a read at `addr` in `space` by the
     /// source `trace_id` (in its current context).
     #[inline]
@@ -349,6 +375,7 @@ impl MemMapper {
     }
 
     fn invalidate_all(&mut self) {
+        self.new_callback_bytes_all();
         if let Some(c) = &mut self.cache {
             c.invalidate_all();
         }
@@ -389,6 +416,7 @@ impl MemMapper {
         };
         self.accessors.push(acc);
         self.meta.push(AccMeta { uid, group, filter });
+        self.new_callback_bytes_all();
         self.mapping_changed();
         Ok(())
     }
@@ -437,6 +465,7 @@ impl MemMapper {
         self.curr = Some(j);
         if let (Some(c), false) = (&mut self.cache, self.static_only) {
             c.invalidate_id(trace_id);
+            self.cb_tokens[trace_id as usize] = 0;
         }
         Some(j)
     }
@@ -453,7 +482,11 @@ impl MemMapper {
             Some(bytes) => (bytes.len().min(ps), PageData::Static(acc), uid),
             None => {
                 let n = a.read(addr, space, trace_id, c.page_buf(i));
-                (n, PageData::Owned, next_uid())
+                let t = &mut self.cb_tokens[trace_id as usize];
+                if *t == 0 {
+                    *t = next_uid();
+                }
+                (n, PageData::Owned, *t)
             }
         };
         let p = &mut c.pages[i];
@@ -467,6 +500,7 @@ impl MemMapper {
             p.trace_id = trace_id;
             p.data = data;
             p.token = token;
+            p.serial = next_uid();
             c.use_mru(1);
         }
         Ok(i)
@@ -635,7 +669,7 @@ impl MemAccess for MemMapper {
         }
         let Some((serve, got)) = self.serve(addr, space, trace_id, req, out)? else { return Ok(MemRun::default()) };
         if got < req {
-            return Ok(MemRun { got, token: 0, view: None, before: 0 });
+            return Ok(MemRun { got, token: 0, view: None, before: 0, page: None });
         }
         // the current accessor answers the reads that follow while they
         // stay inside its range
@@ -647,7 +681,7 @@ impl MemAccess for MemMapper {
                 // give their bytes
                 let a_ref = &self.accessors[a];
                 let view = a_ref.static_view(addr);
-                Ok(MemRun { got, token: if view.is_some() { self.meta[a].uid } else { 0 }, view, before: 0 })
+                Ok(MemRun { got, token: if view.is_some() { self.meta[a].uid } else { 0 }, view, before: 0, page: None })
             }
             Serve::Page(i) => {
                 self.copy_page(i, addr, &mut out[..req]);
@@ -655,7 +689,7 @@ impl MemAccess for MemMapper {
                 let p = &c.pages[i];
                 let len = (p.end().min(acc_end).saturating_sub(addr as u128)).min(usize::MAX as u128) as usize;
                 if len < req {
-                    return Ok(MemRun { got, token: 0, view: None, before: 0 });
+                    return Ok(MemRun { got, token: 0, view: None, before: 0, page: None });
                 }
                 // the page also serves the reads before `addr` that stay in
                 // the current accessor: the view starts there
@@ -669,7 +703,7 @@ impl MemAccess for MemMapper {
                         MemView { data: v.data, off: v.off + off, len }
                     }
                 };
-                Ok(MemRun { got, token: p.token, view: Some(view), before })
+                Ok(MemRun { got, token: p.token, view: Some(view), before, page: Some(CachePage { index: i as u32, serial: p.serial }) })
             }
         }
     }
@@ -680,12 +714,42 @@ impl MemAccess for MemMapper {
         }
     }
 
+    /// The read is served from `page` when the accessor lookup stays on
+    /// the current accessor and the page search would find that page: the
+    /// same steps as [`MemMapper::serve`] for a cache hit, without the
+    /// view being made again.
+    fn run_switch(&mut self, page: CachePage, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, req: usize, uses: u32) -> bool {
+        let Some(c) = &mut self.cache else { return false };
+        c.use_mru(uses);
+        let i = page.index as usize;
+        if req == 0 || req > c.sizes.page_size || !matches!(c.pages.get(i), Some(p) if p.serial == page.serial && p.holds(addr, req, trace_id)) {
+            return false;
+        }
+        match self.curr {
+            Some(a) if self.fits(a, addr, space, trace_id) => {}
+            _ => return false,
+        }
+        let c = self.cache.as_mut().expect("cached");
+        self.epoch += 1;
+        // another page found first is the one a read_run finds (from it)
+        if !c.find(addr, req, trace_id) || c.mru != i {
+            return false;
+        }
+        c.use_mru(1);
+        true
+    }
+
     fn epoch(&self) -> Option<u64> {
         Some(self.epoch)
     }
 
+    fn context_shown(&mut self, trace_id: u8) {
+        self.new_callback_bytes(trace_id);
+    }
+
     fn invalidate_cache(&mut self, trace_id: u8) {
         self.epoch += 1;
+        self.new_callback_bytes(trace_id);
         if let Some(c) = &mut self.cache {
             c.invalidate_id(trace_id);
         }
@@ -696,6 +760,7 @@ impl MemAccess for MemMapper {
     /// through the epoch): without them, as with the C API, nothing
     /// changes.
     fn update_context(&mut self, trace_id: u8, ctx: MemContext) {
+        self.new_callback_bytes(trace_id);
         if self.contexts[trace_id as usize].merge(ctx) && self.any_filtered {
             self.epoch += 1;
             if let Some(c) = &mut self.cache {
@@ -965,7 +1030,7 @@ mod tests {
         let r2 = m.read_run(0x10f0, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
         assert_eq!(r2.view.unwrap().len, 16); // to the end of the buffer
         assert_eq!(r1.token, r2.token); // a buffer's bytes never change
-        // callback pages: a new token on every load; the view ends with the page
+        // callback pages: the view ends with the page
         let mut m = MemMapper::with_cache(Some(CacheSizes { page_size: 64, num_pages: 4 }));
         perf_like(&mut m);
         let a = m.read_run(0x1000, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
@@ -975,9 +1040,27 @@ mod tests {
         assert_eq!((b.before, b.view.as_ref().unwrap().len), (0x10, 0x40));
         assert_eq!(b.view.as_ref().unwrap().bytes()[..0x11], (0..=0x10u8).collect::<Vec<_>>()[..]);
         assert_eq!(a.before, 0);
+        // a page loaded again while nothing could change the callback's
+        // answers has the token it had; another trace ID's pages have their own
+        for p in 1..=4u64 {
+            m.read_run(0x1000 + 0x100 * p, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
+        }
+        let again = m.read_run(0x1000, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
+        assert_eq!(again.token, a.token);
+        let other = m.read_run(0x1000, OCSD_MEM_SPACE_ANY, 2, 4, &mut out).unwrap();
+        assert_ne!(other.token, a.token);
+        // once the client was shown a new context, pages loaded next have a
+        // new token; cached pages keep theirs
+        m.context_shown(1);
+        let kept = m.read_run(0x1004, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
+        assert_eq!(kept.token, a.token);
+        let fresh = m.read_run(0x3000, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
+        assert_ne!(fresh.token, a.token);
+        assert_eq!(m.read_run(0x2000, OCSD_MEM_SPACE_ANY, 2, 4, &mut out).unwrap().token, other.token);
         m.invalidate_cache(1);
         let c = m.read_run(0x1010, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
         assert_ne!(a.token, c.token);
+        assert_ne!(fresh.token, c.token);
         // a page still viewed is loaded into a new buffer: the view keeps its bytes
         drop(c);
         // uncached callbacks vouch for nothing past the read
@@ -985,6 +1068,56 @@ mod tests {
         let d = m.read_run(0x1010, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
         assert_eq!((d.got, d.token), (4, 0));
         assert!(d.view.is_none());
+    }
+
+    #[test]
+    fn switching_back_to_a_page_is_a_read_from_it() {
+        // A reads through runs and switches back to pages it had; B makes
+        // every read: the callbacks must see the same calls, the LRU the
+        // same uses
+        let sizes = Some(CacheSizes { page_size: 64, num_pages: 4 });
+        let (mut a, mut b) = (MemMapper::with_cache(sizes), MemMapper::with_cache(sizes));
+        let (calls_a, _) = perf_like(&mut a);
+        let (calls_b, _) = perf_like(&mut b);
+        let sp = OCSD_MEM_SPACE_EL1N;
+        let mut out = [0u8; 4];
+        let reads = |m: &mut MemMapper, at: u64, n: u64| {
+            let mut o = [0u8; 4];
+            for k in 0..n {
+                m.read(at + 4 * k, sp, 1, &mut o).unwrap();
+            }
+        };
+        let r1 = a.read_run(0x1000, sp, 1, 4, &mut out).unwrap();
+        let p1 = r1.page.expect("a callback page");
+        reads(&mut b, 0x1000, 4);
+        a.run_uses(3);
+        let r2 = a.read_run(0x2000, sp, 1, 4, &mut out).unwrap();
+        reads(&mut b, 0x2000, 3);
+        // back to the first page: its bytes are the run's view
+        assert!(a.run_switch(p1, 0x1008, sp, 1, 4, 2));
+        reads(&mut b, 0x1008, 1);
+        assert_eq!(r1.view.as_ref().unwrap().bytes()[8..12], [8, 9, 10, 11]);
+        // three more pages: the one at 0x2000 is now the oldest and goes
+        for at in [0x3000, 0x4000, 0x5000] {
+            a.read_run(at, sp, 1, 4, &mut out).unwrap();
+            reads(&mut b, at, 1);
+        }
+        let p2 = r2.page.unwrap();
+        assert!(!a.run_switch(p2, 0x2004, sp, 1, 4, 0));
+        a.read_run(0x2004, sp, 1, 4, &mut out).unwrap();
+        reads(&mut b, 0x2004, 1);
+        // another trace ID, or a read the page cannot hold, is no switch
+        assert!(!a.run_switch(p1, 0x1008, sp, 2, 4, 0));
+        assert!(!a.run_switch(p1, 0x103e, sp, 1, 4, 0));
+        // plain reads after the switches find the same pages
+        a.read_run(0x1020, sp, 1, 4, &mut out).unwrap();
+        reads(&mut b, 0x1020, 1);
+        assert_eq!(calls_a.lock().unwrap().len(), calls_b.lock().unwrap().len());
+        for at in [0x1000u64, 0x1030, 0x3000, 0x5000, 0x6000, 0x2000] {
+            a.read(at, sp, 1, &mut out).unwrap();
+            reads(&mut b, at, 1);
+        }
+        assert_eq!(*calls_a.lock().unwrap(), *calls_b.lock().unwrap());
     }
 
     #[test]

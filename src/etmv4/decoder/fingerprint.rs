@@ -13,9 +13,10 @@ impl EtmV4IPktDecoder {
     /// configuration and what is derived from it (equal on both sides of a
     /// stitch), the name, the memory window and the decoded-block cache
     /// (they hold bytes of read-only memory: they change how fast, not
-    /// what, the decoder decodes), and reused scratch storage. False while
-    /// a packet waits for the client (`cont_pkt`) or elements wait to be
-    /// sent: no stitch there.
+    /// what, the decoder decodes), whether a context waits to be told to
+    /// the memory (it only renews callback page tokens), and reused
+    /// scratch storage. False while a packet waits for the client
+    /// (`cont_pkt`) or elements wait to be sent: no stitch there.
     pub(crate) fn fingerprint(&self, out: &mut String) -> bool {
         let EtmV4IPktDecoder {
             cfg: _,
@@ -54,6 +55,7 @@ impl EtmV4IPktDecoder {
             tinfo_wait_addr,
             next_range_check,
             out: elems,
+            context_staged: _,
             mem: _,
             blocks: _,
             cancel_keep: _,
