@@ -53,12 +53,16 @@ pub struct RangeSample {
     /// The last instruction is a call (branch with link) / a return.
     pub is_call: bool,
     pub is_return: bool,
+    /// Trace ID of the source.
+    pub id: u8,
 }
 
 /// What the decode delivers.
 pub trait SampleSink {
     fn branch(&mut self, _b: &BranchSample) {}
     fn range(&mut self, _r: &RangeSample, _spaces: &mut Spaces) {}
+    /// A TRACE_ON element of source `id` (a discontinuity in its trace).
+    fn trace_on(&mut self, _id: u8) {}
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -102,6 +106,9 @@ impl GenElemSink for ElemSink {
                     self.branch(id, last, 0);
                 }
                 self.prev[i] = Pkt::Discontinuity;
+                if e.elem_type == OCSD_GEN_TRC_ELEM_TRACE_ON {
+                    self.out.borrow_mut().trace_on(i as u8);
+                }
             }
             OCSD_GEN_TRC_ELEM_INSTR_RANGE => {
                 let sz = e.last_instr_sz() as u64;
@@ -131,6 +138,7 @@ impl GenElemSink for ElemSink {
                     branch_addr: 0,
                     is_call: e.last_i_subtype == OCSD_S_INSTR_BR_LINK,
                     is_return: e.last_i_subtype == OCSD_S_INSTR_V8_RET || e.last_i_subtype == OCSD_S_INSTR_V7_IMPLIED_RET,
+                    id: i as u8,
                 };
                 if r.direct && taken {
                     let mut op = [0u8; 4];
@@ -194,6 +202,7 @@ struct Segment {
 enum Sample {
     Branch(BranchSample),
     Range(RangeSample),
+    TraceOn(u8),
 }
 
 /// Collects a queue's samples for the timestamp-ordered merge.
@@ -207,6 +216,9 @@ impl SampleSink for SegmentSink {
         let mut s = self.0.borrow_mut();
         s.instrs += r.n_instr as u64;
         s.samples.push(Sample::Range(*r));
+    }
+    fn trace_on(&mut self, id: u8) {
+        self.0.borrow_mut().samples.push(Sample::TraceOn(id));
     }
 }
 
@@ -428,6 +440,7 @@ pub fn decode(pd: &PerfData, meta: &CsMeta, mode: BlockMode, spaces: Spaces, out
                 for s in samples {
                     match s {
                         Sample::Branch(b) => out.borrow_mut().branch(&b),
+                        Sample::TraceOn(id) => out.borrow_mut().trace_on(id),
                         Sample::Range(r) => {
                             if let Ok(mut sh) = shared.lock() {
                                 out.borrow_mut().range(&r, &mut sh.spaces);

@@ -167,6 +167,28 @@ pub struct PerfData {
     /// `config` of the first dynamic-PMU event (the cs_etm event): its
     /// `ETM_OPT_TS` bit says whether the trace carries timestamps.
     pub etm_config: Option<u64>,
+    /// simpleperf's FEAT_FILE / FEAT_FILE2 entries, by path: what it read
+    /// of each binary on the device.
+    pub simpleperf_files: HashMap<String, SimpleperfFile>,
+}
+
+/// A binary as simpleperf described it on the device (FEAT_FILE2): the
+/// lowest executable segment's address and where it starts (file offset
+/// for an ELF file, offset in the module's memory for a kernel module).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SimpleperfFile {
+    pub kind: SimpleperfDso,
+    pub min_vaddr: u64,
+    pub offset_of_min_vaddr: u64,
+}
+
+/// simpleperf's `DsoType` of a FEAT_FILE entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SimpleperfDso {
+    Kernel,
+    KernelModule,
+    Elf,
+    Other,
 }
 
 /// `ETM_OPT_TS` of the cs_etm event's config (coresight-pmu.h).
@@ -248,6 +270,7 @@ impl PerfData {
             simpleperf_meta: HashMap::new(),
             os_release: None,
             etm_config: None,
+            simpleperf_files: HashMap::new(),
             bytes: Vec::new(),
         };
         let raw = pd.walk_records(&bytes)?;
@@ -281,6 +304,23 @@ impl PerfData {
         }
         if let Ok(Some(m)) = perf_file.simpleperf_meta_info() {
             pd.simpleperf_meta = m.into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        }
+        if let Ok(Some(files)) = perf_file.simpleperf_symbol_tables() {
+            use linux_perf_data::SimpleperfTypeSpecificInfo as T;
+            for f in files {
+                let kind = match f.r#type {
+                    0 => SimpleperfDso::Kernel,
+                    1 => SimpleperfDso::KernelModule,
+                    2 => SimpleperfDso::Elf,
+                    _ => SimpleperfDso::Other,
+                };
+                let offset_of_min_vaddr = match &f.type_specific_msg {
+                    Some(T::ElfFile(e)) => e.file_offset_of_min_vaddr,
+                    Some(T::KernelModule(k)) => k.memory_offset_of_min_vaddr,
+                    _ => 0,
+                };
+                pd.simpleperf_files.insert(f.path.clone(), SimpleperfFile { kind, min_vaddr: f.min_vaddr, offset_of_min_vaddr });
+            }
         }
         if let Some(sec) = perf_file.feature_section_data(linux_perf_data::Feature(HEADER_AUXTRACE_FEATURE)) {
             pd.perf_auxtrace_index = perf_index_layout(sec, endian);

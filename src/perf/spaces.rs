@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::file::{PerfData, Sideband};
+use super::file::{PerfData, Sideband, SimpleperfFile};
 
 /// Maps keyed by pid / tid, looked up on every memory read that misses the
 /// last mapping: a multiplicative hash is enough for integer IDs (SipHash
@@ -79,6 +79,12 @@ pub struct Binary {
     /// at or above `.text` reads the file at the same distance from the
     /// section's offset, up to the end of the file.
     pub text: Option<(u64, u64)>,
+    /// The lowest executable PT_LOAD segment (vaddr, file offset) of the
+    /// ELF file found; simpleperf's FEAT_FILE2 entry wins over it.
+    pub exec_min: Option<(u64, u64)>,
+    pub simpleperf: Option<SimpleperfFile>,
+    /// A kernel module (a kernel-space mapping other than the kernel).
+    pub module: bool,
 }
 
 impl Binary {
@@ -117,6 +123,36 @@ impl Binary {
             Some((addr - m.start + m.pgoff, m.end - addr))
         }
     }
+    /// simpleperf's `IpToVaddrInFile` for run-time address `addr` in
+    /// mapping `m`:
+    /// - ELF file: `addr - start + pgoff`, moved from the file offset of
+    ///   the lowest executable segment to its address (from the
+    ///   recording's FEAT_FILE2 entry, else the ELF file; without either,
+    ///   `addr - start`);
+    /// - kernel: `addr - start + .text address` when the map has a start
+    ///   and vmlinux a `.text`, else `addr`;
+    /// - kernel module: `addr - start - memory offset + min vaddr` (both
+    ///   from FEAT_FILE2, else 0).
+    pub fn simpleperf_vaddr(&self, m: &Map, addr: u64) -> u64 {
+        use super::file::SimpleperfDso as D;
+        if self.kernel {
+            return match self.text {
+                Some((ta, _)) if m.start != 0 => addr.wrapping_sub(m.start).wrapping_add(ta),
+                _ => addr,
+            };
+        }
+        match self.simpleperf {
+            Some(f) if f.kind == D::KernelModule => addr.wrapping_sub(m.start).wrapping_sub(f.offset_of_min_vaddr).wrapping_add(f.min_vaddr),
+            _ if self.module => addr.wrapping_sub(m.start),
+            Some(f) if f.kind == D::Elf => {
+                addr.wrapping_sub(m.start).wrapping_add(m.pgoff).wrapping_sub(f.offset_of_min_vaddr).wrapping_add(f.min_vaddr)
+            }
+            _ => match self.exec_min {
+                Some((v, o)) => addr.wrapping_sub(m.start).wrapping_add(m.pgoff).wrapping_sub(o).wrapping_add(v),
+                None => addr.wrapping_sub(m.start),
+            },
+        }
+    }
     pub fn build_id_hex(&self) -> String {
         self.build_id.as_ref().map(|b| b.iter().map(|x| format!("{:02x}", x)).collect()).unwrap_or_default()
     }
@@ -139,6 +175,10 @@ pub struct Spaces {
     comm: HashMap<i32, String>,
     /// The last read's thread and mapping (reads come in runs).
     last: Option<(i32, Map)>,
+    /// simpleperf's `--symdir`: folders searched recursively for ELF
+    /// files by build ID (indexed on first use).
+    symdirs: Vec<PathBuf>,
+    symdir_index: Option<Vec<([u8; 20], PathBuf)>>,
 }
 
 impl Spaces {
@@ -160,6 +200,8 @@ impl Spaces {
             itrace_tid: HashMap::new(),
             comm: HashMap::new(),
             last: None,
+            symdirs: Vec::new(),
+            symdir_index: None,
         };
         let mut bin_index: HashMap<&str, usize> = HashMap::new();
         for r in &pd.sideband {
@@ -187,6 +229,9 @@ impl Spaces {
                                 ref_sym,
                                 reloc: 0,
                                 text: None,
+                                exec_min: None,
+                                simpleperf: pd.simpleperf_files.get(key).copied(),
+                                module: !kernel && m.kernel,
                             });
                             bin_index.insert(&m.path, s.binaries.len() - 1);
                             s.binaries.len() - 1
@@ -194,14 +239,7 @@ impl Spaces {
                     };
                     let map = Map { start: m.start, end: m.start.saturating_add(m.len), pgoff: m.pgoff, bin };
                     let list = if m.pid == -1 || (m.kernel && m.pid <= 0) { &mut s.kernel } else { s.by_pid.entry(m.pid).or_default() };
-                    // a new mapping replaces what it overlaps (sorted,
-                    // non-overlapping: the overlapped ones are neighbours)
-                    let at = list.partition_point(|o| o.end <= map.start);
-                    let mut n = 0;
-                    while at + n < list.len() && list[at + n].start < map.end {
-                        n += 1;
-                    }
-                    list.splice(at..at + n, std::iter::once(map));
+                    insert_map(list, map);
                     if m.pid > 0 {
                         s.tid_to_pid.insert(m.tid, m.pid);
                     }
@@ -253,7 +291,32 @@ impl Spaces {
         find(&self.kernel).map(|i| &self.kernel[i])
     }
 
-    /// Where binary `b` may be, in perf's order.
+    /// simpleperf's `--symdir DIR`: look for binaries in these folders
+    /// (recursively) by build ID, before the other places.
+    pub fn set_symdirs(&mut self, dirs: &[PathBuf]) {
+        self.symdirs = dirs.to_vec();
+        self.symdir_index = None;
+    }
+
+    /// The ELF files under the `--symdir` folders, by (20-byte padded)
+    /// build ID.
+    fn symdir_lookup(&mut self, id: &[u8]) -> Option<PathBuf> {
+        if self.symdirs.is_empty() {
+            return None;
+        }
+        let index = self.symdir_index.get_or_insert_with(|| {
+            let mut out = Vec::new();
+            for d in &self.symdirs {
+                index_build_ids(d, 0, &mut out);
+            }
+            out
+        });
+        let want = pad_build_id(id);
+        index.iter().find(|(b, _)| *b == want).map(|(_, p)| p.clone())
+    }
+
+    /// Where binary `b` may be, in perf's order, then simpleperf's extra
+    /// places (`--symfs` + the file name alone, `/usr/lib/debug` + path).
     fn candidates(&self, b: &Binary) -> Vec<PathBuf> {
         let mut cands: Vec<PathBuf> = Vec::new();
         let under_symfs = |p: &str| match &self.symfs {
@@ -299,7 +362,13 @@ impl Spaces {
             }
         } else {
             cands.push(under_symfs(&b.path));
+            if let (Some(fs), Some(name)) = (&self.symfs, Path::new(&b.path).file_name()) {
+                cands.push(fs.join(name));
+            }
             cache(&mut cands);
+            if b.path.starts_with('/') {
+                cands.push(PathBuf::from(format!("/usr/lib/debug{}", b.path)));
+            }
         }
         let mut seen = std::collections::HashSet::new();
         cands.retain(|c| seen.insert(c.clone()));
@@ -312,7 +381,12 @@ impl Spaces {
         if let Some(d) = &b.data {
             return d.clone();
         }
-        let cands = self.candidates(b);
+        let mut cands = self.candidates(b);
+        if let Some(id) = b.build_id.clone() {
+            if let Some(p) = self.symdir_lookup(&id) {
+                cands.insert(0, p);
+            }
+        }
         let b = &mut self.binaries[bin];
         let mut tried = Vec::new();
         let mut found = None;
@@ -333,6 +407,7 @@ impl Spaces {
                     }
                 }
                 b.loads = elf_loads(&bytes);
+                b.exec_min = elf_min_exec(&bytes);
                 if b.kernel {
                     b.text = elf_section(&bytes, ".text");
                     // KASLR: the MMAP record's address of the reference
@@ -400,6 +475,32 @@ impl Spaces {
     }
 }
 
+/// Insert `map` into a sorted list of non-overlapping mappings: what it
+/// overlaps is cut away, the parts of an overlapped mapping outside it
+/// stay (with their file offsets moved), as perf and simpleperf do.
+pub fn insert_map(list: &mut Vec<Map>, map: Map) {
+    let at = list.partition_point(|o| o.end <= map.start);
+    let mut n = 0;
+    while at + n < list.len() && list[at + n].start < map.end {
+        n += 1;
+    }
+    let mut keep = Vec::with_capacity(3);
+    if n > 0 {
+        let first = &list[at];
+        if first.start < map.start {
+            keep.push(Map { end: map.start, ..first.clone() });
+        }
+    }
+    keep.push(map.clone());
+    if n > 0 {
+        let last = &list[at + n - 1];
+        if last.end > map.end {
+            keep.push(Map { start: map.end, end: last.end, pgoff: last.pgoff + (map.end - last.start), bin: last.bin });
+        }
+    }
+    list.splice(at..at + n, keep);
+}
+
 /// The kernel's name in perf's records.
 pub const KERNEL_NAME: &str = "[kernel.kallsyms]";
 
@@ -423,6 +524,38 @@ pub fn elf_section(bytes: &[u8], name: &str) -> Option<(u64, u64)> {
         .iter()
         .find(|sh| elf.shdr_strtab.get_at(sh.sh_name) == Some(name) && sh.sh_type != goblin::elf::section_header::SHT_NOBITS)
         .map(|sh| (sh.sh_addr, sh.sh_offset))
+}
+
+/// A build ID as simpleperf keeps it: 20 bytes, zero padded.
+fn pad_build_id(id: &[u8]) -> [u8; 20] {
+    let mut p = [0u8; 20];
+    for (d, s) in p.iter_mut().zip(id) {
+        *d = *s;
+    }
+    p
+}
+
+/// Add the ELF files under `dir` (recursively, not following links to
+/// folders) with their build IDs to `out`.
+fn index_build_ids(dir: &Path, depth: usize, out: &mut Vec<([u8; 20], PathBuf)>) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<_> = rd.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let Ok(ft) = e.file_type() else { continue };
+        let p = e.path();
+        if ft.is_dir() {
+            if depth < 32 {
+                index_build_ids(&p, depth + 1, out);
+            }
+        } else if let Ok(bytes) = std::fs::read(&p) {
+            if bytes.starts_with(b"\x7fELF") {
+                if let Some(id) = elf_build_id(&bytes) {
+                    out.push((pad_build_id(&id), p));
+                }
+            }
+        }
+    }
 }
 
 fn hex_of(b: &[u8]) -> String {
@@ -453,6 +586,20 @@ pub fn elf_build_id(bytes: &[u8]) -> Option<Vec<u8>> {
         }
     }
     None
+}
+
+/// The executable PT_LOAD segment with the lowest address: (vaddr, file
+/// offset).
+pub fn elf_min_exec(bytes: &[u8]) -> Option<(u64, u64)> {
+    let elf = goblin::elf::Elf::parse(bytes).ok()?;
+    // no executable segment: address 0 at offset 0 (simpleperf's choice)
+    Some(
+        elf.program_headers
+            .iter()
+            .filter(|p| p.p_type == goblin::elf::program_header::PT_LOAD && p.p_flags & goblin::elf::program_header::PF_X != 0)
+            .min_by_key(|p| p.p_vaddr)
+            .map_or((0, 0), |p| (p.p_vaddr, p.p_offset)),
+    )
 }
 
 /// PT_LOAD segments: (file offset, vaddr, file size).
