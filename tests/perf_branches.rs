@@ -271,3 +271,41 @@ fn timestamped_decode_without_timestamp_packets_keeps_queue_order() {
     assert_eq!(run(&timed), a);
     let _ = std::fs::remove_dir_all(&symfs);
 }
+
+/// `ocsd perf --autofdo` finds the binary as simpleperf does (`--symdir`
+/// by build ID, `--symfs` + file name, `--symfs` + path alike), and the
+/// frame-formatted (ETMv4) and unformatted (ETE) recordings of the same
+/// program give the same profile.
+#[test]
+fn autofdo_finds_binaries_as_simpleperf_and_formats_agree() {
+    let Some(shared) = shared_or_skip() else { return };
+    let dir = std::env::temp_dir().join(format!("ocsd-perf-symdir-{}", std::process::id()));
+    let flat = dir.join("flat");
+    let tree = dir.join("tree/data/local/tmp");
+    std::fs::create_dir_all(&flat).unwrap();
+    std::fs::create_dir_all(&tree).unwrap();
+    // a loop: b.ne back over nops, as in the recorded program's shape
+    let elf = synthetic_elf(&hex("0c9a20bf9c009d0e4e8bbf9fad0300ae"), PATTERNS[1]);
+    std::fs::write(flat.join("etm_test_loop"), &elf).unwrap();
+    std::fs::write(tree.join("etm_test_loop"), &elf).unwrap();
+    let run = |rec: &str, how: &[&std::ffi::OsStr]| -> String {
+        let out = dir.join("out.txt");
+        let st = Command::new(env!("CARGO_BIN_EXE_ocsd"))
+            .arg("perf")
+            .arg(shared.join("perf").join(rec))
+            .args(how)
+            .arg("--autofdo")
+            .arg(&out)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        std::fs::read_to_string(&out).unwrap()
+    };
+    let by_path = run("etm_test_loop.perf.data", &["--symfs".as_ref(), dir.join("tree").as_os_str()]);
+    assert!(by_path.ends_with("// build_id: 0x0c9a20bf9c009d0e4e8bbf9fad0300ae00000000\n// /data/local/tmp/etm_test_loop\n\n"), "{}", by_path);
+    assert!(by_path.lines().next().unwrap().parse::<usize>().unwrap() > 0, "{}", by_path);
+    assert_eq!(run("etm_test_loop.perf.data", &["--symfs".as_ref(), flat.as_os_str()]), by_path);
+    assert_eq!(run("etm_test_loop.perf.data", &["--symdir".as_ref(), dir.as_os_str()]), by_path);
+    assert_eq!(run("ete_unformatted.perf.data", &["--symdir".as_ref(), dir.as_os_str()]), by_path);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -180,3 +180,133 @@ impl AutoFdo {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::ocsd_isa_aarch64;
+    use crate::perf::spaces::{Binary, Map};
+
+    const RUN: u64 = 0x5800_0000;
+
+    /// `/bin/b` (build ID 12 34) and `/bin/a` (none), both ELF files with
+    /// a read-only first segment at 0 and code at 0x1000 (file offset
+    /// 0x1000), mapped into process 10 at RUN and RUN + 0x10000.
+    fn spaces() -> Spaces {
+        let mk = |path: &str, id: Option<Vec<u8>>| {
+            let mut b = Binary::new(path, id);
+            b.loads = vec![(0, 0, 0x1000), (0x1000, 0x1000, 0x1000)];
+            b.exec_min = Some((0x1000, 0x1000));
+            b
+        };
+        let map = |start: u64, bin: usize| Map { start, end: start + 0x1000, pgoff: 0x1000, bin };
+        Spaces::from_parts(vec![mk("/bin/b", Some(vec![0x12, 0x34])), mk("/bin/a", None)], vec![(10, map(RUN + 0x1000, 0)), (10, map(RUN + 0x11000, 1))])
+    }
+
+    fn range(start: u64, last: u64, taken: bool, direct: bool, to: u64) -> RangeSample {
+        RangeSample {
+            start: RUN + start,
+            last: RUN + last,
+            n_instr: ((last - start) / 4 + 1) as u32,
+            tid: 10,
+            isa: ocsd_isa_aarch64,
+            taken,
+            direct,
+            branch_addr: RUN + to,
+            is_call: false,
+            is_return: false,
+            id: 0x10,
+        }
+    }
+
+    fn profile(events: &[Result<RangeSample, u8>]) -> String {
+        let mut s = spaces();
+        let mut a = AutoFdo::default();
+        for e in events {
+            match e {
+                Ok(r) => a.range(r, &mut s),
+                Err(id) => a.trace_on(*id),
+            }
+        }
+        a.finish();
+        let mut out = Vec::new();
+        a.write(&s, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    const B_TAIL: &str = "// build_id: 0x1234000000000000000000000000000000000000\n// /bin/b\n\n";
+
+    #[test]
+    fn a_taken_direct_branch_goes_to_the_next_range_of_its_source() {
+        // the branch's target says 0x1100, but the next range (after an
+        // exception, say) starts at 0x1200: simpleperf counts 0x1200
+        let out = profile(&[Ok(range(0x1000, 0x1004, true, true, 0x1100)), Ok(range(0x1200, 0x1208, false, false, 0))]);
+        assert_eq!(out, format!("2\n1000-1004:1\n1200-1208:1\n0\n1\n1004->1200:1\n{}", B_TAIL));
+    }
+
+    #[test]
+    fn trace_on_and_the_end_keep_the_branch_target() {
+        let out = profile(&[
+            Ok(range(0x1000, 0x1004, true, true, 0x1100)),
+            Err(0x10),
+            Ok(range(0x1200, 0x1208, true, true, 0x1300)),
+        ]);
+        assert_eq!(out, format!("2\n1000-1004:1\n1200-1208:1\n0\n2\n1004->1100:1\n1208->1300:1\n{}", B_TAIL));
+    }
+
+    #[test]
+    fn an_unmapped_range_is_dropped_and_cuts_the_chain() {
+        let unmapped = RangeSample { start: 0x10, last: 0x20, ..range(0, 0, false, false, 0) };
+        let out = profile(&[Ok(range(0x1000, 0x1004, true, true, 0x1100)), Ok(unmapped), Ok(range(0x1200, 0x1200, false, false, 0))]);
+        assert_eq!(out, format!("2\n1000-1004:1\n1200-1200:1\n0\n1\n1004->1100:1\n{}", B_TAIL));
+    }
+
+    #[test]
+    fn indirect_branches_go_to_zero_not_taken_ones_count_only_the_range() {
+        let out = profile(&[
+            Ok(range(0x1000, 0x1004, true, false, 0)),
+            Ok(range(0x1010, 0x1014, false, true, 0x1000)),
+            Ok(range(0x1010, 0x1014, false, true, 0x1000)),
+            Ok(range(0x1018, 0x1018, true, false, 0)),
+        ]);
+        assert_eq!(out, format!("3\n1000-1004:1\n1010-1014:2\n1018-1018:1\n0\n2\n1004->0:1\n1018->0:1\n{}", B_TAIL));
+    }
+
+    #[test]
+    fn sources_do_not_fix_each_other_and_binaries_sort_by_path() {
+        let other = |r: RangeSample| RangeSample { id: 0x11, ..r };
+        let out = profile(&[
+            Ok(range(0x1000, 0x1004, true, true, 0x1100)),
+            Ok(other(range(0x11000, 0x11008, true, true, 0x11100))),
+            Ok(range(0x1100, 0x1104, false, false, 0)),
+        ]);
+        assert_eq!(
+            out,
+            format!(
+                "// Please split this file. AutoFDO only accepts profile for one binary.\n\
+                 1\n1000-1008:1\n0\n1\n1008->1100:1\n// build_id: 0x0000000000000000000000000000000000000000\n// /bin/a\n\n\
+                 2\n1000-1004:1\n1100-1104:1\n0\n1\n1004->1100:1\n{}",
+                B_TAIL
+            )
+        );
+    }
+
+    #[test]
+    fn addresses_below_the_first_segment_are_left_out_or_go_to_zero() {
+        // first PT_LOAD at 0x800: addresses are taken relative to it; a
+        // branch into the first page goes to 0, and two such branches
+        // from one place stay two lines, as simpleperf prints them
+        let mut s = spaces();
+        s.binaries[0].loads[0] = (0x800, 0x800, 0x800);
+        let mut a = AutoFdo::default();
+        for r in [range(0x1000, 0x1004, true, true, 0x400), range(0x1000, 0x1004, true, true, 0x600)] {
+            a.range(&r, &mut s);
+            a.trace_on(0x10);
+        }
+        a.per_binary.get_mut(&0).unwrap().ranges.insert((0x700, 0x900), 1);
+        a.finish();
+        let mut out = Vec::new();
+        a.write(&s, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), format!("1\n800-804:2\n0\n2\n804->0:1\n804->0:1\n{}", B_TAIL));
+    }
+}

@@ -88,6 +88,24 @@ pub struct Binary {
 }
 
 impl Binary {
+    /// A user-space binary known by its path (and build ID), not looked
+    /// up yet.
+    pub fn new(path: &str, build_id: Option<Vec<u8>>) -> Binary {
+        Binary {
+            path: path.to_string(),
+            build_id,
+            data: None,
+            found_at: None,
+            loads: Vec::new(),
+            kernel: false,
+            ref_sym: None,
+            reloc: 0,
+            text: None,
+            exec_min: None,
+            simpleperf: None,
+            module: false,
+        }
+    }
     /// simpleperf's "vaddr in file" of file offset `off`.
     pub fn vaddr_of_offset(&self, off: u64) -> u64 {
         for &(o, v, sz) in &self.loads {
@@ -186,23 +204,47 @@ impl Spaces {
         Self::with_vmlinux(pd, symfs, None)
     }
 
-    /// As [`Spaces::new`], with perf's `--vmlinux FILE`.
-    pub fn with_vmlinux(pd: &PerfData, symfs: Option<&Path>, vmlinux: Option<&Path>) -> Spaces {
-        let mut s = Spaces {
+    fn empty(symfs: Option<&Path>, vmlinux: Option<&Path>) -> Spaces {
+        Spaces {
             by_pid: IdMap::default(),
             kernel: Vec::new(),
             tid_to_pid: IdMap::default(),
             binaries: Vec::new(),
             symfs: symfs.map(|p| p.to_path_buf()),
             vmlinux: vmlinux.map(|p| p.to_path_buf()),
-            os_release: pd.os_release.clone(),
+            os_release: None,
             warnings: Vec::new(),
             itrace_tid: HashMap::new(),
             comm: HashMap::new(),
             last: None,
             symdirs: Vec::new(),
             symdir_index: None,
-        };
+        }
+    }
+
+    /// Address spaces built by hand (tests, other front ends): the
+    /// binaries, and mappings per process (pid -1: the kernel's), each
+    /// inserted as an MMAP record would be. Binaries without contents are
+    /// taken as looked up and not found.
+    pub fn from_parts(binaries: Vec<Binary>, maps: Vec<(i32, Map)>) -> Spaces {
+        let mut s = Spaces::empty(None, None);
+        s.binaries = binaries;
+        for b in &mut s.binaries {
+            if b.data.is_none() {
+                b.data = Some(None);
+            }
+        }
+        for (pid, m) in maps {
+            let list = if pid == -1 { &mut s.kernel } else { s.by_pid.entry(pid).or_default() };
+            insert_map(list, m);
+        }
+        s
+    }
+
+    /// As [`Spaces::new`], with perf's `--vmlinux FILE`.
+    pub fn with_vmlinux(pd: &PerfData, symfs: Option<&Path>, vmlinux: Option<&Path>) -> Spaces {
+        let mut s = Spaces::empty(symfs, vmlinux);
+        s.os_release = pd.os_release.clone();
         let mut bin_index: HashMap<&str, usize> = HashMap::new();
         for r in &pd.sideband {
             match &r.event {
@@ -219,20 +261,12 @@ impl Spaces {
                             let key = if kernel { KERNEL_NAME } else { m.path.as_str() };
                             let build_id = m.build_id.clone().or_else(|| pd.build_ids.get(key).cloned());
                             let ref_sym = m.path.strip_prefix(KERNEL_NAME).filter(|n| kernel && !n.is_empty()).map(|n| (n.to_string(), m.pgoff));
-                            s.binaries.push(Binary {
-                                path: if kernel { KERNEL_NAME.to_string() } else { m.path.clone() },
-                                build_id,
-                                data: None,
-                                found_at: None,
-                                loads: Vec::new(),
-                                kernel,
-                                ref_sym,
-                                reloc: 0,
-                                text: None,
-                                exec_min: None,
-                                simpleperf: pd.simpleperf_files.get(key).copied(),
-                                module: !kernel && m.kernel,
-                            });
+                            let mut b = Binary::new(if kernel { KERNEL_NAME } else { &m.path }, build_id);
+                            b.kernel = kernel;
+                            b.ref_sym = ref_sym;
+                            b.simpleperf = pd.simpleperf_files.get(key).copied();
+                            b.module = !kernel && m.kernel;
+                            s.binaries.push(b);
                             bin_index.insert(&m.path, s.binaries.len() - 1);
                             s.binaries.len() - 1
                         }
@@ -614,4 +648,80 @@ pub fn elf_loads(bytes: &[u8]) -> Vec<(u64, u64, u64)> {
         .filter(|p| p.p_type == goblin::elf::program_header::PT_LOAD)
         .map(|p| (p.p_offset, p.p_vaddr, p.p_filesz))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::perf::file::SimpleperfDso;
+
+    fn m(start: u64, end: u64, pgoff: u64, bin: usize) -> Map {
+        Map { start, end, pgoff, bin }
+    }
+
+    #[test]
+    fn a_new_mapping_cuts_what_it_overlaps() {
+        let mut list = vec![m(0x1000, 0x4000, 0, 0), m(0x5000, 0x6000, 0, 1)];
+        insert_map(&mut list, m(0x2000, 0x3000, 0x1000, 2));
+        insert_map(&mut list, m(0x3800, 0x5800, 0, 3));
+        let got: Vec<_> = list.iter().map(|x| (x.start, x.end, x.pgoff, x.bin)).collect();
+        assert_eq!(
+            got,
+            vec![(0x1000, 0x2000, 0, 0), (0x2000, 0x3000, 0x1000, 2), (0x3000, 0x3800, 0x2000, 0), (0x3800, 0x5800, 0, 3), (0x5800, 0x6000, 0x800, 1)]
+        );
+    }
+
+    #[test]
+    fn simpleperf_vaddr_in_file() {
+        let map = m(0x7000_0000, 0x7000_2000, 0x3000, 0);
+        let mut b = Binary::new("/lib/x.so", None);
+        // no ELF file: offset in the mapping
+        assert_eq!(b.simpleperf_vaddr(&map, 0x7000_0010), 0x10);
+        // lowest executable segment at 0x5000, file offset 0x2000
+        b.exec_min = Some((0x5000, 0x2000));
+        assert_eq!(b.simpleperf_vaddr(&map, 0x7000_0010), 0x3000 - 0x2000 + 0x5000 + 0x10);
+        // the recording's FEAT_FILE2 entry wins
+        b.simpleperf = Some(SimpleperfFile { kind: SimpleperfDso::Elf, min_vaddr: 0x9000, offset_of_min_vaddr: 0x3000 });
+        assert_eq!(b.simpleperf_vaddr(&map, 0x7000_0010), 0x9010);
+        // kernel module: offset in its memory less FEAT_FILE2's offset
+        let mut k = Binary::new("/m.ko", None);
+        k.module = true;
+        assert_eq!(k.simpleperf_vaddr(&map, 0x7000_0010), 0x10);
+        k.simpleperf = Some(SimpleperfFile { kind: SimpleperfDso::KernelModule, min_vaddr: 0x100, offset_of_min_vaddr: 0x8 });
+        assert_eq!(k.simpleperf_vaddr(&map, 0x7000_0010), 0x108);
+        // kernel: from .text when known and the map has a start
+        let mut kern = Binary::new(KERNEL_NAME, None);
+        kern.kernel = true;
+        assert_eq!(kern.simpleperf_vaddr(&map, 0x7000_0010), 0x7000_0010);
+        kern.text = Some((0xffff_8000_1000_0000, 0x10000));
+        assert_eq!(kern.simpleperf_vaddr(&map, 0x7000_0010), 0xffff_8000_1000_0010);
+        assert_eq!(kern.simpleperf_vaddr(&m(0, 1, 0, 0), 0x7000_0010), 0x7000_0010);
+    }
+
+    #[test]
+    fn binaries_are_found_by_file_name_under_symfs_and_by_build_id_under_symdir() {
+        let dir = std::env::temp_dir().join(format!("ocsd-spaces-{}", std::process::id()));
+        let sub = dir.join("deep/er");
+        std::fs::create_dir_all(&sub).unwrap();
+        // an ELF file with a build ID note: the test program itself
+        let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        let Some(id) = elf_build_id(&exe) else { return };
+        std::fs::write(sub.join("renamed"), &exe).unwrap();
+        std::fs::write(dir.join("prog"), &exe).unwrap();
+        let b = Binary::new("/data/app/prog", Some(id.clone()));
+        // --symfs DIR: DIR/data/app/prog is missing, DIR/prog is there
+        let mut s = Spaces::from_parts(vec![b], vec![]);
+        s.binaries[0].data = None;
+        s.symfs = Some(dir.clone());
+        assert!(s.load(0).is_some());
+        assert_eq!(s.binaries[0].found_at.as_deref(), Some(dir.join("prog").as_path()));
+        // --symdir DIR: found by build ID under another name
+        let mut s = Spaces::from_parts(vec![Binary::new("/elsewhere/x", Some(id))], vec![]);
+        s.binaries[0].data = None;
+        s.set_symdirs(&[dir.clone()]);
+        assert!(s.load(0).is_some());
+        // the first in name order: deep/er/renamed
+        assert_eq!(s.binaries[0].found_at.as_deref(), Some(sub.join("renamed").as_path()));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
