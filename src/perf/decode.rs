@@ -100,6 +100,30 @@ impl ElemSink {
 impl GenElemSink for ElemSink {
     fn trace_elem_in(&mut self, _idx: ocsd_trc_index_t, id: u8, e: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
         let i = (id & 0x7f) as usize;
+        if let Some(c) = &self.clock {
+            let mut c = c.borrow_mut();
+            if c.cleared {
+                // perf never saw the dropped packets
+                c.cleared = false;
+                self.prev = [Pkt::Empty; 128];
+            }
+        }
+        let perf_packet = matches!(
+            e.elem_type,
+            OCSD_GEN_TRC_ELEM_NO_SYNC | OCSD_GEN_TRC_ELEM_TRACE_ON | OCSD_GEN_TRC_ELEM_EO_TRACE | OCSD_GEN_TRC_ELEM_INSTR_RANGE
+        );
+        let resp = self.elem(id, i, e);
+        if perf_packet {
+            if let Some(c) = &self.clock {
+                c.borrow_mut().packet();
+            }
+        }
+        resp
+    }
+}
+
+impl ElemSink {
+    fn elem(&mut self, id: u8, i: usize, e: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
         match e.elem_type {
             OCSD_GEN_TRC_ELEM_NO_SYNC | OCSD_GEN_TRC_ELEM_TRACE_ON | OCSD_GEN_TRC_ELEM_EO_TRACE => {
                 if let Pkt::Range { last, .. } = self.prev[i] {
@@ -166,7 +190,9 @@ impl GenElemSink for ElemSink {
             }
             OCSD_GEN_TRC_ELEM_TIMESTAMP => {
                 if let Some(c) = &self.clock {
-                    c.borrow_mut().ended_by = Some(e.timestamp);
+                    let mut c = c.borrow_mut();
+                    c.ended_by = Some(e.timestamp);
+                    c.timed = true;
                     return OCSD_RESP_WAIT;
                 }
             }
@@ -197,6 +223,41 @@ struct Segment {
     instrs: u64,
     /// The timestamp that ended the segment (the sink then answers WAIT).
     ended_by: Option<u64>,
+    /// A timestamp has been seen in this queue: samples are kept from the
+    /// decode pass that found it on.
+    timed: bool,
+    /// perf's packets (ranges and discontinuities) in the current pass.
+    pass_packets: u32,
+    /// Samples were dropped: the element sink forgets its previous ranges.
+    cleared: bool,
+}
+
+/// perf's packet buffer per trace source holds this many packets less one;
+/// a full buffer ends a decode pass.
+const PERF_PACKET_BUFFER: u32 = 1024;
+
+impl Segment {
+    /// One of perf's packets was buffered: a full buffer ends the pass.
+    fn packet(&mut self) {
+        if !self.timed {
+            self.pass_packets += 1;
+            if self.pass_packets >= PERF_PACKET_BUFFER - 1 {
+                self.drop_pass();
+            }
+        }
+    }
+
+    /// A decode pass ended (the buffer filled, or the block's data ran
+    /// out): before the queue's first timestamp, perf discards what the
+    /// pass decoded (`cs_etm__queue_first_cs_timestamp`: packets without
+    /// a timestamp cannot be placed in time).
+    fn drop_pass(&mut self) {
+        if !self.timed {
+            self.samples.clear();
+            self.pass_packets = 0;
+            self.cleared = true;
+        }
+    }
 }
 
 enum Sample {
@@ -279,6 +340,9 @@ struct QueueRun<'a> {
     started: bool,
     /// The decoder answered WAIT: FLUSH before more data.
     flush: bool,
+    /// Timestamped decode: the queue's samples (a block's end ends a
+    /// decode pass).
+    seg: Option<Rc<RefCell<Segment>>>,
 }
 
 impl QueueRun<'_> {
@@ -293,8 +357,17 @@ impl QueueRun<'_> {
                 }
                 self.flush = false;
             }
-            let Some(blk) = self.blocks.get(self.bi).copied() else { return false };
+            let Some(blk) = self.blocks.get(self.bi).copied() else {
+                // the last pass ends with the data
+                if let Some(seg) = &self.seg {
+                    seg.borrow_mut().drop_pass();
+                }
+                return false;
+            };
             if !self.started {
+                if let Some(seg) = &self.seg {
+                    seg.borrow_mut().drop_pass();
+                }
                 let _ = self.tree.data_in(OCSD_OP_RESET, 0, &[]);
                 self.started = true;
                 self.used = 0;
@@ -393,7 +466,7 @@ pub fn decode(pd: &PerfData, meta: &CsMeta, mode: BlockMode, spaces: Spaces, out
     if !pd.timestamped() {
         for q in &queues {
             let tree = make_tree(q[0], meta, &shared, out.clone(), None, cpu_of_id, pid_in_vmid, &mut warnings)?;
-            let mut run = QueueRun { tree, blocks: q.clone(), bi: 0, used: 0, started: false, flush: false };
+            let mut run = QueueRun { tree, blocks: q.clone(), bi: 0, used: 0, started: false, flush: false, seg: None };
             // no clock: the sink never waits, the queue runs to its end
             while run.run(pd, &mut warnings) {}
         }
@@ -404,7 +477,7 @@ pub fn decode(pd: &PerfData, meta: &CsMeta, mode: BlockMode, spaces: Spaces, out
             let seg = Rc::new(RefCell::new(Segment::default()));
             let sink = Rc::new(RefCell::new(SegmentSink(seg.clone())));
             let tree = make_tree(q[0], meta, &shared, sink, Some(seg.clone()), cpu_of_id, pid_in_vmid, &mut warnings)?;
-            runs.push((QueueRun { tree, blocks: q.clone(), bi: 0, used: 0, started: false, flush: false }, false, 0u64));
+            runs.push((QueueRun { tree, blocks: q.clone(), bi: 0, used: 0, started: false, flush: false, seg: Some(seg.clone()) }, false, 0u64));
             segs.push(seg);
         }
         let pending: Vec<Vec<Sample>> = (0..runs.len()).map(|_| Vec::new()).collect();
@@ -461,7 +534,42 @@ pub fn decode(pd: &PerfData, meta: &CsMeta, mode: BlockMode, spaces: Spaces, out
 
 #[cfg(test)]
 mod tests {
-    use super::merge_by_time;
+    use super::{merge_by_time, BranchSample, Sample, Segment, PERF_PACKET_BUFFER};
+
+    fn branch(n: u64) -> Sample {
+        Sample::Branch(BranchSample { from: n, to: 0, tid: 1, cpu: 0 })
+    }
+
+    fn froms(s: &Segment) -> Vec<u64> {
+        s.samples.iter().map(|x| if let Sample::Branch(b) = x { b.from } else { 0 }).collect()
+    }
+
+    #[test]
+    fn before_the_first_timestamp_each_decode_pass_is_dropped() {
+        let mut s = Segment::default();
+        // a full packet buffer (1023 packets) ends a pass: its samples go,
+        // the last packet's included
+        for n in 0..PERF_PACKET_BUFFER as u64 - 1 {
+            s.samples.push(branch(n));
+            s.packet();
+        }
+        assert!(s.samples.is_empty() && s.cleared);
+        // so does the end of a block
+        s.samples.push(branch(7));
+        s.packet();
+        s.drop_pass();
+        assert!(s.samples.is_empty());
+        // the pass that finds the first timestamp keeps what it decoded
+        s.samples.push(branch(8));
+        s.packet();
+        s.timed = true;
+        s.samples.push(branch(9));
+        for _ in 0..2 * PERF_PACKET_BUFFER {
+            s.packet();
+        }
+        s.drop_pass();
+        assert_eq!(froms(&s), vec![8, 9]);
+    }
 
     #[test]
     fn segments_merge_in_time_order_ties_by_queue() {
