@@ -325,5 +325,10 @@ fn autofdo_finds_binaries_as_simpleperf_and_formats_agree() {
     assert_eq!(run("etm_test_loop.perf.data", &["--symfs".as_ref(), flat.as_os_str()]), by_path);
     assert_eq!(run("etm_test_loop.perf.data", &["--symdir".as_ref(), dir.as_os_str()]), by_path);
     assert_eq!(run("ete_unformatted.perf.data", &["--symdir".as_ref(), dir.as_os_str()]), by_path);
+    // simpleperf decodes the trace as it comes: timestamps on or off, the
+    // profile is the same (nothing dropped before a first timestamp)
+    let timed = dir.join("timed.perf.data");
+    std::fs::write(&timed, with_timestamps_on(std::fs::read(shared.join("perf/etm_test_loop.perf.data")).unwrap())).unwrap();
+    assert_eq!(run(timed.to_str().unwrap(), &["--symdir".as_ref(), dir.as_os_str()]), by_path);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -440,6 +440,24 @@ pub(crate) fn merge_by_time(queues: usize, mut next: impl FnMut(usize) -> Option
 /// come first (perf drops them), samples after its last one keep that
 /// timestamp.
 pub fn decode(pd: &PerfData, meta: &CsMeta, mode: BlockMode, spaces: Spaces, out: Rc<RefCell<dyn SampleSink>>) -> Result<(Spaces, Vec<String>), PerfError> {
+    decode_ordered(pd, meta, mode, spaces, out, pd.timestamped())
+}
+
+/// As [`decode`], always queue after queue whatever the recording's
+/// timestamps (simpleperf's `inject` decodes the trace as it comes and
+/// drops nothing).
+pub fn decode_timeless(pd: &PerfData, meta: &CsMeta, mode: BlockMode, spaces: Spaces, out: Rc<RefCell<dyn SampleSink>>) -> Result<(Spaces, Vec<String>), PerfError> {
+    decode_ordered(pd, meta, mode, spaces, out, false)
+}
+
+fn decode_ordered(
+    pd: &PerfData,
+    meta: &CsMeta,
+    mode: BlockMode,
+    spaces: Spaces,
+    out: Rc<RefCell<dyn SampleSink>>,
+    by_time: bool,
+) -> Result<(Spaces, Vec<String>), PerfError> {
     let mut tid = [-1i32; 128];
     let mut cpu_of_id = [-1i32; 128];
     for c in &meta.cpus {
@@ -463,7 +481,7 @@ pub fn decode(pd: &PerfData, meta: &CsMeta, mode: BlockMode, spaces: Spaces, out
             _ => queues.push(vec![b]),
         }
     }
-    if !pd.timestamped() {
+    if !by_time {
         for q in &queues {
             let tree = make_tree(q[0], meta, &shared, out.clone(), None, cpu_of_id, pid_in_vmid, &mut warnings)?;
             let mut run = QueueRun { tree, blocks: q.clone(), bi: 0, used: 0, started: false, flush: false, seg: None };

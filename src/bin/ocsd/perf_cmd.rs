@@ -143,7 +143,7 @@ fn run_inner(args: &PerfArgs) -> Result<(), PerfError> {
         // simpleperf decodes each AUX record's data, format from its flags
         let spaces = spaces_for(&pd, args);
         let a = Rc::new(RefCell::new(perf::autofdo::AutoFdo::default()));
-        let spaces = perf::decode::decode(&pd, &meta, BlockMode::ByAux, spaces, a.clone())?;
+        let spaces = perf::decode::decode_timeless(&pd, &meta, BlockMode::ByAux, spaces, a.clone())?;
         warn(spaces.1);
         a.borrow_mut().finish();
         let mut f = std::io::BufWriter::new(std::fs::File::create(out).map_err(|e| PerfError::Io(format!("{}: {}", out.display(), e)))?);
