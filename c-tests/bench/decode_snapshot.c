@@ -537,16 +537,25 @@ static dcd_tree_handle_t build_tree(const plan_t *plan, int pkt_only, sink_t *si
     return t;
 }
 
+static ocsd_datapath_resp_t feed_flush(dcd_tree_handle_t t, void (*on_flush)(void *), void *arg)
+{
+    if (on_flush)
+        on_flush(arg);
+    return ocsd_dt_process_data(t, OCSD_OP_FLUSH, 0, 0, NULL, NULL);
+}
+
 /* Feed the buffer, FLUSH while the tree waits, then EOT. 0 on a fatal
- * data path response. */
-static int feed(dcd_tree_handle_t t, const uint8_t *buf, size_t size, size_t chunk)
+ * data path response. on_flush, if given, runs before each FLUSH (a client
+ * that answered WAIT learns that it is being called again). */
+static int feed_hooked(dcd_tree_handle_t t, const uint8_t *buf, size_t size, size_t chunk,
+                       void (*on_flush)(void *), void *arg)
 {
     size_t pos = 0;
     ocsd_datapath_resp_t resp = OCSD_RESP_CONT;
 
     while (pos < size) {
         if (OCSD_DATA_RESP_IS_WAIT(resp)) {
-            resp = ocsd_dt_process_data(t, OCSD_OP_FLUSH, 0, 0, NULL, NULL);
+            resp = feed_flush(t, on_flush, arg);
         } else {
             uint32_t used = 0;
             size_t n = size - pos;
@@ -561,15 +570,20 @@ static int feed(dcd_tree_handle_t t, const uint8_t *buf, size_t size, size_t chu
         }
     }
     while (OCSD_DATA_RESP_IS_WAIT(resp) && !OCSD_DATA_RESP_IS_FATAL(resp))
-        resp = ocsd_dt_process_data(t, OCSD_OP_FLUSH, 0, 0, NULL, NULL);
+        resp = feed_flush(t, on_flush, arg);
     resp = ocsd_dt_process_data(t, OCSD_OP_EOT, 0, 0, NULL, NULL);
     while (OCSD_DATA_RESP_IS_WAIT(resp))
-        resp = ocsd_dt_process_data(t, OCSD_OP_FLUSH, 0, 0, NULL, NULL);
+        resp = feed_flush(t, on_flush, arg);
     if (OCSD_DATA_RESP_IS_FATAL(resp)) {
         fprintf(stderr, "fatal data path response %d at end of trace\n", (int)resp);
         return 0;
     }
     return 1;
+}
+
+static int feed(dcd_tree_handle_t t, const uint8_t *buf, size_t size, size_t chunk)
+{
+    return feed_hooked(t, buf, size, chunk, NULL, NULL);
 }
 
 static uint8_t *read_file(const char *path, size_t *size)

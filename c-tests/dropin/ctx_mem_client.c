@@ -122,38 +122,10 @@ static ocsd_datapath_resp_t elem_cb(const void *p_context, const ocsd_trc_index_
     return OCSD_RESP_CONT;
 }
 
-static ocsd_datapath_resp_t flush(dcd_tree_handle_t t, client_t *c)
+/* The client answered WAIT: when the tree is flushed it is called again. */
+static void end_wait(void *arg)
 {
-    c->waiting = 0;
-    return ocsd_dt_process_data(t, OCSD_OP_FLUSH, 0, 0, NULL, NULL);
-}
-
-static int run(dcd_tree_handle_t t, client_t *c, const uint8_t *buf, size_t size, size_t chunk)
-{
-    size_t pos = 0;
-    ocsd_datapath_resp_t resp = OCSD_RESP_CONT;
-    while (pos < size) {
-        if (OCSD_DATA_RESP_IS_WAIT(resp)) {
-            resp = flush(t, c);
-        } else {
-            uint32_t used = 0;
-            size_t n = size - pos;
-            if (n > chunk)
-                n = chunk;
-            resp = ocsd_dt_process_data(t, OCSD_OP_DATA, (ocsd_trc_index_t)pos, (uint32_t)n, buf + pos, &used);
-            pos += used;
-        }
-        if (OCSD_DATA_RESP_IS_FATAL(resp)) {
-            printf("fatal response %d at %zu\n", (int)resp, pos);
-            return 0;
-        }
-    }
-    while (OCSD_DATA_RESP_IS_WAIT(resp))
-        resp = flush(t, c);
-    resp = ocsd_dt_process_data(t, OCSD_OP_EOT, 0, 0, NULL, NULL);
-    while (OCSD_DATA_RESP_IS_WAIT(resp))
-        resp = flush(t, c);
-    return 1;
+    ((client_t *)arg)->waiting = 0;
 }
 
 int main(int argc, char **argv)
@@ -210,7 +182,7 @@ int main(int argc, char **argv)
     }
     ocsd_dt_add_callback_trcid_mem_acc(t, 0, ~(ocsd_vaddr_t)0, OCSD_MEM_SPACE_ANY, ctx_mem_cb, &c);
     ocsd_dt_set_gen_elem_outfn(t, elem_cb, &c);
-    run(t, &c, buf, size, chunk);
+    feed_hooked(t, buf, size, chunk, end_wait, &c);
     ocsd_destroy_dcd_tree(t);
 
     printf("elements %" PRIu64 ", ranges %" PRIu64 ", nacc %" PRIu64 "\n", c.elements, c.ranges, c.naccs);
