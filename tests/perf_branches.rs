@@ -332,3 +332,26 @@ fn autofdo_finds_binaries_as_simpleperf_and_formats_agree() {
     assert_eq!(run(timed.to_str().unwrap(), &["--symdir".as_ref(), dir.as_os_str()]), by_path);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// simpleperf's FEAT_FILE2 table as read here equals the crate's full
+/// decode of it (the kernel recording has one).
+#[test]
+fn file2_table_matches_the_crate() {
+    let Some(shared) = shared_dir() else { return };
+    let bytes = std::fs::read(shared.join("perf/kernel.perf.data")).unwrap();
+    let pd = PerfData::from_bytes(bytes.clone()).unwrap();
+    let f = linux_perf_data::PerfFileReader::parse_file(std::io::Cursor::new(&bytes[..])).unwrap().perf_file;
+    let files = f.simpleperf_symbol_tables().unwrap().unwrap();
+    assert!(!files.is_empty());
+    assert_eq!(pd.simpleperf_files.len(), files.len());
+    for x in files {
+        let ours = pd.simpleperf_files[&x.path];
+        assert_eq!(ours.min_vaddr, x.min_vaddr, "{}", x.path);
+        let off = match x.type_specific_msg {
+            Some(linux_perf_data::SimpleperfTypeSpecificInfo::ElfFile(e)) => e.file_offset_of_min_vaddr,
+            Some(linux_perf_data::SimpleperfTypeSpecificInfo::KernelModule(k)) => k.memory_offset_of_min_vaddr,
+            _ => 0,
+        };
+        assert_eq!(ours.offset_of_min_vaddr, off, "{}", x.path);
+    }
+}

@@ -29,29 +29,11 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use super::decode::{RangeSample, SampleSink};
+use super::fasthash::FastMap;
 use super::spaces::Spaces;
 
-/// Keys of (address, address) pairs: a multiplicative hash is enough (the
-/// keys are addresses from the trace; a hostile recording can only make
-/// lookups slower).
-type PairMap = HashMap<(u64, u64), u64, std::hash::BuildHasherDefault<PairHasher>>;
-
-#[derive(Default)]
-pub struct PairHasher(u64);
-
-impl std::hash::Hasher for PairHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(b as u64);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = (self.0.rotate_left(26) ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
+/// Counts per (address, address) pair.
+type PairMap = FastMap<(u64, u64), u64>;
 
 #[derive(Default)]
 pub struct BinaryCounts {

@@ -17,33 +17,15 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::fasthash::FastMap;
 use super::file::{PerfData, Sideband, SimpleperfFile};
 
 /// Maps keyed by pid / tid, looked up on every memory read that misses the
-/// last mapping: a multiplicative hash is enough for integer IDs (SipHash
-/// guards against hostile keys, which a recording's IDs cannot choose to
-/// any effect beyond slower lookups).
-type IdMap<V> = HashMap<i32, V, std::hash::BuildHasherDefault<IdHasher>>;
-
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl std::hash::Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-        }
-    }
-    fn write_i32(&mut self, v: i32) {
-        self.0 = (self.0.rotate_left(5) ^ v as u32 as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
+/// last mapping.
+type IdMap<V> = FastMap<i32, V>;
 
 /// A file mapping.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct Map {
     pub start: u64,
     /// Exclusive end.
@@ -190,7 +172,7 @@ pub struct Spaces {
     /// First ITRACE_START thread per CPU (context when the trace has none).
     pub itrace_tid: HashMap<u32, i32>,
     /// Last command name per thread (COMM records).
-    comm: HashMap<i32, String>,
+    comm: FastMap<i32, String>,
     /// The last read's thread and mapping (reads come in runs).
     last: Option<(i32, Map)>,
     /// simpleperf's `--symdir`: folders searched recursively for ELF
@@ -215,7 +197,7 @@ impl Spaces {
             os_release: None,
             warnings: Vec::new(),
             itrace_tid: HashMap::new(),
-            comm: HashMap::new(),
+            comm: FastMap::default(),
             last: None,
             symdirs: Vec::new(),
             symdir_index: None,
@@ -245,7 +227,7 @@ impl Spaces {
     pub fn with_vmlinux(pd: &PerfData, symfs: Option<&Path>, vmlinux: Option<&Path>) -> Spaces {
         let mut s = Spaces::empty(symfs, vmlinux);
         s.os_release = pd.os_release.clone();
-        let mut bin_index: HashMap<&str, usize> = HashMap::new();
+        let mut bin_index: FastMap<&str, usize> = FastMap::default();
         for r in &pd.sideband {
             match &r.event {
                 Sideband::Mmap(m) => {
@@ -488,22 +470,25 @@ impl Spaces {
 
     /// Read target memory of thread `tid` at `addr`: bytes read.
     pub fn read(&mut self, tid: i32, addr: u64, buf: &mut [u8]) -> usize {
-        let m = match &self.last {
-            Some((t, m)) if *t == tid && addr >= m.start && addr < m.end => m.clone(),
+        let m = match self.last {
+            Some((t, m)) if t == tid && addr >= m.start && addr < m.end => m,
             _ => {
-                let Some(m) = self.find_map(tid, addr).cloned() else { return 0 };
-                self.last = Some((tid, m.clone()));
+                let Some(m) = self.find_map(tid, addr).copied() else { return 0 };
+                self.last = Some((tid, m));
                 m
             }
         };
-        let Some(data) = self.load(m.bin) else { return 0 };
-        let Some((off, avail)) = self.binaries[m.bin].file_offset(&m, addr) else { return 0 };
-        let n = (buf.len() as u64).min(avail) as usize;
+        if self.binaries[m.bin].data.is_none() {
+            self.load(m.bin);
+        }
+        let b = &self.binaries[m.bin];
+        let Some(Some(data)) = &b.data else { return 0 };
+        let Some((off, avail)) = b.file_offset(&m, addr) else { return 0 };
         if off >= data.len() as u64 {
             return 0;
         }
         let off = off as usize;
-        let n = n.min(data.len() - off);
+        let n = ((buf.len() as u64).min(avail) as usize).min(data.len() - off);
         buf[..n].copy_from_slice(&data[off..off + n]);
         n
     }
@@ -518,6 +503,10 @@ pub fn insert_map(list: &mut Vec<Map>, map: Map) {
     while at + n < list.len() && list[at + n].start < map.end {
         n += 1;
     }
+    if n == 0 {
+        list.insert(at, map);
+        return;
+    }
     let mut keep = Vec::with_capacity(3);
     if n > 0 {
         let first = &list[at];
@@ -525,7 +514,7 @@ pub fn insert_map(list: &mut Vec<Map>, map: Map) {
             keep.push(Map { end: map.start, ..first.clone() });
         }
     }
-    keep.push(map.clone());
+    keep.push(map);
     if n > 0 {
         let last = &list[at + n - 1];
         if last.end > map.end {
