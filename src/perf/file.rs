@@ -217,27 +217,30 @@ fn varint(b: &[u8], at: &mut usize) -> Option<u64> {
     None
 }
 
-/// The fields of one protobuf message: (field number, varint value or
-/// the bytes of a length-delimited field). None when damaged.
-fn proto_fields(b: &[u8]) -> Option<Vec<(u64, u64, &[u8])>> {
-    let mut out = Vec::new();
+/// Call `f` with each field of a protobuf message: (field number,
+/// varint value or 0, the bytes of a length-delimited field or none).
+/// None when the message is damaged.
+fn proto_fields<'a>(b: &'a [u8], mut f: impl FnMut(u64, u64, &'a [u8])) -> Option<()> {
     let mut at = 0;
     while at < b.len() {
         let key = varint(b, &mut at)?;
         match key & 7 {
-            0 => out.push((key >> 3, varint(b, &mut at)?, &b[0..0])),
+            0 => {
+                let v = varint(b, &mut at)?;
+                f(key >> 3, v, &[]);
+            }
             1 => at = at.checked_add(8).filter(|&e| e <= b.len())?,
             2 => {
-                let n = varint(b, &mut at)? as usize;
+                let n = usize::try_from(varint(b, &mut at)?).ok()?;
                 let end = at.checked_add(n).filter(|&e| e <= b.len())?;
-                out.push((key >> 3, 0, &b[at..end]));
+                f(key >> 3, 0, &b[at..end]);
                 at = end;
             }
             5 => at = at.checked_add(4).filter(|&e| e <= b.len())?,
             _ => return None,
         }
     }
-    Some(out)
+    Some(())
 }
 
 /// simpleperf's FEAT_FILE2 section: entries of a u32 size and a
@@ -250,23 +253,24 @@ pub fn parse_file2_section(sec: &[u8], e: Endianness) -> FastMap<String, Simplep
     while let Some(len) = rd_u32(sec, at, e) {
         let Some(msg) = sec.get(at + 4..(at + 4).saturating_add(len as usize)) else { break };
         at += 4 + len as usize;
-        let Some(fields) = proto_fields(msg) else { break };
         let (mut path, mut kind, mut min_vaddr, mut off) = (None, 0u64, 0u64, 0u64);
-        for (n, v, bytes) in fields {
-            match n {
-                1 => path = Some(String::from_utf8_lossy(bytes).into_owned()),
-                2 => kind = v,
-                3 => min_vaddr = v,
-                6 | 7 => {
-                    if let Some(sub) = proto_fields(bytes) {
-                        if let Some((_, o, _)) = sub.iter().find(|f| f.0 == 1) {
-                            off = *o;
-                        }
+        let ok = proto_fields(msg, |n, v, bytes| match n {
+            1 => path = Some(bytes),
+            2 => kind = v,
+            3 => min_vaddr = v,
+            6 | 7 => {
+                let _ = proto_fields(bytes, |n, v, _| {
+                    if n == 1 {
+                        off = v;
                     }
-                }
-                _ => {}
+                });
             }
+            _ => {}
+        });
+        if ok.is_none() {
+            break;
         }
+        let path = path.map(|p| String::from_utf8_lossy(p).into_owned());
         if let Some(p) = path {
             out.insert(p, SimpleperfFile { kind: SimpleperfDso::of(kind), min_vaddr, offset_of_min_vaddr: off });
         }
