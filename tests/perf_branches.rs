@@ -164,6 +164,7 @@ fn branches_match_perf_script_on_synthetic_binaries() {
         let a = Rc::new(RefCell::new(AutoFdo::default()));
         let (spaces, _) = decode(&pd, &meta, BlockMode::ByAux, Spaces::new(&pd, Some(&symfs)), a.clone()).unwrap();
         let mut text = Vec::new();
+        a.borrow_mut().finish();
         a.borrow().write(&spaces, &mut text).unwrap();
         let text = String::from_utf8(text).unwrap();
         assert!(text.contains("// build_id: 0x0c9a20bf9c009d0e4e8bbf9fad0300ae00000000\n// /data/local/tmp/etm_test_loop\n"), "{}", text);
@@ -244,11 +245,13 @@ fn with_timestamps_on(mut b: Vec<u8>) -> Vec<u8> {
     b
 }
 
+/// A recording made with timestamps on (`ETM_OPT_TS`) is decoded in
+/// timestamp order; perf drops what a queue decodes before its first
+/// timestamp. This trace has no timestamp packets: perf prints no branch
+/// at all, and neither do we.
 #[test]
-fn timestamped_decode_without_timestamp_packets_keeps_queue_order() {
+fn timestamped_recording_without_timestamps_gives_what_perf_gives() {
     let Some(shared) = shared_dir() else { return };
-    let rec = shared.join("perf/etm_test_loop.perf.data");
-    let bytes = std::fs::read(&rec).unwrap();
     let symfs = std::env::temp_dir().join(format!("ocsd-perf-ts-{}", std::process::id()));
     let bin = symfs.join("data/local/tmp/etm_test_loop");
     std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
@@ -259,14 +262,96 @@ fn timestamped_decode_without_timestamp_packets_keeps_queue_order() {
         let v = lines.borrow().0.clone();
         v
     };
-    let timeless = PerfData::from_bytes(bytes.clone()).unwrap();
-    assert!(!timeless.timestamped());
-    let timed = PerfData::from_bytes(with_timestamps_on(bytes)).unwrap();
-    assert!(timed.timestamped());
-    let a = run(&timeless);
-    assert!(!a.is_empty());
-    // no timestamp packets in this trace: each queue is one segment, in
-    // queue order, as timeless
-    assert_eq!(run(&timed), a);
+    for rec in ["etm_test_loop.perf.data", "ete_unformatted.perf.data"] {
+        let bytes = std::fs::read(shared.join("perf").join(rec)).unwrap();
+        let timeless = PerfData::from_bytes(bytes.clone()).unwrap();
+        assert!(!timeless.timestamped());
+        // (perf reads the unformatted recording as formatted: no branches)
+        assert_eq!(run(&timeless).is_empty(), rec.starts_with("ete"), "{}", rec);
+        let timed_bytes = with_timestamps_on(bytes);
+        let timed = PerfData::from_bytes(timed_bytes.clone()).unwrap();
+        assert!(timed.timestamped());
+        let got = run(&timed);
+        // perf on the same file and binary
+        let file = symfs.join("timed.perf.data");
+        std::fs::write(&file, &timed_bytes).unwrap();
+        let out = Command::new("perf")
+            .args(["script", "-F", "ip,addr", "--itrace=b", "--symfs"])
+            .arg(&symfs)
+            .arg("-i")
+            .arg(&file)
+            .env("PAGER", "cat")
+            .output()
+            .expect("running perf (Debian package linux-perf; .ci/run installs it)");
+        let want: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect();
+        assert_eq!(got, want, "{}", rec);
+        assert!(got.is_empty(), "{}", rec);
+    }
     let _ = std::fs::remove_dir_all(&symfs);
+}
+
+/// `ocsd perf --autofdo` finds the binary as simpleperf does (`--symdir`
+/// by build ID, `--symfs` + file name, `--symfs` + path alike), and the
+/// frame-formatted (ETMv4) and unformatted (ETE) recordings of the same
+/// program give the same profile.
+#[test]
+fn autofdo_finds_binaries_as_simpleperf_and_formats_agree() {
+    let Some(shared) = shared_or_skip() else { return };
+    let dir = std::env::temp_dir().join(format!("ocsd-perf-symdir-{}", std::process::id()));
+    let flat = dir.join("flat");
+    let tree = dir.join("tree/data/local/tmp");
+    std::fs::create_dir_all(&flat).unwrap();
+    std::fs::create_dir_all(&tree).unwrap();
+    // a loop: b.ne back over nops, as in the recorded program's shape
+    let elf = synthetic_elf(&hex("0c9a20bf9c009d0e4e8bbf9fad0300ae"), PATTERNS[1]);
+    std::fs::write(flat.join("etm_test_loop"), &elf).unwrap();
+    std::fs::write(tree.join("etm_test_loop"), &elf).unwrap();
+    let run = |rec: &str, how: &[&std::ffi::OsStr]| -> String {
+        let out = dir.join("out.txt");
+        let st = Command::new(env!("CARGO_BIN_EXE_ocsd"))
+            .arg("perf")
+            .arg(shared.join("perf").join(rec))
+            .args(how)
+            .arg("--autofdo")
+            .arg(&out)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        std::fs::read_to_string(&out).unwrap()
+    };
+    let by_path = run("etm_test_loop.perf.data", &["--symfs".as_ref(), dir.join("tree").as_os_str()]);
+    assert!(by_path.ends_with("// build_id: 0x0c9a20bf9c009d0e4e8bbf9fad0300ae00000000\n// /data/local/tmp/etm_test_loop\n\n"), "{}", by_path);
+    assert!(by_path.lines().next().unwrap().parse::<usize>().unwrap() > 0, "{}", by_path);
+    assert_eq!(run("etm_test_loop.perf.data", &["--symfs".as_ref(), flat.as_os_str()]), by_path);
+    assert_eq!(run("etm_test_loop.perf.data", &["--symdir".as_ref(), dir.as_os_str()]), by_path);
+    assert_eq!(run("ete_unformatted.perf.data", &["--symdir".as_ref(), dir.as_os_str()]), by_path);
+    // simpleperf decodes the trace as it comes: timestamps on or off, the
+    // profile is the same (nothing dropped before a first timestamp)
+    let timed = dir.join("timed.perf.data");
+    std::fs::write(&timed, with_timestamps_on(std::fs::read(shared.join("perf/etm_test_loop.perf.data")).unwrap())).unwrap();
+    assert_eq!(run(timed.to_str().unwrap(), &["--symdir".as_ref(), dir.as_os_str()]), by_path);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// simpleperf's FEAT_FILE2 table as read here equals the crate's full
+/// decode of it (the kernel recording has one).
+#[test]
+fn file2_table_matches_the_crate() {
+    let Some(shared) = shared_dir() else { return };
+    let bytes = std::fs::read(shared.join("perf/kernel.perf.data")).unwrap();
+    let pd = PerfData::from_bytes(bytes.clone()).unwrap();
+    let f = linux_perf_data::PerfFileReader::parse_file(std::io::Cursor::new(&bytes[..])).unwrap().perf_file;
+    let files = f.simpleperf_symbol_tables().unwrap().unwrap();
+    assert!(!files.is_empty());
+    assert_eq!(pd.simpleperf_files.len(), files.len());
+    for x in files {
+        let ours = pd.simpleperf_files[&x.path];
+        assert_eq!(ours.min_vaddr, x.min_vaddr, "{}", x.path);
+        let off = match x.type_specific_msg {
+            Some(linux_perf_data::SimpleperfTypeSpecificInfo::ElfFile(e)) => e.file_offset_of_min_vaddr,
+            Some(linux_perf_data::SimpleperfTypeSpecificInfo::KernelModule(k)) => k.memory_offset_of_min_vaddr,
+            _ => 0,
+        };
+        assert_eq!(ours.offset_of_min_vaddr, off, "{}", x.path);
+    }
 }

@@ -1,60 +1,126 @@
 //! AutoFDO profiles in the text format simpleperf's `inject` writes (and
 //! `create_llvm_prof` / `llvm-profgen` read).
 //!
-//! Per binary, sorted by path: the number of ranges, `start-end:count`
-//! lines (start and last instruction of each executed range), `0` (no
-//! address counts from ETM trace), the number of branches, `from->to:count`
-//! lines (taken direct branches to their target, indirect ones to 0), then
-//! `// build_id: 0x…` (20 bytes, zero padded) and `// path`. Addresses are
-//! simpleperf's: the address in the binary's ELF address space minus its
-//! first PT_LOAD segment's address. With more than one binary the file
-//! starts with simpleperf's "Please split this file" comment.
+//! Counting follows simpleperf's instruction-range parser, per trace
+//! source:
+//! - each instruction range whose start address lies in a mapping of the
+//!   current thread (or the kernel) is held back until the next range of
+//!   the same source, a TRACE_ON element, a range outside every mapping,
+//!   or the end of the trace;
+//! - a range counts once in `start-end` (start and last instruction, as
+//!   addresses in the binary of its start address), and, when its last
+//!   instruction is a taken branch, once in `end->to`;
+//! - `to` is 0 for an indirect branch; for a taken direct branch it is the
+//!   start of the next range of the source when one follows (in that
+//!   range's binary), else the branch instruction's target;
+//! - exceptions and other elements do not cut ranges apart.
+//!
+//! Output, per binary sorted by path: the number of ranges, `start-end:count`
+//! lines, `0` (no address counts from ETM trace), the number of branches,
+//! `from->to:count` lines, then `// build_id: 0x…` (the build ID of the
+//! recording's build-id table, zero padded to 20 bytes) and `// path`, and
+//! an empty line. Addresses are simpleperf's `vaddr in file` less the
+//! binary's first PT_LOAD address; ranges starting or ending below it are
+//! left out, branches from below it too, and a branch to below it goes
+//! to 0. With more than one binary the file starts with simpleperf's
+//! "Please split this file" comment.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::io::Write;
 
 use super::decode::{RangeSample, SampleSink};
-use super::spaces::{Map, Spaces};
+use super::fasthash::FastMap;
+use super::spaces::Spaces;
+
+/// Counts per (address, address) pair.
+type PairMap = FastMap<(u64, u64), u64>;
 
 #[derive(Default)]
 pub struct BinaryCounts {
-    pub ranges: HashMap<(u64, u64), u64>,
-    pub branches: HashMap<(u64, u64), u64>,
+    pub ranges: PairMap,
+    pub branches: PairMap,
+}
+
+/// A range held back until the next event of its source.
+#[derive(Clone, Copy)]
+struct Pending {
+    bin: usize,
+    start: u64,
+    end: u64,
+    taken: bool,
+    to: u64,
+    /// A taken direct branch: `to` becomes the next range's start.
+    fix_to: bool,
 }
 
 /// Collects simpleperf's counts per binary (index into `Spaces::binaries`).
-#[derive(Default)]
 pub struct AutoFdo {
     pub per_binary: HashMap<usize, BinaryCounts>,
+    pending: Vec<Option<Pending>>,
 }
 
-/// simpleperf's `ToVaddrInFile`: the ELF address of `addr` inside `m`, 0
-/// outside it.
-fn to_vaddr(spaces: &Spaces, m: &Map, addr: u64) -> u64 {
-    if addr < m.start || addr >= m.end {
-        return 0;
-    }
-    spaces.binaries[m.bin].vaddr_in_file(m, addr)
-}
-
-impl SampleSink for AutoFdo {
-    fn range(&mut self, r: &RangeSample, spaces: &mut Spaces) {
-        let Some(m) = spaces.find_map(r.tid, r.start).cloned() else { return };
-        let start = to_vaddr(spaces, &m, r.start);
-        let end = to_vaddr(spaces, &m, r.last);
-        let b = self.per_binary.entry(m.bin).or_default();
-        *b.ranges.entry((start, end)).or_default() += 1;
-        if r.taken {
-            let to = if r.direct { to_vaddr(spaces, &m, r.branch_addr) } else { 0 };
-            *b.branches.entry((end, to)).or_default() += 1;
-        }
+impl Default for AutoFdo {
+    fn default() -> Self {
+        AutoFdo { per_binary: HashMap::new(), pending: vec![None; 256] }
     }
 }
 
 impl AutoFdo {
+    fn flush(&mut self, id: u8) {
+        if let Some(p) = self.pending[id as usize].take() {
+            let b = self.per_binary.entry(p.bin).or_default();
+            let n = b.ranges.entry((p.start, p.end)).or_default();
+            *n = n.saturating_add(1);
+            if p.taken {
+                let n = b.branches.entry((p.end, p.to)).or_default();
+                *n = n.saturating_add(1);
+            }
+        }
+    }
+
+    /// Count the ranges still held back (end of the trace).
+    pub fn finish(&mut self) {
+        for id in 0..=255u8 {
+            self.flush(id);
+        }
+    }
+}
+
+impl SampleSink for AutoFdo {
+    fn range(&mut self, r: &RangeSample, spaces: &mut Spaces) {
+        let Some(m) = spaces.find_map(r.tid, r.start) else {
+            self.flush(r.id);
+            return;
+        };
+        let bin = &spaces.binaries[m.bin];
+        let start = bin.simpleperf_vaddr(m, r.start);
+        if let Some(p) = &mut self.pending[r.id as usize] {
+            if p.fix_to {
+                p.to = start;
+            }
+        }
+        self.flush(r.id);
+        let direct_taken = r.taken && r.direct;
+        self.pending[r.id as usize] = Some(Pending {
+            bin: m.bin,
+            start,
+            end: bin.simpleperf_vaddr(m, r.last),
+            taken: r.taken,
+            to: if direct_taken { bin.simpleperf_vaddr(m, r.branch_addr) } else { 0 },
+            fix_to: direct_taken,
+        });
+    }
+
+    fn trace_on(&mut self, id: u8) {
+        self.flush(id);
+    }
+}
+
+impl AutoFdo {
+    /// Write the profile (after [`AutoFdo::finish`]).
     pub fn write(&self, spaces: &Spaces, w: &mut dyn Write) -> std::io::Result<()> {
         let mut keys: Vec<usize> = self.per_binary.keys().copied().collect();
-        keys.sort_by(|a, b| spaces.binaries[*a].path.cmp(&spaces.binaries[*b].path));
+        keys.sort_by(|a, b| spaces.binaries[*a].path.cmp(&spaces.binaries[*b].path).then(a.cmp(b)));
         if keys.len() > 1 {
             writeln!(w, "// Please split this file. AutoFDO only accepts profile for one binary.")?;
         }
@@ -62,24 +128,23 @@ impl AutoFdo {
             let bin = &spaces.binaries[k];
             let c = &self.per_binary[&k];
             let base = bin.first_load_vaddr();
-            let ranges: BTreeMap<(u64, u64), u64> = c
-                .ranges
-                .iter()
-                .filter(|((s, e), _)| *s >= base && *e >= base)
-                .map(|((s, e), n)| ((s - base, e - base), *n))
-                .collect();
+            let mut ranges: Vec<((u64, u64), u64)> =
+                c.ranges.iter().filter(|((s, e), _)| *s >= base && *e >= base).map(|((s, e), n)| ((s - base, e - base), *n)).collect();
+            ranges.sort_unstable();
             writeln!(w, "{}", ranges.len())?;
             for ((s, e), n) in &ranges {
                 writeln!(w, "{:x}-{:x}:{}", s, e, n)?;
             }
             writeln!(w, "0")?;
-            let mut branches: BTreeMap<(u64, u64), u64> = BTreeMap::new();
-            for ((f, t), n) in &c.branches {
-                if *f >= base {
-                    let t = if *t >= base { t - base } else { 0 };
-                    *branches.entry((f - base, t)).or_default() += n;
-                }
-            }
+            // `to` below the base becomes 0: pairs may then repeat, each
+            // printed as simpleperf prints them
+            let mut branches: Vec<((u64, u64), u64)> = c
+                .branches
+                .iter()
+                .filter(|((f, _), _)| *f >= base)
+                .map(|((f, t), n)| ((f - base, if *t >= base { t - base } else { 0 }), *n))
+                .collect();
+            branches.sort_unstable();
             writeln!(w, "{}", branches.len())?;
             for ((f, t), n) in &branches {
                 writeln!(w, "{:x}->{:x}:{}", f, t, n)?;
@@ -95,5 +160,135 @@ impl AutoFdo {
             writeln!(w, "// {}\n", bin.path)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::ocsd_isa_aarch64;
+    use crate::perf::spaces::{Binary, Map};
+
+    const RUN: u64 = 0x5800_0000;
+
+    /// `/bin/b` (build ID 12 34) and `/bin/a` (none), both ELF files with
+    /// a read-only first segment at 0 and code at 0x1000 (file offset
+    /// 0x1000), mapped into process 10 at RUN and RUN + 0x10000.
+    fn spaces() -> Spaces {
+        let mk = |path: &str, id: Option<Vec<u8>>| {
+            let mut b = Binary::new(path, id);
+            b.loads = vec![(0, 0, 0x1000), (0x1000, 0x1000, 0x1000)];
+            b.exec_min = Some((0x1000, 0x1000));
+            b
+        };
+        let map = |start: u64, bin: usize| Map { start, end: start + 0x1000, pgoff: 0x1000, bin };
+        Spaces::from_parts(vec![mk("/bin/b", Some(vec![0x12, 0x34])), mk("/bin/a", None)], vec![(10, map(RUN + 0x1000, 0)), (10, map(RUN + 0x11000, 1))])
+    }
+
+    fn range(start: u64, last: u64, taken: bool, direct: bool, to: u64) -> RangeSample {
+        RangeSample {
+            start: RUN + start,
+            last: RUN + last,
+            n_instr: ((last - start) / 4 + 1) as u32,
+            tid: 10,
+            isa: ocsd_isa_aarch64,
+            taken,
+            direct,
+            branch_addr: RUN + to,
+            is_call: false,
+            is_return: false,
+            id: 0x10,
+        }
+    }
+
+    fn profile(events: &[Result<RangeSample, u8>]) -> String {
+        let mut s = spaces();
+        let mut a = AutoFdo::default();
+        for e in events {
+            match e {
+                Ok(r) => a.range(r, &mut s),
+                Err(id) => a.trace_on(*id),
+            }
+        }
+        a.finish();
+        let mut out = Vec::new();
+        a.write(&s, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    const B_TAIL: &str = "// build_id: 0x1234000000000000000000000000000000000000\n// /bin/b\n\n";
+
+    #[test]
+    fn a_taken_direct_branch_goes_to_the_next_range_of_its_source() {
+        // the branch's target says 0x1100, but the next range (after an
+        // exception, say) starts at 0x1200: simpleperf counts 0x1200
+        let out = profile(&[Ok(range(0x1000, 0x1004, true, true, 0x1100)), Ok(range(0x1200, 0x1208, false, false, 0))]);
+        assert_eq!(out, format!("2\n1000-1004:1\n1200-1208:1\n0\n1\n1004->1200:1\n{}", B_TAIL));
+    }
+
+    #[test]
+    fn trace_on_and_the_end_keep_the_branch_target() {
+        let out = profile(&[
+            Ok(range(0x1000, 0x1004, true, true, 0x1100)),
+            Err(0x10),
+            Ok(range(0x1200, 0x1208, true, true, 0x1300)),
+        ]);
+        assert_eq!(out, format!("2\n1000-1004:1\n1200-1208:1\n0\n2\n1004->1100:1\n1208->1300:1\n{}", B_TAIL));
+    }
+
+    #[test]
+    fn an_unmapped_range_is_dropped_and_cuts_the_chain() {
+        let unmapped = RangeSample { start: 0x10, last: 0x20, ..range(0, 0, false, false, 0) };
+        let out = profile(&[Ok(range(0x1000, 0x1004, true, true, 0x1100)), Ok(unmapped), Ok(range(0x1200, 0x1200, false, false, 0))]);
+        assert_eq!(out, format!("2\n1000-1004:1\n1200-1200:1\n0\n1\n1004->1100:1\n{}", B_TAIL));
+    }
+
+    #[test]
+    fn indirect_branches_go_to_zero_not_taken_ones_count_only_the_range() {
+        let out = profile(&[
+            Ok(range(0x1000, 0x1004, true, false, 0)),
+            Ok(range(0x1010, 0x1014, false, true, 0x1000)),
+            Ok(range(0x1010, 0x1014, false, true, 0x1000)),
+            Ok(range(0x1018, 0x1018, true, false, 0)),
+        ]);
+        assert_eq!(out, format!("3\n1000-1004:1\n1010-1014:2\n1018-1018:1\n0\n2\n1004->0:1\n1018->0:1\n{}", B_TAIL));
+    }
+
+    #[test]
+    fn sources_do_not_fix_each_other_and_binaries_sort_by_path() {
+        let other = |r: RangeSample| RangeSample { id: 0x11, ..r };
+        let out = profile(&[
+            Ok(range(0x1000, 0x1004, true, true, 0x1100)),
+            Ok(other(range(0x11000, 0x11008, true, true, 0x11100))),
+            Ok(range(0x1100, 0x1104, false, false, 0)),
+        ]);
+        assert_eq!(
+            out,
+            format!(
+                "// Please split this file. AutoFDO only accepts profile for one binary.\n\
+                 1\n1000-1008:1\n0\n1\n1008->1100:1\n// build_id: 0x0000000000000000000000000000000000000000\n// /bin/a\n\n\
+                 2\n1000-1004:1\n1100-1104:1\n0\n1\n1004->1100:1\n{}",
+                B_TAIL
+            )
+        );
+    }
+
+    #[test]
+    fn addresses_below_the_first_segment_are_left_out_or_go_to_zero() {
+        // first PT_LOAD at 0x800: addresses are taken relative to it; a
+        // branch into the first page goes to 0, and two such branches
+        // from one place stay two lines, as simpleperf prints them
+        let mut s = spaces();
+        s.binaries[0].loads[0] = (0x800, 0x800, 0x800);
+        let mut a = AutoFdo::default();
+        for r in [range(0x1000, 0x1004, true, true, 0x400), range(0x1000, 0x1004, true, true, 0x600)] {
+            a.range(&r, &mut s);
+            a.trace_on(0x10);
+        }
+        a.per_binary.get_mut(&0).unwrap().ranges.insert((0x700, 0x900), 1);
+        a.finish();
+        let mut out = Vec::new();
+        a.write(&s, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), format!("1\n800-804:2\n0\n2\n804->0:1\n804->0:1\n{}", B_TAIL));
     }
 }

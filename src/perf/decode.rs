@@ -53,12 +53,16 @@ pub struct RangeSample {
     /// The last instruction is a call (branch with link) / a return.
     pub is_call: bool,
     pub is_return: bool,
+    /// Trace ID of the source.
+    pub id: u8,
 }
 
 /// What the decode delivers.
 pub trait SampleSink {
     fn branch(&mut self, _b: &BranchSample) {}
     fn range(&mut self, _r: &RangeSample, _spaces: &mut Spaces) {}
+    /// A TRACE_ON element of source `id` (a discontinuity in its trace).
+    fn trace_on(&mut self, _id: u8) {}
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -96,12 +100,39 @@ impl ElemSink {
 impl GenElemSink for ElemSink {
     fn trace_elem_in(&mut self, _idx: ocsd_trc_index_t, id: u8, e: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
         let i = (id & 0x7f) as usize;
+        if let Some(c) = &self.clock {
+            let mut c = c.borrow_mut();
+            if c.cleared {
+                // perf never saw the dropped packets
+                c.cleared = false;
+                self.prev = [Pkt::Empty; 128];
+            }
+        }
+        let perf_packet = matches!(
+            e.elem_type,
+            OCSD_GEN_TRC_ELEM_NO_SYNC | OCSD_GEN_TRC_ELEM_TRACE_ON | OCSD_GEN_TRC_ELEM_EO_TRACE | OCSD_GEN_TRC_ELEM_INSTR_RANGE
+        );
+        let resp = self.elem(id, i, e);
+        if perf_packet {
+            if let Some(c) = &self.clock {
+                c.borrow_mut().packet();
+            }
+        }
+        resp
+    }
+}
+
+impl ElemSink {
+    fn elem(&mut self, id: u8, i: usize, e: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
         match e.elem_type {
             OCSD_GEN_TRC_ELEM_NO_SYNC | OCSD_GEN_TRC_ELEM_TRACE_ON | OCSD_GEN_TRC_ELEM_EO_TRACE => {
                 if let Pkt::Range { last, .. } = self.prev[i] {
                     self.branch(id, last, 0);
                 }
                 self.prev[i] = Pkt::Discontinuity;
+                if e.elem_type == OCSD_GEN_TRC_ELEM_TRACE_ON {
+                    self.out.borrow_mut().trace_on(i as u8);
+                }
             }
             OCSD_GEN_TRC_ELEM_INSTR_RANGE => {
                 let sz = e.last_instr_sz() as u64;
@@ -131,6 +162,7 @@ impl GenElemSink for ElemSink {
                     branch_addr: 0,
                     is_call: e.last_i_subtype == OCSD_S_INSTR_BR_LINK,
                     is_return: e.last_i_subtype == OCSD_S_INSTR_V8_RET || e.last_i_subtype == OCSD_S_INSTR_V7_IMPLIED_RET,
+                    id: i as u8,
                 };
                 if r.direct && taken {
                     let mut op = [0u8; 4];
@@ -158,7 +190,9 @@ impl GenElemSink for ElemSink {
             }
             OCSD_GEN_TRC_ELEM_TIMESTAMP => {
                 if let Some(c) = &self.clock {
-                    c.borrow_mut().ended_by = Some(e.timestamp);
+                    let mut c = c.borrow_mut();
+                    c.ended_by = Some(e.timestamp);
+                    c.timed = true;
                     return OCSD_RESP_WAIT;
                 }
             }
@@ -189,11 +223,47 @@ struct Segment {
     instrs: u64,
     /// The timestamp that ended the segment (the sink then answers WAIT).
     ended_by: Option<u64>,
+    /// A timestamp has been seen in this queue: samples are kept from the
+    /// decode pass that found it on.
+    timed: bool,
+    /// perf's packets (ranges and discontinuities) in the current pass.
+    pass_packets: u32,
+    /// Samples were dropped: the element sink forgets its previous ranges.
+    cleared: bool,
+}
+
+/// perf's packet buffer per trace source holds this many packets less one;
+/// a full buffer ends a decode pass.
+const PERF_PACKET_BUFFER: u32 = 1024;
+
+impl Segment {
+    /// One of perf's packets was buffered: a full buffer ends the pass.
+    fn packet(&mut self) {
+        if !self.timed {
+            self.pass_packets += 1;
+            if self.pass_packets >= PERF_PACKET_BUFFER - 1 {
+                self.drop_pass();
+            }
+        }
+    }
+
+    /// A decode pass ended (the buffer filled, or the block's data ran
+    /// out): before the queue's first timestamp, perf discards what the
+    /// pass decoded (`cs_etm__queue_first_cs_timestamp`: packets without
+    /// a timestamp cannot be placed in time).
+    fn drop_pass(&mut self) {
+        if !self.timed {
+            self.samples.clear();
+            self.pass_packets = 0;
+            self.cleared = true;
+        }
+    }
 }
 
 enum Sample {
     Branch(BranchSample),
     Range(RangeSample),
+    TraceOn(u8),
 }
 
 /// Collects a queue's samples for the timestamp-ordered merge.
@@ -207,6 +277,9 @@ impl SampleSink for SegmentSink {
         let mut s = self.0.borrow_mut();
         s.instrs += r.n_instr as u64;
         s.samples.push(Sample::Range(*r));
+    }
+    fn trace_on(&mut self, id: u8) {
+        self.0.borrow_mut().samples.push(Sample::TraceOn(id));
     }
 }
 
@@ -267,6 +340,9 @@ struct QueueRun<'a> {
     started: bool,
     /// The decoder answered WAIT: FLUSH before more data.
     flush: bool,
+    /// Timestamped decode: the queue's samples (a block's end ends a
+    /// decode pass).
+    seg: Option<Rc<RefCell<Segment>>>,
 }
 
 impl QueueRun<'_> {
@@ -281,8 +357,17 @@ impl QueueRun<'_> {
                 }
                 self.flush = false;
             }
-            let Some(blk) = self.blocks.get(self.bi).copied() else { return false };
+            let Some(blk) = self.blocks.get(self.bi).copied() else {
+                // the last pass ends with the data
+                if let Some(seg) = &self.seg {
+                    seg.borrow_mut().drop_pass();
+                }
+                return false;
+            };
             if !self.started {
+                if let Some(seg) = &self.seg {
+                    seg.borrow_mut().drop_pass();
+                }
                 let _ = self.tree.data_in(OCSD_OP_RESET, 0, &[]);
                 self.started = true;
                 self.used = 0;
@@ -355,6 +440,24 @@ pub(crate) fn merge_by_time(queues: usize, mut next: impl FnMut(usize) -> Option
 /// come first (perf drops them), samples after its last one keep that
 /// timestamp.
 pub fn decode(pd: &PerfData, meta: &CsMeta, mode: BlockMode, spaces: Spaces, out: Rc<RefCell<dyn SampleSink>>) -> Result<(Spaces, Vec<String>), PerfError> {
+    decode_ordered(pd, meta, mode, spaces, out, pd.timestamped())
+}
+
+/// As [`decode`], always queue after queue whatever the recording's
+/// timestamps (simpleperf's `inject` decodes the trace as it comes and
+/// drops nothing).
+pub fn decode_timeless(pd: &PerfData, meta: &CsMeta, mode: BlockMode, spaces: Spaces, out: Rc<RefCell<dyn SampleSink>>) -> Result<(Spaces, Vec<String>), PerfError> {
+    decode_ordered(pd, meta, mode, spaces, out, false)
+}
+
+fn decode_ordered(
+    pd: &PerfData,
+    meta: &CsMeta,
+    mode: BlockMode,
+    spaces: Spaces,
+    out: Rc<RefCell<dyn SampleSink>>,
+    by_time: bool,
+) -> Result<(Spaces, Vec<String>), PerfError> {
     let mut tid = [-1i32; 128];
     let mut cpu_of_id = [-1i32; 128];
     for c in &meta.cpus {
@@ -378,10 +481,10 @@ pub fn decode(pd: &PerfData, meta: &CsMeta, mode: BlockMode, spaces: Spaces, out
             _ => queues.push(vec![b]),
         }
     }
-    if !pd.timestamped() {
+    if !by_time {
         for q in &queues {
             let tree = make_tree(q[0], meta, &shared, out.clone(), None, cpu_of_id, pid_in_vmid, &mut warnings)?;
-            let mut run = QueueRun { tree, blocks: q.clone(), bi: 0, used: 0, started: false, flush: false };
+            let mut run = QueueRun { tree, blocks: q.clone(), bi: 0, used: 0, started: false, flush: false, seg: None };
             // no clock: the sink never waits, the queue runs to its end
             while run.run(pd, &mut warnings) {}
         }
@@ -392,7 +495,7 @@ pub fn decode(pd: &PerfData, meta: &CsMeta, mode: BlockMode, spaces: Spaces, out
             let seg = Rc::new(RefCell::new(Segment::default()));
             let sink = Rc::new(RefCell::new(SegmentSink(seg.clone())));
             let tree = make_tree(q[0], meta, &shared, sink, Some(seg.clone()), cpu_of_id, pid_in_vmid, &mut warnings)?;
-            runs.push((QueueRun { tree, blocks: q.clone(), bi: 0, used: 0, started: false, flush: false }, false, 0u64));
+            runs.push((QueueRun { tree, blocks: q.clone(), bi: 0, used: 0, started: false, flush: false, seg: Some(seg.clone()) }, false, 0u64));
             segs.push(seg);
         }
         let pending: Vec<Vec<Sample>> = (0..runs.len()).map(|_| Vec::new()).collect();
@@ -428,6 +531,7 @@ pub fn decode(pd: &PerfData, meta: &CsMeta, mode: BlockMode, spaces: Spaces, out
                 for s in samples {
                     match s {
                         Sample::Branch(b) => out.borrow_mut().branch(&b),
+                        Sample::TraceOn(id) => out.borrow_mut().trace_on(id),
                         Sample::Range(r) => {
                             if let Ok(mut sh) = shared.lock() {
                                 out.borrow_mut().range(&r, &mut sh.spaces);
@@ -448,7 +552,42 @@ pub fn decode(pd: &PerfData, meta: &CsMeta, mode: BlockMode, spaces: Spaces, out
 
 #[cfg(test)]
 mod tests {
-    use super::merge_by_time;
+    use super::{merge_by_time, BranchSample, Sample, Segment, PERF_PACKET_BUFFER};
+
+    fn branch(n: u64) -> Sample {
+        Sample::Branch(BranchSample { from: n, to: 0, tid: 1, cpu: 0 })
+    }
+
+    fn froms(s: &Segment) -> Vec<u64> {
+        s.samples.iter().map(|x| if let Sample::Branch(b) = x { b.from } else { 0 }).collect()
+    }
+
+    #[test]
+    fn before_the_first_timestamp_each_decode_pass_is_dropped() {
+        let mut s = Segment::default();
+        // a full packet buffer (1023 packets) ends a pass: its samples go,
+        // the last packet's included
+        for n in 0..PERF_PACKET_BUFFER as u64 - 1 {
+            s.samples.push(branch(n));
+            s.packet();
+        }
+        assert!(s.samples.is_empty() && s.cleared);
+        // so does the end of a block
+        s.samples.push(branch(7));
+        s.packet();
+        s.drop_pass();
+        assert!(s.samples.is_empty());
+        // the pass that finds the first timestamp keeps what it decoded
+        s.samples.push(branch(8));
+        s.packet();
+        s.timed = true;
+        s.samples.push(branch(9));
+        for _ in 0..2 * PERF_PACKET_BUFFER {
+            s.packet();
+        }
+        s.drop_pass();
+        assert_eq!(froms(&s), vec![8, 9]);
+    }
 
     #[test]
     fn segments_merge_in_time_order_ties_by_queue() {

@@ -17,6 +17,7 @@ use linux_perf_data::linux_perf_event_reader::{
 };
 use linux_perf_data::{Endianness, PerfFileReader};
 
+use super::fasthash::FastMap;
 use super::PerfError;
 
 /// `PERF_RECORD_*` user types (perf's own records).
@@ -154,7 +155,7 @@ pub struct PerfData {
     pub aux: Vec<AuxRecord>,
     pub sideband: Vec<SidebandRecord>,
     /// Build IDs of the file's build-id table, by path.
-    pub build_ids: HashMap<String, Vec<u8>>,
+    pub build_ids: FastMap<String, Vec<u8>>,
     /// Whether the HEADER_AUXTRACE feature holds an index in perf's own
     /// layout (simpleperf writes the entries without perf's count word, and
     /// perf then reads the trace as it arrives, assuming frame-formatted
@@ -167,6 +168,114 @@ pub struct PerfData {
     /// `config` of the first dynamic-PMU event (the cs_etm event): its
     /// `ETM_OPT_TS` bit says whether the trace carries timestamps.
     pub etm_config: Option<u64>,
+    /// simpleperf's FEAT_FILE / FEAT_FILE2 entries, by path: what it read
+    /// of each binary on the device.
+    pub simpleperf_files: FastMap<String, SimpleperfFile>,
+}
+
+/// A binary as simpleperf described it on the device (FEAT_FILE2): the
+/// lowest executable segment's address and where it starts (file offset
+/// for an ELF file, offset in the module's memory for a kernel module).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SimpleperfFile {
+    pub kind: SimpleperfDso,
+    pub min_vaddr: u64,
+    pub offset_of_min_vaddr: u64,
+}
+
+/// simpleperf's `DsoType` of a FEAT_FILE entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SimpleperfDso {
+    Kernel,
+    KernelModule,
+    Elf,
+    Other,
+}
+
+impl SimpleperfDso {
+    fn of(t: u64) -> Self {
+        match t {
+            0 => SimpleperfDso::Kernel,
+            1 => SimpleperfDso::KernelModule,
+            2 => SimpleperfDso::Elf,
+            _ => SimpleperfDso::Other,
+        }
+    }
+}
+
+/// A protobuf varint at `*at` of `b`.
+fn varint(b: &[u8], at: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = *b.get(*at)?;
+        *at += 1;
+        v |= ((byte & 0x7f) as u64) << shift;
+        if byte & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// Call `f` with each field of a protobuf message: (field number,
+/// varint value or 0, the bytes of a length-delimited field or none).
+/// None when the message is damaged.
+fn proto_fields<'a>(b: &'a [u8], mut f: impl FnMut(u64, u64, &'a [u8])) -> Option<()> {
+    let mut at = 0;
+    while at < b.len() {
+        let key = varint(b, &mut at)?;
+        match key & 7 {
+            0 => {
+                let v = varint(b, &mut at)?;
+                f(key >> 3, v, &[]);
+            }
+            1 => at = at.checked_add(8).filter(|&e| e <= b.len())?,
+            2 => {
+                let n = usize::try_from(varint(b, &mut at)?).ok()?;
+                let end = at.checked_add(n).filter(|&e| e <= b.len())?;
+                f(key >> 3, 0, &b[at..end]);
+                at = end;
+            }
+            5 => at = at.checked_add(4).filter(|&e| e <= b.len())?,
+            _ => return None,
+        }
+    }
+    Some(())
+}
+
+/// simpleperf's FEAT_FILE2 section: entries of a u32 size and a
+/// `FileFeature` protobuf message (path 1, type 2, min_vaddr 3, symbols 4,
+/// ELF info 6 / kernel module info 7 with the offset as field 1). Symbols
+/// are skipped. A damaged entry ends the table.
+pub fn parse_file2_section(sec: &[u8], e: Endianness) -> FastMap<String, SimpleperfFile> {
+    let mut out = FastMap::default();
+    let mut at = 0usize;
+    while let Some(len) = rd_u32(sec, at, e) {
+        let Some(msg) = sec.get(at + 4..(at + 4).saturating_add(len as usize)) else { break };
+        at += 4 + len as usize;
+        let (mut path, mut kind, mut min_vaddr, mut off) = (None, 0u64, 0u64, 0u64);
+        let ok = proto_fields(msg, |n, v, bytes| match n {
+            1 => path = Some(bytes),
+            2 => kind = v,
+            3 => min_vaddr = v,
+            6 | 7 => {
+                let _ = proto_fields(bytes, |n, v, _| {
+                    if n == 1 {
+                        off = v;
+                    }
+                });
+            }
+            _ => {}
+        });
+        if ok.is_none() {
+            break;
+        }
+        let path = path.map(|p| String::from_utf8_lossy(p).into_owned());
+        if let Some(p) = path {
+            out.insert(p, SimpleperfFile { kind: SimpleperfDso::of(kind), min_vaddr, offset_of_min_vaddr: off });
+        }
+    }
+    out
 }
 
 /// `ETM_OPT_TS` of the cs_etm event's config (coresight-pmu.h).
@@ -243,11 +352,12 @@ impl PerfData {
             auxtrace: Vec::new(),
             aux: Vec::new(),
             sideband: Vec::new(),
-            build_ids: HashMap::new(),
+            build_ids: FastMap::default(),
             perf_auxtrace_index: false,
             simpleperf_meta: HashMap::new(),
             os_release: None,
             etm_config: None,
+            simpleperf_files: FastMap::default(),
             bytes: Vec::new(),
         };
         let raw = pd.walk_records(&bytes)?;
@@ -281,6 +391,22 @@ impl PerfData {
         }
         if let Ok(Some(m)) = perf_file.simpleperf_meta_info() {
             pd.simpleperf_meta = m.into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        }
+        // FEAT_FILE2 read here (its symbol tables are skipped, not
+        // decoded); the legacy FEAT_FILE through the crate
+        if let Some(sec) = perf_file.feature_section_data(linux_perf_data::Feature::SIMPLEPERF_FILE2) {
+            pd.simpleperf_files = parse_file2_section(sec, endian);
+        } else if let Ok(Some(files)) = perf_file.simpleperf_symbol_tables() {
+            use linux_perf_data::SimpleperfTypeSpecificInfo as T;
+            for f in files {
+                let offset_of_min_vaddr = match &f.type_specific_msg {
+                    Some(T::ElfFile(e)) => e.file_offset_of_min_vaddr,
+                    Some(T::KernelModule(k)) => k.memory_offset_of_min_vaddr,
+                    _ => 0,
+                };
+                pd.simpleperf_files
+                    .insert(f.path.clone(), SimpleperfFile { kind: SimpleperfDso::of(f.r#type as u64), min_vaddr: f.min_vaddr, offset_of_min_vaddr });
+            }
         }
         if let Some(sec) = perf_file.feature_section_data(linux_perf_data::Feature(HEADER_AUXTRACE_FEATURE)) {
             pd.perf_auxtrace_index = perf_index_layout(sec, endian);
@@ -496,9 +622,9 @@ fn pick_parse_info(
 /// byte 20 with `PERF_RECORD_MISC_BUILD_ID_SIZE`, else 20 bytes less
 /// trailing all-zero 4-byte groups (simpleperf leaves bytes 20..24 unset).
 /// A damaged entry ends the table.
-pub fn parse_build_id_section(sec: &[u8], e: Endianness) -> HashMap<String, Vec<u8>> {
+pub fn parse_build_id_section(sec: &[u8], e: Endianness) -> FastMap<String, Vec<u8>> {
     const MISC_BUILD_ID_SIZE: u16 = 1 << 15;
-    let mut out = HashMap::new();
+    let mut out = FastMap::default();
     let mut at = 0usize;
     while at + 36 <= sec.len() {
         let (Some(misc), Some(size)) = (rd_u16(sec, at + 4, e), rd_u16(sec, at + 6, e)) else { break };
@@ -518,7 +644,8 @@ pub fn parse_build_id_section(sec: &[u8], e: Endianness) -> HashMap<String, Vec<
         };
         let path = &sec[at + 36..at + size];
         let path = &path[..path.iter().position(|&b| b == 0).unwrap_or(path.len())];
-        out.insert(String::from_utf8_lossy(path).into_owned(), id[..len].to_vec());
+        let path = String::from_utf8(path.to_vec()).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        out.insert(path, id[..len].to_vec());
         at += size;
     }
     out
@@ -584,5 +711,34 @@ mod tests {
         assert_eq!(t["/lib/a.so"], vec![1, 2, 3, 4, 5, 6]);
         assert_eq!(t["/bin/b"], vec![7; 20]);
         assert!(parse_build_id_section(&sec[..20], Endianness::LittleEndian).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod file2_tests {
+    use super::*;
+
+    #[test]
+    fn file2_entries_without_their_symbols() {
+        // path "/m.ko" (1), type 1 (2), min_vaddr 0x1234 (3), a symbol (4),
+        // kernel module info {offset 0x80} (7); then an ELF entry; then a
+        // damaged one
+        let mut m1 = vec![0x0a, 5];
+        m1.extend(b"/m.ko");
+        m1.extend([0x10, 1, 0x18, 0xb4, 0x24, 0x22, 3, 0x08, 0x01, 0x10, 0x3a, 3, 0x08, 0x80, 0x01]);
+        let mut m2 = vec![0x0a, 2, b'/', b'e', 0x10, 2, 0x18, 0x80, 0x20, 0x32, 2, 0x08, 0x10];
+        m2.push(0x0d); // a fixed32 field
+        m2.extend([0, 0, 0, 0]);
+        let mut sec = Vec::new();
+        for m in [&m1, &m2] {
+            sec.extend((m.len() as u32).to_le_bytes());
+            sec.extend(m.iter());
+        }
+        sec.extend(9u32.to_le_bytes());
+        sec.extend([0x0a, 20, 1]);
+        let t = parse_file2_section(&sec, Endianness::LittleEndian);
+        assert_eq!(t.len(), 2);
+        assert_eq!(t["/m.ko"], SimpleperfFile { kind: SimpleperfDso::KernelModule, min_vaddr: 0x1234, offset_of_min_vaddr: 0x80 });
+        assert_eq!(t["/e"], SimpleperfFile { kind: SimpleperfDso::Elf, min_vaddr: 0x1000, offset_of_min_vaddr: 0x10 });
     }
 }

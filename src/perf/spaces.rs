@@ -17,33 +17,15 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::file::{PerfData, Sideband};
+use super::fasthash::FastMap;
+use super::file::{PerfData, Sideband, SimpleperfFile};
 
 /// Maps keyed by pid / tid, looked up on every memory read that misses the
-/// last mapping: a multiplicative hash is enough for integer IDs (SipHash
-/// guards against hostile keys, which a recording's IDs cannot choose to
-/// any effect beyond slower lookups).
-type IdMap<V> = HashMap<i32, V, std::hash::BuildHasherDefault<IdHasher>>;
-
-#[derive(Default)]
-struct IdHasher(u64);
-
-impl std::hash::Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-        }
-    }
-    fn write_i32(&mut self, v: i32) {
-        self.0 = (self.0.rotate_left(5) ^ v as u32 as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
+/// last mapping.
+type IdMap<V> = FastMap<i32, V>;
 
 /// A file mapping.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct Map {
     pub start: u64,
     /// Exclusive end.
@@ -79,9 +61,33 @@ pub struct Binary {
     /// at or above `.text` reads the file at the same distance from the
     /// section's offset, up to the end of the file.
     pub text: Option<(u64, u64)>,
+    /// The lowest executable PT_LOAD segment (vaddr, file offset) of the
+    /// ELF file found; simpleperf's FEAT_FILE2 entry wins over it.
+    pub exec_min: Option<(u64, u64)>,
+    pub simpleperf: Option<SimpleperfFile>,
+    /// A kernel module (a kernel-space mapping other than the kernel).
+    pub module: bool,
 }
 
 impl Binary {
+    /// A user-space binary known by its path (and build ID), not looked
+    /// up yet.
+    pub fn new(path: &str, build_id: Option<Vec<u8>>) -> Binary {
+        Binary {
+            path: path.to_string(),
+            build_id,
+            data: None,
+            found_at: None,
+            loads: Vec::new(),
+            kernel: false,
+            ref_sym: None,
+            reloc: 0,
+            text: None,
+            exec_min: None,
+            simpleperf: None,
+            module: false,
+        }
+    }
     /// simpleperf's "vaddr in file" of file offset `off`.
     pub fn vaddr_of_offset(&self, off: u64) -> u64 {
         for &(o, v, sz) in &self.loads {
@@ -117,6 +123,36 @@ impl Binary {
             Some((addr - m.start + m.pgoff, m.end - addr))
         }
     }
+    /// simpleperf's `IpToVaddrInFile` for run-time address `addr` in
+    /// mapping `m`:
+    /// - ELF file: `addr - start + pgoff`, moved from the file offset of
+    ///   the lowest executable segment to its address (from the
+    ///   recording's FEAT_FILE2 entry, else the ELF file; without either,
+    ///   `addr - start`);
+    /// - kernel: `addr - start + .text address` when the map has a start
+    ///   and vmlinux a `.text`, else `addr`;
+    /// - kernel module: `addr - start - memory offset + min vaddr` (both
+    ///   from FEAT_FILE2, else 0).
+    pub fn simpleperf_vaddr(&self, m: &Map, addr: u64) -> u64 {
+        use super::file::SimpleperfDso as D;
+        if self.kernel {
+            return match self.text {
+                Some((ta, _)) if m.start != 0 => addr.wrapping_sub(m.start).wrapping_add(ta),
+                _ => addr,
+            };
+        }
+        match self.simpleperf {
+            Some(f) if f.kind == D::KernelModule => addr.wrapping_sub(m.start).wrapping_sub(f.offset_of_min_vaddr).wrapping_add(f.min_vaddr),
+            _ if self.module => addr.wrapping_sub(m.start),
+            Some(f) if f.kind == D::Elf => {
+                addr.wrapping_sub(m.start).wrapping_add(m.pgoff).wrapping_sub(f.offset_of_min_vaddr).wrapping_add(f.min_vaddr)
+            }
+            _ => match self.exec_min {
+                Some((v, o)) => addr.wrapping_sub(m.start).wrapping_add(m.pgoff).wrapping_sub(o).wrapping_add(v),
+                None => addr.wrapping_sub(m.start),
+            },
+        }
+    }
     pub fn build_id_hex(&self) -> String {
         self.build_id.as_ref().map(|b| b.iter().map(|x| format!("{:02x}", x)).collect()).unwrap_or_default()
     }
@@ -136,9 +172,13 @@ pub struct Spaces {
     /// First ITRACE_START thread per CPU (context when the trace has none).
     pub itrace_tid: HashMap<u32, i32>,
     /// Last command name per thread (COMM records).
-    comm: HashMap<i32, String>,
+    comm: FastMap<i32, String>,
     /// The last read's thread and mapping (reads come in runs).
     last: Option<(i32, Map)>,
+    /// simpleperf's `--symdir`: folders searched recursively for ELF
+    /// files by build ID (indexed on first use).
+    symdirs: Vec<PathBuf>,
+    symdir_index: Option<Vec<([u8; 20], PathBuf)>>,
 }
 
 impl Spaces {
@@ -146,22 +186,48 @@ impl Spaces {
         Self::with_vmlinux(pd, symfs, None)
     }
 
-    /// As [`Spaces::new`], with perf's `--vmlinux FILE`.
-    pub fn with_vmlinux(pd: &PerfData, symfs: Option<&Path>, vmlinux: Option<&Path>) -> Spaces {
-        let mut s = Spaces {
+    fn empty(symfs: Option<&Path>, vmlinux: Option<&Path>) -> Spaces {
+        Spaces {
             by_pid: IdMap::default(),
             kernel: Vec::new(),
             tid_to_pid: IdMap::default(),
             binaries: Vec::new(),
             symfs: symfs.map(|p| p.to_path_buf()),
             vmlinux: vmlinux.map(|p| p.to_path_buf()),
-            os_release: pd.os_release.clone(),
+            os_release: None,
             warnings: Vec::new(),
             itrace_tid: HashMap::new(),
-            comm: HashMap::new(),
+            comm: FastMap::default(),
             last: None,
-        };
-        let mut bin_index: HashMap<&str, usize> = HashMap::new();
+            symdirs: Vec::new(),
+            symdir_index: None,
+        }
+    }
+
+    /// Address spaces built by hand (tests, other front ends): the
+    /// binaries, and mappings per process (pid -1: the kernel's), each
+    /// inserted as an MMAP record would be. Binaries without contents are
+    /// taken as looked up and not found.
+    pub fn from_parts(binaries: Vec<Binary>, maps: Vec<(i32, Map)>) -> Spaces {
+        let mut s = Spaces::empty(None, None);
+        s.binaries = binaries;
+        for b in &mut s.binaries {
+            if b.data.is_none() {
+                b.data = Some(None);
+            }
+        }
+        for (pid, m) in maps {
+            let list = if pid == -1 { &mut s.kernel } else { s.by_pid.entry(pid).or_default() };
+            insert_map(list, m);
+        }
+        s
+    }
+
+    /// As [`Spaces::new`], with perf's `--vmlinux FILE`.
+    pub fn with_vmlinux(pd: &PerfData, symfs: Option<&Path>, vmlinux: Option<&Path>) -> Spaces {
+        let mut s = Spaces::empty(symfs, vmlinux);
+        s.os_release = pd.os_release.clone();
+        let mut bin_index: FastMap<&str, usize> = FastMap::default();
         for r in &pd.sideband {
             match &r.event {
                 Sideband::Mmap(m) => {
@@ -177,31 +243,19 @@ impl Spaces {
                             let key = if kernel { KERNEL_NAME } else { m.path.as_str() };
                             let build_id = m.build_id.clone().or_else(|| pd.build_ids.get(key).cloned());
                             let ref_sym = m.path.strip_prefix(KERNEL_NAME).filter(|n| kernel && !n.is_empty()).map(|n| (n.to_string(), m.pgoff));
-                            s.binaries.push(Binary {
-                                path: if kernel { KERNEL_NAME.to_string() } else { m.path.clone() },
-                                build_id,
-                                data: None,
-                                found_at: None,
-                                loads: Vec::new(),
-                                kernel,
-                                ref_sym,
-                                reloc: 0,
-                                text: None,
-                            });
+                            let mut b = Binary::new(if kernel { KERNEL_NAME } else { &m.path }, build_id);
+                            b.kernel = kernel;
+                            b.ref_sym = ref_sym;
+                            b.simpleperf = pd.simpleperf_files.get(key).copied();
+                            b.module = !kernel && m.kernel;
+                            s.binaries.push(b);
                             bin_index.insert(&m.path, s.binaries.len() - 1);
                             s.binaries.len() - 1
                         }
                     };
                     let map = Map { start: m.start, end: m.start.saturating_add(m.len), pgoff: m.pgoff, bin };
                     let list = if m.pid == -1 || (m.kernel && m.pid <= 0) { &mut s.kernel } else { s.by_pid.entry(m.pid).or_default() };
-                    // a new mapping replaces what it overlaps (sorted,
-                    // non-overlapping: the overlapped ones are neighbours)
-                    let at = list.partition_point(|o| o.end <= map.start);
-                    let mut n = 0;
-                    while at + n < list.len() && list[at + n].start < map.end {
-                        n += 1;
-                    }
-                    list.splice(at..at + n, std::iter::once(map));
+                    insert_map(list, map);
                     if m.pid > 0 {
                         s.tid_to_pid.insert(m.tid, m.pid);
                     }
@@ -253,7 +307,32 @@ impl Spaces {
         find(&self.kernel).map(|i| &self.kernel[i])
     }
 
-    /// Where binary `b` may be, in perf's order.
+    /// simpleperf's `--symdir DIR`: look for binaries in these folders
+    /// (recursively) by build ID, before the other places.
+    pub fn set_symdirs(&mut self, dirs: &[PathBuf]) {
+        self.symdirs = dirs.to_vec();
+        self.symdir_index = None;
+    }
+
+    /// The ELF files under the `--symdir` folders, by (20-byte padded)
+    /// build ID.
+    fn symdir_lookup(&mut self, id: &[u8]) -> Option<PathBuf> {
+        if self.symdirs.is_empty() {
+            return None;
+        }
+        let index = self.symdir_index.get_or_insert_with(|| {
+            let mut out = Vec::new();
+            for d in &self.symdirs {
+                index_build_ids(d, 0, &mut out);
+            }
+            out
+        });
+        let want = pad_build_id(id);
+        index.iter().find(|(b, _)| *b == want).map(|(_, p)| p.clone())
+    }
+
+    /// Where binary `b` may be, in perf's order, then simpleperf's extra
+    /// places (`--symfs` + the file name alone, `/usr/lib/debug` + path).
     fn candidates(&self, b: &Binary) -> Vec<PathBuf> {
         let mut cands: Vec<PathBuf> = Vec::new();
         let under_symfs = |p: &str| match &self.symfs {
@@ -299,7 +378,13 @@ impl Spaces {
             }
         } else {
             cands.push(under_symfs(&b.path));
+            if let (Some(fs), Some(name)) = (&self.symfs, Path::new(&b.path).file_name()) {
+                cands.push(fs.join(name));
+            }
             cache(&mut cands);
+            if b.path.starts_with('/') {
+                cands.push(PathBuf::from(format!("/usr/lib/debug{}", b.path)));
+            }
         }
         let mut seen = std::collections::HashSet::new();
         cands.retain(|c| seen.insert(c.clone()));
@@ -312,7 +397,12 @@ impl Spaces {
         if let Some(d) = &b.data {
             return d.clone();
         }
-        let cands = self.candidates(b);
+        let mut cands = self.candidates(b);
+        if let Some(id) = b.build_id.clone() {
+            if let Some(p) = self.symdir_lookup(&id) {
+                cands.insert(0, p);
+            }
+        }
         let b = &mut self.binaries[bin];
         let mut tried = Vec::new();
         let mut found = None;
@@ -333,6 +423,7 @@ impl Spaces {
                     }
                 }
                 b.loads = elf_loads(&bytes);
+                b.exec_min = elf_min_exec(&bytes);
                 if b.kernel {
                     b.text = elf_section(&bytes, ".text");
                     // KASLR: the MMAP record's address of the reference
@@ -379,25 +470,58 @@ impl Spaces {
 
     /// Read target memory of thread `tid` at `addr`: bytes read.
     pub fn read(&mut self, tid: i32, addr: u64, buf: &mut [u8]) -> usize {
-        let m = match &self.last {
-            Some((t, m)) if *t == tid && addr >= m.start && addr < m.end => m.clone(),
+        let m = match self.last {
+            Some((t, m)) if t == tid && addr >= m.start && addr < m.end => m,
             _ => {
-                let Some(m) = self.find_map(tid, addr).cloned() else { return 0 };
-                self.last = Some((tid, m.clone()));
+                let Some(m) = self.find_map(tid, addr).copied() else { return 0 };
+                self.last = Some((tid, m));
                 m
             }
         };
-        let Some(data) = self.load(m.bin) else { return 0 };
-        let Some((off, avail)) = self.binaries[m.bin].file_offset(&m, addr) else { return 0 };
-        let n = (buf.len() as u64).min(avail) as usize;
+        if self.binaries[m.bin].data.is_none() {
+            self.load(m.bin);
+        }
+        let b = &self.binaries[m.bin];
+        let Some(Some(data)) = &b.data else { return 0 };
+        let Some((off, avail)) = b.file_offset(&m, addr) else { return 0 };
         if off >= data.len() as u64 {
             return 0;
         }
         let off = off as usize;
-        let n = n.min(data.len() - off);
+        let n = ((buf.len() as u64).min(avail) as usize).min(data.len() - off);
         buf[..n].copy_from_slice(&data[off..off + n]);
         n
     }
+}
+
+/// Insert `map` into a sorted list of non-overlapping mappings: what it
+/// overlaps is cut away, the parts of an overlapped mapping outside it
+/// stay (with their file offsets moved), as perf and simpleperf do.
+pub fn insert_map(list: &mut Vec<Map>, map: Map) {
+    let at = list.partition_point(|o| o.end <= map.start);
+    let mut n = 0;
+    while at + n < list.len() && list[at + n].start < map.end {
+        n += 1;
+    }
+    if n == 0 {
+        list.insert(at, map);
+        return;
+    }
+    let mut keep = Vec::with_capacity(3);
+    if n > 0 {
+        let first = &list[at];
+        if first.start < map.start {
+            keep.push(Map { end: map.start, ..first.clone() });
+        }
+    }
+    keep.push(map);
+    if n > 0 {
+        let last = &list[at + n - 1];
+        if last.end > map.end {
+            keep.push(Map { start: map.end, end: last.end, pgoff: last.pgoff + (map.end - last.start), bin: last.bin });
+        }
+    }
+    list.splice(at..at + n, keep);
 }
 
 /// The kernel's name in perf's records.
@@ -423,6 +547,38 @@ pub fn elf_section(bytes: &[u8], name: &str) -> Option<(u64, u64)> {
         .iter()
         .find(|sh| elf.shdr_strtab.get_at(sh.sh_name) == Some(name) && sh.sh_type != goblin::elf::section_header::SHT_NOBITS)
         .map(|sh| (sh.sh_addr, sh.sh_offset))
+}
+
+/// A build ID as simpleperf keeps it: 20 bytes, zero padded.
+fn pad_build_id(id: &[u8]) -> [u8; 20] {
+    let mut p = [0u8; 20];
+    for (d, s) in p.iter_mut().zip(id) {
+        *d = *s;
+    }
+    p
+}
+
+/// Add the ELF files under `dir` (recursively, not following links to
+/// folders) with their build IDs to `out`.
+fn index_build_ids(dir: &Path, depth: usize, out: &mut Vec<([u8; 20], PathBuf)>) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<_> = rd.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let Ok(ft) = e.file_type() else { continue };
+        let p = e.path();
+        if ft.is_dir() {
+            if depth < 32 {
+                index_build_ids(&p, depth + 1, out);
+            }
+        } else if let Ok(bytes) = std::fs::read(&p) {
+            if bytes.starts_with(b"\x7fELF") {
+                if let Some(id) = elf_build_id(&bytes) {
+                    out.push((pad_build_id(&id), p));
+                }
+            }
+        }
+    }
 }
 
 fn hex_of(b: &[u8]) -> String {
@@ -455,6 +611,20 @@ pub fn elf_build_id(bytes: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
+/// The executable PT_LOAD segment with the lowest address: (vaddr, file
+/// offset).
+pub fn elf_min_exec(bytes: &[u8]) -> Option<(u64, u64)> {
+    let elf = goblin::elf::Elf::parse(bytes).ok()?;
+    // no executable segment: address 0 at offset 0 (simpleperf's choice)
+    Some(
+        elf.program_headers
+            .iter()
+            .filter(|p| p.p_type == goblin::elf::program_header::PT_LOAD && p.p_flags & goblin::elf::program_header::PF_X != 0)
+            .min_by_key(|p| p.p_vaddr)
+            .map_or((0, 0), |p| (p.p_vaddr, p.p_offset)),
+    )
+}
+
 /// PT_LOAD segments: (file offset, vaddr, file size).
 pub fn elf_loads(bytes: &[u8]) -> Vec<(u64, u64, u64)> {
     match goblin::elf::Elf::parse_header(bytes) {
@@ -467,4 +637,80 @@ pub fn elf_loads(bytes: &[u8]) -> Vec<(u64, u64, u64)> {
         .filter(|p| p.p_type == goblin::elf::program_header::PT_LOAD)
         .map(|p| (p.p_offset, p.p_vaddr, p.p_filesz))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::perf::file::SimpleperfDso;
+
+    fn m(start: u64, end: u64, pgoff: u64, bin: usize) -> Map {
+        Map { start, end, pgoff, bin }
+    }
+
+    #[test]
+    fn a_new_mapping_cuts_what_it_overlaps() {
+        let mut list = vec![m(0x1000, 0x4000, 0, 0), m(0x5000, 0x6000, 0, 1)];
+        insert_map(&mut list, m(0x2000, 0x3000, 0x1000, 2));
+        insert_map(&mut list, m(0x3800, 0x5800, 0, 3));
+        let got: Vec<_> = list.iter().map(|x| (x.start, x.end, x.pgoff, x.bin)).collect();
+        assert_eq!(
+            got,
+            vec![(0x1000, 0x2000, 0, 0), (0x2000, 0x3000, 0x1000, 2), (0x3000, 0x3800, 0x2000, 0), (0x3800, 0x5800, 0, 3), (0x5800, 0x6000, 0x800, 1)]
+        );
+    }
+
+    #[test]
+    fn simpleperf_vaddr_in_file() {
+        let map = m(0x7000_0000, 0x7000_2000, 0x3000, 0);
+        let mut b = Binary::new("/lib/x.so", None);
+        // no ELF file: offset in the mapping
+        assert_eq!(b.simpleperf_vaddr(&map, 0x7000_0010), 0x10);
+        // lowest executable segment at 0x5000, file offset 0x2000
+        b.exec_min = Some((0x5000, 0x2000));
+        assert_eq!(b.simpleperf_vaddr(&map, 0x7000_0010), 0x3000 - 0x2000 + 0x5000 + 0x10);
+        // the recording's FEAT_FILE2 entry wins
+        b.simpleperf = Some(SimpleperfFile { kind: SimpleperfDso::Elf, min_vaddr: 0x9000, offset_of_min_vaddr: 0x3000 });
+        assert_eq!(b.simpleperf_vaddr(&map, 0x7000_0010), 0x9010);
+        // kernel module: offset in its memory less FEAT_FILE2's offset
+        let mut k = Binary::new("/m.ko", None);
+        k.module = true;
+        assert_eq!(k.simpleperf_vaddr(&map, 0x7000_0010), 0x10);
+        k.simpleperf = Some(SimpleperfFile { kind: SimpleperfDso::KernelModule, min_vaddr: 0x100, offset_of_min_vaddr: 0x8 });
+        assert_eq!(k.simpleperf_vaddr(&map, 0x7000_0010), 0x108);
+        // kernel: from .text when known and the map has a start
+        let mut kern = Binary::new(KERNEL_NAME, None);
+        kern.kernel = true;
+        assert_eq!(kern.simpleperf_vaddr(&map, 0x7000_0010), 0x7000_0010);
+        kern.text = Some((0xffff_8000_1000_0000, 0x10000));
+        assert_eq!(kern.simpleperf_vaddr(&map, 0x7000_0010), 0xffff_8000_1000_0010);
+        assert_eq!(kern.simpleperf_vaddr(&m(0, 1, 0, 0), 0x7000_0010), 0x7000_0010);
+    }
+
+    #[test]
+    fn binaries_are_found_by_file_name_under_symfs_and_by_build_id_under_symdir() {
+        let dir = std::env::temp_dir().join(format!("ocsd-spaces-{}", std::process::id()));
+        let sub = dir.join("deep/er");
+        std::fs::create_dir_all(&sub).unwrap();
+        // an ELF file with a build ID note: the test program itself
+        let exe = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        let Some(id) = elf_build_id(&exe) else { return };
+        std::fs::write(sub.join("renamed"), &exe).unwrap();
+        std::fs::write(dir.join("prog"), &exe).unwrap();
+        let b = Binary::new("/data/app/prog", Some(id.clone()));
+        // --symfs DIR: DIR/data/app/prog is missing, DIR/prog is there
+        let mut s = Spaces::from_parts(vec![b], vec![]);
+        s.binaries[0].data = None;
+        s.symfs = Some(dir.clone());
+        assert!(s.load(0).is_some());
+        assert_eq!(s.binaries[0].found_at.as_deref(), Some(dir.join("prog").as_path()));
+        // --symdir DIR: found by build ID under another name
+        let mut s = Spaces::from_parts(vec![Binary::new("/elsewhere/x", Some(id))], vec![]);
+        s.binaries[0].data = None;
+        s.set_symdirs(&[dir.clone()]);
+        assert!(s.load(0).is_some());
+        // the first in name order: deep/er/renamed
+        assert_eq!(s.binaries[0].found_at.as_deref(), Some(sub.join("renamed").as_path()));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

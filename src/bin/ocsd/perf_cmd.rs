@@ -17,6 +17,10 @@ pub struct PerfArgs {
     /// Look for the traced binaries under this folder (as perf's --symfs).
     #[arg(long, value_name = "DIR")]
     pub symfs: Option<PathBuf>,
+    /// Look for the traced binaries in this folder and its subfolders, by
+    /// build ID (as simpleperf's --symdir); may be given more than once.
+    #[arg(long, value_name = "DIR")]
+    pub symdir: Vec<PathBuf>,
     /// The kernel image (as perf's --vmlinux); else looked for in the
     /// build-id cache and perf's vmlinux path list.
     #[arg(long, value_name = "FILE")]
@@ -72,6 +76,14 @@ impl<W: Write> perf::decode::SampleSink for BranchPrinter<W> {
     }
 }
 
+/// The address spaces of the recording, binaries looked for where the
+/// options say.
+fn spaces_for(pd: &PerfData, args: &PerfArgs) -> perf::spaces::Spaces {
+    let mut s = perf::spaces::Spaces::with_vmlinux(pd, args.symfs.as_deref(), args.vmlinux.as_deref());
+    s.set_symdirs(&args.symdir);
+    s
+}
+
 fn block_mode(s: &str) -> Result<BlockMode, String> {
     match s {
         "auto" => Ok(BlockMode::Auto),
@@ -117,7 +129,7 @@ fn run_inner(args: &PerfArgs) -> Result<(), PerfError> {
         }
     };
     if args.branches {
-        let spaces = perf::spaces::Spaces::with_vmlinux(&pd, args.symfs.as_deref(), args.vmlinux.as_deref());
+        let spaces = spaces_for(&pd, args);
         let stdout = std::io::stdout();
         let p = Rc::new(RefCell::new(BranchPrinter { w: std::io::BufWriter::with_capacity(1 << 16, stdout.lock()), err: None }));
         warn(perf::decode::decode(&pd, &meta, mode, spaces, p.clone())?.1);
@@ -129,15 +141,16 @@ fn run_inner(args: &PerfArgs) -> Result<(), PerfError> {
     }
     if let Some(out) = &args.autofdo {
         // simpleperf decodes each AUX record's data, format from its flags
-        let spaces = perf::spaces::Spaces::with_vmlinux(&pd, args.symfs.as_deref(), args.vmlinux.as_deref());
+        let spaces = spaces_for(&pd, args);
         let a = Rc::new(RefCell::new(perf::autofdo::AutoFdo::default()));
-        let spaces = perf::decode::decode(&pd, &meta, BlockMode::ByAux, spaces, a.clone())?;
+        let spaces = perf::decode::decode_timeless(&pd, &meta, BlockMode::ByAux, spaces, a.clone())?;
         warn(spaces.1);
+        a.borrow_mut().finish();
         let mut f = std::io::BufWriter::new(std::fs::File::create(out).map_err(|e| PerfError::Io(format!("{}: {}", out.display(), e)))?);
         a.borrow().write(&spaces.0, &mut f).and_then(|_| f.flush()).map_err(|e| PerfError::Io(format!("{}: {}", out.display(), e)))?;
     }
     if args.flamegraph.is_some() || args.folded.is_some() || args.lcov.is_some() || args.functions {
-        let spaces = perf::spaces::Spaces::with_vmlinux(&pd, args.symfs.as_deref(), args.vmlinux.as_deref());
+        let spaces = spaces_for(&pd, args);
         let prof = Rc::new(RefCell::new(perf::profile::Profile::default()));
         let (mut spaces, ws) = perf::decode::decode(&pd, &meta, mode, spaces, prof.clone())?;
         warn(ws);
