@@ -97,6 +97,29 @@ impl Log {
         }
     }
 
+    /// The buffer a printer writes its next line into: the file's buffer
+    /// when the file is the only output (true), otherwise `scratch`,
+    /// emptied. [`Log::line_done`] ends the line.
+    #[inline]
+    fn line_buf<'a>(&'a mut self, scratch: &'a mut Vec<u8>) -> (&'a mut Vec<u8>, bool) {
+        match self.direct() {
+            Some(buf) => (buf, true),
+            None => {
+                scratch.clear();
+                (scratch, false)
+            }
+        }
+    }
+
+    #[inline]
+    fn line_done(&mut self, direct: bool, scratch: &[u8]) {
+        if direct {
+            self.direct_done();
+        } else {
+            self.msg_bytes(scratch);
+        }
+    }
+
     fn flush_file(&mut self) {
         if let Some(f) = self.file.as_mut() {
             let _ = f.write_all(&self.fbuf);
@@ -213,15 +236,7 @@ impl PacketObserver for PacketPrinter {
     ) -> ocsd_datapath_resp_t {
         use std::io::Write as _;
         let mut log = self.log.borrow_mut();
-        let direct = log.direct();
-        let is_direct = direct.is_some();
-        let line = match direct {
-            Some(b) => b,
-            None => {
-                self.line.clear();
-                &mut self.line
-            }
-        };
+        let (line, direct) = log.line_buf(&mut self.line);
         match op {
             OCSD_OP_DATA => {
                 let Some(p) = pkt else { return OCSD_RESP_CONT };
@@ -257,11 +272,7 @@ impl PacketObserver for PacketPrinter {
             }
             _ => {}
         }
-        if is_direct {
-            log.direct_done();
-        } else {
-            log.msg_bytes(&self.line);
-        }
+        log.line_done(direct, &self.line);
         OCSD_RESP_CONT
     }
 }
@@ -284,15 +295,7 @@ impl GenElemSink for ElemPrinter {
             }
         }
         let mut log = self.log.borrow_mut();
-        let direct = log.direct();
-        let is_direct = direct.is_some();
-        let line = match direct {
-            Some(b) => b,
-            None => {
-                self.line.clear();
-                &mut self.line
-            }
-        };
+        let (line, direct) = log.line_buf(&mut self.line);
         line.put_str("Idx:");
         line.put_dec(index_sop as u64);
         line.put_str("; ID:");
@@ -300,11 +303,7 @@ impl GenElemSink for ElemPrinter {
         line.put_str("; ");
         write_elem(elem, line);
         line.put_str("\n");
-        if is_direct {
-            log.direct_done();
-        } else {
-            log.msg_bytes(&self.line);
-        }
+        log.line_done(direct, &self.line);
         drop(log);
         if self.test_waits > 0 {
             self.test_waits -= 1;
