@@ -180,12 +180,8 @@ pub fn write_elem<T: TextOut>(elem: &ocsd_generic_trace_elem, out: &mut T) {
             out.put_str("] ");
         }
         OCSD_GEN_TRC_ELEM_I_RANGE_NOPATH => {
-            out.put_str("first 0x");
-            out.put_hex(elem.st_addr, 0);
-            out.put_str(":[next 0x");
-            out.put_hex(elem.en_addr, 0);
-            out.put_str("] num_i(");
-            out.put_dec(elem.num_instr_range() as u64);
+            // "first 0x{st:x}:[next 0x{en:x}] num_i({n}) "
+            write_range_span(elem, "first 0x", ":[next 0x", out);
             out.put_str(") ");
         }
         OCSD_GEN_TRC_ELEM_EXCEPTION => {
@@ -257,14 +253,20 @@ fn write_ts<T: TextOut>(timestamp: u64, out: &mut T) {
     out.put_str("]; ");
 }
 
-fn write_instr_range<T: TextOut>(elem: &ocsd_generic_trace_elem, out: &mut T) {
-    // "exec range=0x{st:x}:[0x{en:x}] num_i({n}) last_sz({sz}) (ISA={isa}) {E|N} "
-    out.put_str("exec range=0x");
+/// "{start}{st:x}{mid}{en:x}] num_i({n}" of an instruction range element.
+#[inline(always)]
+fn write_range_span<T: TextOut>(elem: &ocsd_generic_trace_elem, start: &str, mid: &str, out: &mut T) {
+    out.put_str(start);
     out.put_hex(elem.st_addr, 0);
-    out.put_str(":[0x");
+    out.put_str(mid);
     out.put_hex(elem.en_addr, 0);
     out.put_str("] num_i(");
     out.put_dec(elem.num_instr_range() as u64);
+}
+
+fn write_instr_range<T: TextOut>(elem: &ocsd_generic_trace_elem, out: &mut T) {
+    // "exec range=0x{st:x}:[0x{en:x}] num_i({n}) last_sz({sz}) (ISA={isa}) {E|N} "
+    write_range_span(elem, "exec range=0x", ":[0x", out);
     out.put_str(") last_sz(");
     out.put_dec(elem.last_instr_sz() as u64);
     // ") (ISA=<isa>) <E|N> " in one piece
