@@ -16,6 +16,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use goblin::elf::Elf;
 
 use super::fasthash::FastMap;
 use super::file::{PerfData, Sideband, SimpleperfFile};
@@ -409,8 +410,10 @@ impl Spaces {
         for c in cands {
             tried.push(c.display().to_string());
             if let Ok(bytes) = std::fs::read(&c) {
-                if let Some(want) = &b.build_id {
-                    if let Some(have) = elf_build_id(&bytes) {
+                {
+                    // parsed once for all that is taken from it
+                    let elf = goblin::elf::Elf::parse(&bytes).ok();
+                    if let (Some(want), Some(have)) = (&b.build_id, elf.as_ref().and_then(|e| build_id_of(e, &bytes))) {
                         if !build_ids_match(want, &have) {
                             self.warnings.push(format!(
                                 "warning: {}: build ID {} does not match the recording's {}; not used",
@@ -421,17 +424,17 @@ impl Spaces {
                             continue;
                         }
                     }
-                }
-                b.loads = elf_loads(&bytes);
-                b.exec_min = elf_min_exec(&bytes);
-                if b.kernel {
-                    b.text = elf_section(&bytes, ".text");
-                    // KASLR: the MMAP record's address of the reference
-                    // symbol against vmlinux's (none recorded: as linked)
-                    if let Some((name, run)) = &b.ref_sym {
-                        if *run != 0 {
-                            if let Some(link) = elf_symbol(&bytes, name) {
-                                b.reloc = run.wrapping_sub(link);
+                    b.loads = elf.as_ref().map(loads_of).unwrap_or_default();
+                    b.exec_min = elf.as_ref().map(min_exec_of);
+                    if b.kernel {
+                        b.text = elf.as_ref().and_then(|e| section_of(e, ".text"));
+                        // KASLR: the MMAP record's address of the reference
+                        // symbol against vmlinux's (none recorded: as linked)
+                        if let Some((name, run)) = &b.ref_sym {
+                            if *run != 0 {
+                                if let Some(link) = elf.as_ref().and_then(|e| symbol_of(e, name)) {
+                                    b.reloc = run.wrapping_sub(link);
+                                }
                             }
                         }
                     }
@@ -528,8 +531,7 @@ pub fn insert_map(list: &mut Vec<Map>, map: Map) {
 pub const KERNEL_NAME: &str = "[kernel.kallsyms]";
 
 /// The address of symbol `name` in an ELF file's symbol tables.
-pub fn elf_symbol(bytes: &[u8], name: &str) -> Option<u64> {
-    let elf = goblin::elf::Elf::parse(bytes).ok()?;
+fn symbol_of(elf: &Elf, name: &str) -> Option<u64> {
     for (syms, strs) in [(&elf.syms, &elf.strtab), (&elf.dynsyms, &elf.dynstrtab)] {
         for sym in syms.iter() {
             if strs.get_at(sym.st_name) == Some(name) {
@@ -541,8 +543,7 @@ pub fn elf_symbol(bytes: &[u8], name: &str) -> Option<u64> {
 }
 
 /// (address, file offset) of section `name` of an ELF file.
-pub fn elf_section(bytes: &[u8], name: &str) -> Option<(u64, u64)> {
-    let elf = goblin::elf::Elf::parse(bytes).ok()?;
+fn section_of(elf: &Elf, name: &str) -> Option<(u64, u64)> {
     elf.section_headers
         .iter()
         .find(|sh| elf.shdr_strtab.get_at(sh.sh_name) == Some(name) && sh.sh_type != goblin::elf::section_header::SHT_NOBITS)
@@ -593,7 +594,11 @@ fn build_ids_match(a: &[u8], b: &[u8]) -> bool {
 
 /// The GNU build ID note of an ELF file.
 pub fn elf_build_id(bytes: &[u8]) -> Option<Vec<u8>> {
-    let elf = goblin::elf::Elf::parse(bytes).ok()?;
+    build_id_of(&Elf::parse(bytes).ok()?, bytes)
+}
+
+/// The GNU build ID note of `elf`, parsed from `bytes`.
+fn build_id_of(elf: &Elf, bytes: &[u8]) -> Option<Vec<u8>> {
     if let Some(notes) = elf.iter_note_headers(bytes) {
         for n in notes.flatten() {
             if n.n_type == goblin::elf::note::NT_GNU_BUILD_ID && n.name == "GNU" {
@@ -612,26 +617,17 @@ pub fn elf_build_id(bytes: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// The executable PT_LOAD segment with the lowest address: (vaddr, file
-/// offset).
-pub fn elf_min_exec(bytes: &[u8]) -> Option<(u64, u64)> {
-    let elf = goblin::elf::Elf::parse(bytes).ok()?;
-    // no executable segment: address 0 at offset 0 (simpleperf's choice)
-    Some(
-        elf.program_headers
-            .iter()
-            .filter(|p| p.p_type == goblin::elf::program_header::PT_LOAD && p.p_flags & goblin::elf::program_header::PF_X != 0)
-            .min_by_key(|p| p.p_vaddr)
-            .map_or((0, 0), |p| (p.p_vaddr, p.p_offset)),
-    )
+/// offset); none: address 0 at offset 0 (simpleperf's choice).
+fn min_exec_of(elf: &Elf) -> (u64, u64) {
+    elf.program_headers
+        .iter()
+        .filter(|p| p.p_type == goblin::elf::program_header::PT_LOAD && p.p_flags & goblin::elf::program_header::PF_X != 0)
+        .min_by_key(|p| p.p_vaddr)
+        .map_or((0, 0), |p| (p.p_vaddr, p.p_offset))
 }
 
 /// PT_LOAD segments: (file offset, vaddr, file size).
-pub fn elf_loads(bytes: &[u8]) -> Vec<(u64, u64, u64)> {
-    match goblin::elf::Elf::parse_header(bytes) {
-        Ok(_) => {}
-        Err(_) => return Vec::new(),
-    }
-    let Ok(elf) = goblin::elf::Elf::parse(bytes) else { return Vec::new() };
+fn loads_of(elf: &Elf) -> Vec<(u64, u64, u64)> {
     elf.program_headers
         .iter()
         .filter(|p| p.p_type == goblin::elf::program_header::PT_LOAD)
