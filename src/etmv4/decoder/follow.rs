@@ -1,0 +1,564 @@
+//! Instruction following for the ETMv4 / ETE decoder: the memory window
+//! instructions are read through ([`MemWindow`]), the decoded-block cache
+//! ([`BlockCache`]) and the walk to the next waypoint.
+
+use super::*;
+
+/// A view of program memory, renewed on demand. OpenCSD reads each
+/// instruction with a 4-byte read through its memory access cache; the
+/// window holds the bytes the memory vouches for after such a read
+/// ([`crate::common::MemRun`]: to the end of the cache page), so later
+/// instruction reads inside it get the bytes OpenCSD's would, and are
+/// reported to the memory as uses of the same cache page before the
+/// decoder lets go of the window.
+pub(super) struct MemWindow {
+    base: ocsd_vaddr_t,
+    len: usize,
+    space: ocsd_mem_space_acc_t,
+    /// [`crate::common::MemRun::token`] of the window's bytes.
+    token: u64,
+    view: Option<MemView>,
+    /// The cache page of the view, if it is one.
+    page: Option<CachePage>,
+    /// Reads served from the window, not yet reported.
+    uses: u32,
+    /// A read made by [`MemWindow::prime`] and not yet taken.
+    primed: Option<(ocsd_vaddr_t, ocsd_mem_space_acc_t, Fetch)>,
+    /// The memory's [`MemAccess::epoch`] when the view was taken.
+    epoch: Option<u64>,
+    /// Cache page views the window had before, to go back to with
+    /// [`MemAccess::run_switch`] (which checks the memory would serve the
+    /// read from that page) instead of a new [`MemAccess::read_run`].
+    kept: [Kept; KEPT],
+    /// The place the next view kept goes to.
+    next: usize,
+}
+
+/// Number of earlier page views a [`MemWindow`] keeps.
+pub(super) const KEPT: usize = 3;
+
+/// A page view a [`MemWindow`] had before (`view` None: none).
+#[derive(Default)]
+pub(super) struct Kept {
+    base: ocsd_vaddr_t,
+    len: usize,
+    space: ocsd_mem_space_acc_t,
+    token: u64,
+    view: Option<MemView>,
+    page: CachePage,
+}
+
+/// One instruction fetch: the opcode word (zero-filled) and the bytes
+/// available (0..=4).
+#[derive(Clone, Copy)]
+pub(super) struct Fetch {
+    pub(super) opcode: u32,
+    pub(super) avail: usize,
+}
+
+impl MemWindow {
+    pub(super) fn new() -> Self {
+        MemWindow {
+            base: 0,
+            len: 0,
+            space: OCSD_MEM_SPACE_NONE,
+            token: 0,
+            view: None,
+            page: None,
+            uses: 0,
+            primed: None,
+            epoch: None,
+            kept: Default::default(),
+            next: 0,
+        }
+    }
+
+    /// Report the reads served from the window and let go of it and of
+    /// the views kept: before anything else may use the memory.
+    pub(super) fn release(&mut self, mem: &mut dyn MemAccess) {
+        if self.uses > 0 {
+            mem.run_uses(self.uses);
+            self.uses = 0;
+        }
+        self.len = 0;
+        self.view = None;
+        self.page = None;
+        self.primed = None;
+        self.kept = Default::default();
+    }
+
+    /// No current view any more: one of a cache page is kept.
+    #[inline]
+    pub(super) fn stash(&mut self) {
+        if let (Some(page), true) = (self.page.take(), self.len > 0) {
+            self.kept[self.next] = Kept { base: self.base, len: self.len, space: self.space, token: self.token, view: self.view.take(), page };
+            self.next = (self.next + 1) % KEPT;
+        }
+        self.len = 0;
+        self.view = None;
+    }
+
+    /// Report the reads served from the window (at the end of a decoder
+    /// call: other decoders may use the memory next).
+    pub(super) fn report(&mut self, mem: &mut dyn MemAccess) {
+        if self.uses > 0 {
+            mem.run_uses(self.uses);
+            self.uses = 0;
+        }
+        self.primed = None;
+    }
+
+    /// At the start of a decoder call: keep the view only if nothing has
+    /// used or changed the memory since it was taken (a page view is kept,
+    /// to go back to if the memory still serves from that page).
+    pub(super) fn check(&mut self, mem: &dyn MemAccess) {
+        if self.len > 0 && (self.epoch.is_none() || mem.epoch() != self.epoch) {
+            self.stash();
+        }
+    }
+
+    /// A kept page view with 4 bytes at `addr` for reads in `space`.
+    #[inline]
+    pub(super) fn kept_at(&self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t) -> Option<usize> {
+        self.kept.iter().position(|k| k.view.is_some() && space == k.space && addr >= k.base && (addr - k.base).saturating_add(4) <= k.len as u64)
+    }
+
+    #[inline]
+    pub(super) fn bytes(&self) -> &[u8] {
+        match &self.view {
+            Some(v) => &v.bytes()[..self.len],
+            None => &[],
+        }
+    }
+
+    /// Whether the window holds `n` bytes at `addr` for reads in `space`.
+    #[inline]
+    pub(super) fn holds(&self, addr: ocsd_vaddr_t, n: u64, space: ocsd_mem_space_acc_t) -> bool {
+        self.len > 0 && space == self.space && addr >= self.base && (addr - self.base).saturating_add(n) <= self.len as u64
+    }
+
+    /// `n` reads, the first at `addr`, served from the window.
+    #[inline]
+    pub(super) fn take_reads(&mut self, addr: ocsd_vaddr_t, n: u32) {
+        if n == 0 {
+            return;
+        }
+        match self.primed {
+            Some((a, _, _)) if a == addr => {
+                self.primed = None;
+                self.uses += n - 1;
+            }
+            _ => self.uses += n,
+        }
+    }
+
+    /// Make sure the read at `addr` is made or can be served from the
+    /// window, without taking it: the next [`MemWindow::fetch`] at `addr`
+    /// (or [`MemWindow::take_reads`]) takes it.
+    #[inline]
+    pub(super) fn prime(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> Result<(), ocsd_err_t> {
+        if self.holds(addr, 4, space) || matches!(self.primed, Some((a, sp, _)) if a == addr && sp == space) {
+            return Ok(());
+        }
+        let f = self.refill(mem, addr, space, trace_id)?;
+        self.primed = Some((addr, space, f));
+        Ok(())
+    }
+
+    pub(super) fn refill(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> Result<Fetch, ocsd_err_t> {
+        self.primed = None;
+        if let Some(k) = self.kept_at(addr, space) {
+            let back = std::mem::take(&mut self.kept[k]);
+            let uses = std::mem::take(&mut self.uses);
+            if mem.run_switch(back.page, addr, space, trace_id, 4, uses) {
+                // the current view takes the freed place
+                self.next = k;
+                self.stash();
+                self.base = back.base;
+                self.len = back.len;
+                self.space = back.space;
+                self.token = back.token;
+                self.view = back.view;
+                self.page = Some(back.page);
+                self.epoch = mem.epoch();
+                let off = (addr - self.base) as usize;
+                let w = &self.bytes()[off..off + 4];
+                return Ok(Fetch { opcode: u32::from_le_bytes([w[0], w[1], w[2], w[3]]), avail: 4 });
+            }
+            // the page is gone, or another one serves the read
+        }
+        if self.uses > 0 {
+            mem.run_uses(self.uses);
+            self.uses = 0;
+        }
+        self.stash();
+        // never wrapping past the top of memory
+        let room = (u64::MAX - addr).saturating_add(1).min(4) as usize;
+        let mut b = [0u8; 4];
+        let run = mem.read_run(addr, space, trace_id, room, &mut b[..room])?;
+        let got = run.got.min(room);
+        b[got..].fill(0);
+        self.base = addr;
+        self.space = space;
+        self.token = run.token;
+        self.epoch = mem.epoch();
+        if got == 4 {
+            if let Some(v) = run.view {
+                // the view may start before the read (never below 0)
+                let before = run.before.min(v.len).min(addr as usize);
+                self.base = addr - before as u64;
+                // never past the top of memory
+                let after = (v.len - before).min((u64::MAX - addr).saturating_add(1).min(usize::MAX as u64) as usize);
+                self.len = before + after;
+                self.view = Some(v);
+                self.page = run.page;
+            }
+        }
+        Ok(Fetch { opcode: u32::from_le_bytes(b), avail: got })
+    }
+
+    #[inline]
+    pub(super) fn fetch(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> Result<Fetch, ocsd_err_t> {
+        if let Some((a, sp, f)) = self.primed {
+            if a == addr && sp == space {
+                self.primed = None;
+                return Ok(f);
+            }
+        }
+        if self.holds(addr, 4, space) {
+            self.uses += 1;
+            let off = (addr - self.base) as usize;
+            let w = &self.bytes()[off..off + 4];
+            return Ok(Fetch { opcode: u32::from_le_bytes([w[0], w[1], w[2], w[3]]), avail: 4 });
+        }
+        self.refill(mem, addr, space, trace_id)
+    }
+
+    /// Walk A64 instructions that cannot be waypoints ([`a64_is_plain`])
+    /// straight from the window, from `instr.instr_addr`: at most `max`
+    /// of them, stopping before an opcode that needs a full decode (or
+    /// fails the bad-opcode check), at the end of the window, or after the
+    /// instruction whose next address is `to_addr`. Leaves `instr` as
+    /// [`decode_instruction_ex`] would after the last one walked. Returns
+    /// (instructions walked, `to_addr` reached).
+    #[inline]
+    pub(super) fn walk_a64_plain(&mut self, instr: &mut ocsd_instr_info, space: ocsd_mem_space_acc_t, to_addr: Option<ocsd_vaddr_t>, aa64_chk: bool, max: u32) -> (u32, bool) {
+        if self.len == 0 || space != self.space || instr.instr_addr < self.base {
+            return (0, false);
+        }
+        let start = instr.instr_addr - self.base;
+        if start >= self.len as u64 {
+            return (0, false);
+        }
+        let off = start as usize;
+        let mut limit = ((self.len - off) / 4).min(max as usize);
+        // the walk ends after the instruction whose next address is to_addr
+        let mut stop_at = usize::MAX;
+        if let Some(a) = to_addr {
+            let d = a.wrapping_sub(instr.instr_addr);
+            if d != 0 && d % 4 == 0 && d / 4 <= limit as u64 {
+                stop_at = (d / 4) as usize;
+                limit = stop_at;
+            }
+        }
+        let mut n = 0usize;
+        let mut last = 0u32;
+        for w in self.bytes()[off..off + 4 * limit].chunks_exact(4) {
+            let op = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+            if !a64_is_plain(op) || (aa64_chk && aa64_opcode_is_invalid(op)) {
+                break;
+            }
+            n += 1;
+            last = op;
+        }
+        let found = n == stop_at;
+        let addr = instr.instr_addr.wrapping_add(4 * n as u64);
+        let n = n as u32;
+        self.take_reads(instr.instr_addr, n);
+        if n > 0 {
+            instr.instr_addr = addr;
+            instr.opcode = last;
+            instr.instr_size = 4;
+            instr.type_ = OCSD_INSTR_OTHER;
+            instr.sub_type = OCSD_S_INSTR_NONE;
+            instr.next_isa = instr.isa;
+            instr.is_link = 0;
+            instr.is_conditional = 0;
+            instr.thumb_it_conditions = 0;
+        }
+        (n, found)
+    }
+}
+
+/// Entries of the decoded-block cache (direct mapped) when first used,
+/// and at most: it doubles while blocks are decoded more than twice as
+/// often as it has entries, so a trace ID with little trace keeps a small
+/// one and one with much code a large one.
+pub(super) const BLOCK_CACHE_MIN: usize = 512;
+pub(super) const BLOCK_CACHE_MAX: usize = 4096;
+
+/// One decoded block: the A64 instructions from `start` up to and
+/// including the first waypoint, as an instruction walk without a target
+/// address finds them (`traceInstrToWP`), and the decode state that walk
+/// leaves behind.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Block {
+    start: ocsd_vaddr_t,
+    /// [`crate::common::MemRun::token`] of the bytes it was decoded from.
+    token: u64,
+    aa64_chk: bool,
+    valid: bool,
+    num_instr: u32,
+    /// Address after the waypoint instruction.
+    next_addr: ocsd_vaddr_t,
+    opcode: u32,
+    type_: ocsd_instr_type,
+    sub_type: ocsd_instr_subtype,
+    branch_addr: ocsd_vaddr_t,
+    is_link: u8,
+    is_conditional: u8,
+    /// The block's instruction words (blocks of up to [`BLOCK_WORDS`]):
+    /// bytes found equal under another token replay the block too.
+    words: [u32; BLOCK_WORDS],
+}
+
+/// Longest block whose instruction words a block cache entry keeps.
+pub(super) const BLOCK_WORDS: usize = 4;
+
+/// Decoded-block cache: an A64 instruction walk depends only on its start
+/// address and the bytes it reads (A64 carries no IT-block state, and the
+/// decoder's configuration is fixed), so a walk from an address seen
+/// before is replayed instead of decoded again when its first read finds
+/// the same bytes (the same memory token, or a comparison of the block's
+/// words) with the whole block inside the bytes that read vouches for:
+/// every read of the walk would then have been served, and served the
+/// same bytes, by the same cache page.
+pub(super) struct BlockCache {
+    entries: Vec<Block>,
+    /// Blocks decoded since the size last changed.
+    puts: usize,
+}
+
+impl BlockCache {
+    pub(super) fn new() -> Self {
+        BlockCache { entries: Vec::new(), puts: 0 }
+    }
+
+    /// The entry for a block at `addr` (entries are a power of two; none
+    /// yet: 0, which `get` then does not find).
+    #[inline]
+    pub(super) fn slot(&self, addr: ocsd_vaddr_t) -> usize {
+        ((addr >> 2) ^ (addr >> 14)) as usize & self.entries.len().wrapping_sub(1)
+    }
+
+    /// The block at `start` if its bytes are those of `window`'s view
+    /// (token `token`), the whole block inside it.
+    #[inline]
+    pub(super) fn get(&mut self, start: ocsd_vaddr_t, token: u64, aa64_chk: bool, window: &[u8]) -> Option<&Block> {
+        let i = self.slot(start);
+        let b = self.entries.get_mut(i)?;
+        if !(b.valid && b.start == start && b.aa64_chk == aa64_chk && token != 0) {
+            return None;
+        }
+        let n = b.num_instr as usize;
+        if 4 * n > window.len() {
+            return None;
+        }
+        if b.token != token {
+            // other bytes, or the same bytes read again: compare
+            if n > BLOCK_WORDS || window[..4 * n].chunks_exact(4).zip(&b.words[..n]).any(|(w, &x)| u32::from_le_bytes([w[0], w[1], w[2], w[3]]) != x) {
+                return None;
+            }
+            b.token = token;
+        }
+        Some(b)
+    }
+
+    pub(super) fn put(&mut self, start: ocsd_vaddr_t, token: u64, aa64_chk: bool, num_instr: u32, instr: &ocsd_instr_info, bytes: &[u8]) {
+        self.puts += 1;
+        if self.entries.is_empty() || (self.puts > 2 * self.entries.len() && self.entries.len() < BLOCK_CACHE_MAX) {
+            let n = (2 * self.entries.len()).clamp(BLOCK_CACHE_MIN, BLOCK_CACHE_MAX);
+            // the old table goes first: never both at once
+            self.entries = Vec::new();
+            self.entries = vec![Block::default(); n];
+            self.puts = 0;
+        }
+        let mut words = [0u32; BLOCK_WORDS];
+        if num_instr as usize <= BLOCK_WORDS {
+            for (w, c) in words.iter_mut().zip(bytes.chunks_exact(4)) {
+                *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            }
+        }
+        let i = self.slot(start);
+        self.entries[i] = Block {
+            start,
+            token,
+            aa64_chk,
+            valid: true,
+            num_instr,
+            next_addr: instr.instr_addr,
+            opcode: instr.opcode,
+            type_: instr.type_,
+            sub_type: instr.sub_type,
+            branch_addr: instr.branch_addr,
+            is_link: instr.is_link,
+            is_conditional: instr.is_conditional,
+            words,
+        };
+    }
+
+    /// Leave `instr` as the walk did: the waypoint's decode (an A64
+    /// decode writes these fields; `branch_addr` only for direct branches).
+    #[inline]
+    pub(super) fn replay(b: &Block, instr: &mut ocsd_instr_info) {
+        instr.instr_addr = b.next_addr;
+        instr.opcode = b.opcode;
+        instr.instr_size = 4;
+        instr.type_ = b.type_;
+        instr.sub_type = b.sub_type;
+        if b.type_ == OCSD_INSTR_BR {
+            instr.branch_addr = b.branch_addr;
+        }
+        instr.next_isa = instr.isa;
+        instr.is_link = b.is_link;
+        instr.is_conditional = b.is_conditional;
+        instr.thumb_it_conditions = 0;
+    }
+}
+
+impl EtmV4IPktDecoder {
+    // ------------------------------------------------------------------
+    // instruction following
+
+    /// Decode the instruction at `instr.instr_addr`: Ok(true) when decoded
+    /// (address advanced), Ok(false) when memory is not accessible.
+    #[inline]
+    pub(super) fn decode_next(&mut self, mem: &mut dyn MemAccess, space: ocsd_mem_space_acc_t, aa64_chk: bool) -> Result<bool, ocsd_err_t> {
+        let f = self.mem.fetch(mem, self.instr.instr_addr, space, self.trace_id)?;
+        if f.avail < 4 {
+            // a 16-bit T32 instruction at the very end of a mapped region
+            if !(f.avail >= 2 && self.instr.isa == ocsd_isa_thumb2 && (f.opcode & 0xF800) < 0xE800) {
+                return Ok(false);
+            }
+        }
+        self.instr.opcode = f.opcode;
+        let err = decode_instruction_ex(&mut self.instr, aa64_chk);
+        if err != OCSD_OK {
+            return Err(err);
+        }
+        self.instr.instr_addr = self.instr.instr_addr.wrapping_add(self.instr.instr_size as u64);
+        Ok(true)
+    }
+
+    /// Walk instructions from the current address to the next waypoint
+    /// (any branch-like instruction), or, with `to_addr`, until the next
+    /// instruction address is `to_addr` (`traceInstrToWP`).
+    pub(super) fn trace_to_wp(&mut self, ctx: &mut DecodeCtx, to_addr: Option<ocsd_vaddr_t>) -> (InstrRange, WpRes, ocsd_err_t) {
+        let mut r = InstrRange { st_addr: self.instr.instr_addr, en_addr: self.instr.instr_addr, num_instr: 0 };
+        let space = self.curr_mem_space();
+        let aa64_chk = self.aa64_opcode_chk();
+        let mut res = WpRes::NotFound;
+        let mut err = OCSD_OK;
+        let a64 = self.instr.isa == ocsd_isa_aarch64;
+        // walks to the next waypoint are replayed from the block cache
+        let mut cache_token = 0u64;
+        let cached = a64 && to_addr.is_none() && self.range_limit == 0;
+        if cached {
+            if let Some(r) = self.replay_block(space, aa64_chk) {
+                return (r, WpRes::Found, OCSD_OK);
+            }
+            // the walk's first read, as OpenCSD makes it
+            if let Err(e) = self.mem.prime(ctx.mem, r.st_addr, space, self.trace_id) {
+                return (r, res, e);
+            }
+            if self.mem.holds(r.st_addr, 4, space) {
+                cache_token = self.mem.token;
+                let off = (r.st_addr - self.mem.base) as usize;
+                if let Some(b) = self.blocks.get(r.st_addr, cache_token, aa64_chk, &self.mem.bytes()[off..]) {
+                    let n = b.num_instr;
+                    BlockCache::replay(b, &mut self.instr);
+                    self.mem.take_reads(r.st_addr, n);
+                    r.num_instr = n;
+                    r.en_addr = self.instr.instr_addr;
+                    return (r, WpRes::Found, OCSD_OK);
+                }
+            }
+        }
+        while res == WpRes::NotFound {
+            if a64 {
+                // the common case: runs of plain A64 instructions
+                let max = if self.range_limit != 0 { self.range_limit.saturating_sub(r.num_instr) } else { u32::MAX };
+                let (n, found) = self.mem.walk_a64_plain(&mut self.instr, space, to_addr, aa64_chk, max);
+                r.num_instr += n;
+                if found {
+                    res = WpRes::Found;
+                    break;
+                }
+            }
+            match self.decode_next(ctx.mem, space, aa64_chk) {
+                Err(e) => {
+                    err = e;
+                    break;
+                }
+                Ok(false) => res = WpRes::Nacc,
+                Ok(true) => {
+                    r.num_instr += 1;
+                    if self.range_limit != 0 && r.num_instr > self.range_limit {
+                        err = OCSD_ERR_I_RANGE_LIMIT_OVERRUN;
+                        ctx.log.log_error(
+                            &self.name,
+                            &OcsdError::with_msg(OCSD_ERR_SEV_ERROR, err, "Decode Instruction Range Limit Overrun"),
+                        );
+                        break;
+                    }
+                    match to_addr {
+                        Some(a) => {
+                            if self.instr.instr_addr == a {
+                                res = WpRes::Found;
+                            }
+                        }
+                        None => {
+                            if self.instr.type_ != OCSD_INSTR_OTHER {
+                                res = WpRes::Found;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        r.en_addr = self.instr.instr_addr;
+        // the block is kept if all its reads came from the first read's bytes
+        if cached && cache_token != 0 && res == WpRes::Found && err == OCSD_OK && self.mem.token == cache_token && self.mem.holds(r.st_addr, 4 * r.num_instr as u64, space) {
+            let off = (r.st_addr - self.mem.base) as usize;
+            self.blocks.put(r.st_addr, cache_token, aa64_chk, r.num_instr, &self.instr, &self.mem.bytes()[off..off + 4 * r.num_instr as usize]);
+        }
+        (r, res, err)
+    }
+
+    /// The common case of [`Self::trace_to_wp`] without a target address:
+    /// the block at the current address is cached under the token of the
+    /// window's bytes, the whole block inside the window, and no read is
+    /// primed. Replays it (its reads are the window's) and returns its
+    /// range; None: take the full path.
+    #[inline]
+    pub(super) fn replay_block(&mut self, space: ocsd_mem_space_acc_t, aa64_chk: bool) -> Option<InstrRange> {
+        let st = self.instr.instr_addr;
+        let w = &mut self.mem;
+        if w.primed.is_some() || w.token == 0 || w.space != space || st < w.base {
+            return None;
+        }
+        let avail = (w.len as u64).checked_sub(st - w.base)?;
+        let b = self.blocks.entries.get(self.blocks.slot(st))?;
+        if !(b.valid && b.start == st && b.token == w.token && b.aa64_chk == aa64_chk) {
+            return None;
+        }
+        let n = b.num_instr;
+        // a block holds at least its waypoint: avail >= 4 too
+        if n == 0 || 4 * n as u64 > avail {
+            return None;
+        }
+        BlockCache::replay(b, &mut self.instr);
+        w.uses += n;
+        Some(InstrRange { st_addr: st, en_addr: self.instr.instr_addr, num_instr: n })
+    }
+}
