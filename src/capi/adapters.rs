@@ -93,6 +93,40 @@ impl GenElemSink for SwitchSink {
             CurrentSink::Printer(p) => p.trace_elem_in(index_sop, trc_chan_id, elem),
         }
     }
+    /// The batch from one decoder step: to the client's callback directly,
+    /// checking after each element whether a new output was asked for.
+    fn trace_elems_in(&mut self, elems: &[(ocsd_trc_index_t, ocsd_generic_trace_elem)], trc_chan_id: u8) -> (usize, ocsd_datapath_resp_t) {
+        let mut k = 0;
+        while k < elems.len() {
+            if self.ctl.sink_pending.load(std::sync::atomic::Ordering::Acquire) {
+                self.switch();
+            }
+            match &mut self.current {
+                CurrentSink::Callback(c) => {
+                    let mut c = *c;
+                    for (idx, e) in &elems[k..] {
+                        k += 1;
+                        let r = c.trace_elem_in(*idx, trc_chan_id, e);
+                        if !resp_is_cont(r) {
+                            return (k, r);
+                        }
+                        if self.ctl.sink_pending.load(std::sync::atomic::Ordering::Acquire) {
+                            break;
+                        }
+                    }
+                }
+                CurrentSink::Printer(p) => {
+                    let (idx, e) = &elems[k];
+                    k += 1;
+                    let r = p.trace_elem_in(*idx, trc_chan_id, e);
+                    if !resp_is_cont(r) {
+                        return (k, r);
+                    }
+                }
+            }
+        }
+        (k, OCSD_RESP_CONT)
+    }
 }
 
 /// Packets to the client's packet sink (`FnDefPktDataIn`).

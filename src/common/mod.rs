@@ -424,15 +424,13 @@ impl<'a> DecodeCtx<'a> {
             }
             return resp_is_cont(self.client_resp);
         };
-        for (k, (idx, e)) in elems.iter().enumerate() {
-            let r = s.trace_elem_in(*idx, trace_id, e);
-            if !resp_is_cont(r) {
-                for (idx, e) in &elems[k + 1..] {
-                    self.out.push(*idx, trace_id, e);
-                }
-                self.client_resp = r;
-                return false;
+        let (n, r) = s.trace_elems_in(elems, trace_id);
+        if !resp_is_cont(r) {
+            for (idx, e) in elems.get(n..).unwrap_or(&[]) {
+                self.out.push(*idx, trace_id, e);
             }
+            self.client_resp = r;
+            return false;
         }
         true
     }
@@ -521,4 +519,19 @@ pub trait GenElemSink {
         trc_chan_id: u8,
         elem: &ocsd_generic_trace_elem,
     ) -> ocsd_datapath_resp_t;
+
+    /// Deliver `elems` (index, element) in order, as many calls of
+    /// [`GenElemSink::trace_elem_in`], stopping after the first answer that
+    /// is not CONT. Returns how many were delivered (that one included) and
+    /// the last answer. A sink may take the whole batch in one call to save
+    /// a dynamic call per element.
+    fn trace_elems_in(&mut self, elems: &[(ocsd_trc_index_t, ocsd_generic_trace_elem)], trc_chan_id: u8) -> (usize, ocsd_datapath_resp_t) {
+        for (k, (idx, e)) in elems.iter().enumerate() {
+            let r = self.trace_elem_in(*idx, trc_chan_id, e);
+            if !resp_is_cont(r) {
+                return (k + 1, r);
+            }
+        }
+        (elems.len(), OCSD_RESP_CONT)
+    }
 }

@@ -105,6 +105,32 @@ impl OutElems {
         &mut self.pending[n].1
     }
 
+    /// A new INSTR_RANGE element for the walk `r` that ended at `instr`'s
+    /// waypoint, written once into its slot (`add` then `set_range`).
+    #[inline]
+    fn push_range(&mut self, idx: ocsd_trc_index_t, r: &InstrRange, executed: bool, instr: &ocsd_instr_info) {
+        let context = self.last().context;
+        let mut payload = ocsd_gen_elem_payload::default();
+        payload.num_instr_range = r.num_instr;
+        self.pending.push((
+            idx,
+            ocsd_generic_trace_elem {
+                elem_type: OCSD_GEN_TRC_ELEM_INSTR_RANGE,
+                isa: instr.isa,
+                st_addr: r.st_addr,
+                en_addr: r.en_addr,
+                context,
+                timestamp: 0,
+                cycle_count: 0,
+                last_i_type: instr.type_,
+                last_i_subtype: instr.sub_type,
+                flag_bits: range_flag_bits(executed, instr),
+                payload,
+                ptr_extended_data: std::ptr::null(),
+            },
+        ));
+    }
+
     fn add_type(&mut self, idx: ocsd_trc_index_t, t: ocsd_gen_trc_elem_t) -> &mut ocsd_generic_trace_elem {
         let e = self.add(idx);
         e.elem_type = t;
@@ -143,6 +169,13 @@ impl OutElems {
         }
         self.reset();
     }
+}
+
+/// An INSTR_RANGE element's flags: last instruction executed, its size
+/// and whether it is conditional.
+#[inline]
+fn range_flag_bits(executed: bool, instr: &ocsd_instr_info) -> u32 {
+    executed as u32 | ((instr.instr_size as u32 & 0x7) << 1) | ((instr.is_conditional as u32 & 1) << 10)
 }
 
 /// ETMv4 / ETE instruction trace decoder.
@@ -639,6 +672,7 @@ impl EtmV4IPktDecoder {
         err
     }
 
+    #[inline(never)]
     fn resolve_elements(&mut self, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
         let mut resp = OCSD_RESP_CONT;
         loop {
@@ -688,6 +722,7 @@ impl EtmV4IPktDecoder {
     // ------------------------------------------------------------------
     // speculation resolution
 
+    #[inline]
     fn commit_elements(&mut self, ctx: &mut DecodeCtx) -> ocsd_err_t {
         let num_commit_req = self.res.commit;
         let mut context_flush = false;
@@ -695,152 +730,16 @@ impl EtmV4IPktDecoder {
         self.out.reset();
 
         while self.res.commit > 0 && err == OCSD_OK && !context_flush {
-            let Some(back) = self.stack.back().copied() else {
+            let Some(kind) = self.stack.back().map(|b| b.kind) else {
                 // OpenCSD 1.8.0 reports this overrun at trace index 0
                 err = self.seq_err(ctx.log, OCSD_ERR_COMMIT_PKT_OVERRUN, 0, "Not enough elements to commit");
                 break;
             };
-            let mut pop = true;
-            match back.kind {
-                P0Kind::TrcOn => {
-                    self.next_range_check = None;
-                    let reason = if self.prev_overflow { TRACE_ON_OVERFLOW } else { TRACE_ON_NORMAL };
-                    let e = self.out.add_type(back.root_index, OCSD_GEN_TRC_ELEM_TRACE_ON);
-                    e.set_trace_on_reason(reason);
-                    self.prev_overflow = false;
-                    self.ret_stack.flush();
-                }
-                P0Kind::Addr => {
-                    self.ret_stack.clear_pop_pending();
-                    self.tinfo_wait_addr = false;
-                    if let P0Data::Addr(a) = back.data {
-                        self.set_instr_addr_isa(a.val, a.isa);
-                        self.need_addr = false;
-                    }
-                }
-                P0Kind::Ctxt => {
-                    if let P0Data::Ctxt(c, is) = back.data {
-                        if c.updated() != 0 {
-                            self.out.add(back.root_index);
-                            self.update_context(&c, is);
-                            context_flush = true;
-                            // OpenCSD drops this trace ID's cached memory on a context change
-                            self.mem.release(ctx.mem);
-                            ctx.mem.invalidate_cache(self.trace_id);
-                            // memory images selected by context follow the trace's context
-                            let id = (c.updated_c() != 0).then_some(c.ctxtID);
-                            ctx.mem.update_context(self.trace_id, MemContext { context_id: id, vmid: (c.updated_v() != 0).then_some(c.VMID) });
-                        }
-                    }
-                }
-                P0Kind::Event | P0Kind::Ts | P0Kind::Cc | P0Kind::TsCc => self.process_ts_cc_event(&back),
-                P0Kind::Marker => self.process_marker(&back),
-                P0Kind::Atom => {
-                    let mut elem = back;
-                    while !elem.atom_is_empty() && self.res.commit > 0 && err == OCSD_OK {
-                        // (the stacked copy is brought in step after the
-                        // loop; nothing in it reads the stack)
-                        let atom = elem.atom_commit_oldest();
-                        err = self.return_stack_pop(ctx.log);
-                        if err != OCSD_OK || self.state == State::NoSync {
-                            break;
-                        }
-                        if !self.need_ctxt && !self.need_addr {
-                            err = self.process_atom(atom, elem.root_index, ctx);
-                            if self.state == State::NoSync {
-                                break;
-                            }
-                        }
-                        self.res.commit -= 1;
-                    }
-                    if self.state == State::NoSync {
-                        // decoder was reset by an error: stack already empty
-                        pop = false;
-                    } else {
-                        if let Some(b) = self.stack.back_mut() {
-                            *b = elem;
-                        }
-                        if !elem.atom_is_empty() {
-                            pop = false;
-                        }
-                    }
-                }
-                P0Kind::Excep => {
-                    err = self.return_stack_pop(ctx.log);
-                    if err == OCSD_OK && self.state != State::NoSync {
-                        self.next_range_check = None;
-                        err = self.process_exception(ctx);
-                        if self.state != State::NoSync {
-                            self.res.commit -= 1;
-                        } else if err == OCSD_OK {
-                            // OpenCSD counts the exception as committed even
-                            // when processing it reset the decoder: the
-                            // count drops below zero, the emptied stack is
-                            // then short of elements and a commit overrun is
-                            // reported (and the decoder reset) as well.
-                            err = self.seq_err(ctx.log, OCSD_ERR_COMMIT_PKT_OVERRUN, 0, "Not enough elements to commit");
-                        }
-                    }
-                    if self.state == State::NoSync {
-                        pop = false;
-                    }
-                }
-                P0Kind::ExcepRet => {
-                    self.next_range_check = None;
-                    self.out.add_type(back.root_index, OCSD_GEN_TRC_ELEM_EXCEPTION_RET);
-                    if back.is_p0 {
-                        self.res.commit -= 1;
-                    }
-                }
-                P0Kind::FuncRet => {
-                    if back.is_p0 {
-                        self.res.commit -= 1;
-                    }
-                }
-                P0Kind::SrcAddr => {
-                    self.next_range_check = None;
-                    err = self.process_source_address(&back, ctx);
-                    if self.state != State::NoSync {
-                        self.res.commit -= 1;
-                    }
-                    if self.state == State::NoSync {
-                        pop = false;
-                    }
-                }
-                P0Kind::Q => {
-                    self.next_range_check = None;
-                    err = self.process_q_element(&back, ctx);
-                    if self.state != State::NoSync {
-                        self.res.commit -= 1;
-                    }
-                    if self.state == State::NoSync || err != OCSD_OK {
-                        pop = false;
-                    }
-                }
-                P0Kind::TransStart | P0Kind::TransCommit | P0Kind::TransFail | P0Kind::TransTraceInit => {
-                    if back.kind == P0Kind::TransStart && self.comm_trans_p0 {
-                        self.res.commit -= 1;
-                    }
-                    self.next_range_check = None;
-                    self.process_trans(&back);
-                }
-                P0Kind::Ite => self.process_ite(&back),
-                P0Kind::UnseenUncommitted => {
-                    let mut elem = back;
-                    self.res.commit -= elem.take_count(self.res.commit);
-                    if !elem.count_is_empty() {
-                        pop = false;
-                        if let Some(b) = self.stack.back_mut() {
-                            *b = elem;
-                        }
-                    }
-                }
-                P0Kind::TInfo => {
-                    self.tinfo_wait_addr = true;
-                    self.ret_stack.flush();
-                }
-                P0Kind::Unknown | P0Kind::Overflow => {}
-            }
+            let pop = if kind == P0Kind::Atom {
+                self.commit_atoms(ctx, &mut err)
+            } else {
+                self.commit_other(ctx, &mut err, &mut context_flush)
+            };
             if pop {
                 self.stack.pop_back();
             }
@@ -855,6 +754,170 @@ impl EtmV4IPktDecoder {
         err
     }
 
+    /// Commit the oldest stacked element when it is not an atom element.
+    /// Returns whether it is to be popped.
+    #[inline(never)]
+    fn commit_other(&mut self, ctx: &mut DecodeCtx, err: &mut ocsd_err_t, context_flush: &mut bool) -> bool {
+        let Some(back) = self.stack.back().copied() else { return false };
+        let mut pop = true;
+        match back.kind {
+            P0Kind::Atom => pop = self.commit_atoms(ctx, err),
+            P0Kind::TrcOn => {
+                self.next_range_check = None;
+                let reason = if self.prev_overflow { TRACE_ON_OVERFLOW } else { TRACE_ON_NORMAL };
+                let e = self.out.add_type(back.root_index, OCSD_GEN_TRC_ELEM_TRACE_ON);
+                e.set_trace_on_reason(reason);
+                self.prev_overflow = false;
+                self.ret_stack.flush();
+            }
+            P0Kind::Addr => {
+                self.ret_stack.clear_pop_pending();
+                self.tinfo_wait_addr = false;
+                if let P0Data::Addr(a) = back.data {
+                    self.set_instr_addr_isa(a.val, a.isa);
+                    self.need_addr = false;
+                }
+            }
+            P0Kind::Ctxt => {
+                if let P0Data::Ctxt(c, is) = back.data {
+                    if c.updated() != 0 {
+                        self.out.add(back.root_index);
+                        self.update_context(&c, is);
+                        *context_flush = true;
+                        // OpenCSD drops this trace ID's cached memory on a context change
+                        self.mem.release(ctx.mem);
+                        ctx.mem.invalidate_cache(self.trace_id);
+                        // memory images selected by context follow the trace's context
+                        let id = (c.updated_c() != 0).then_some(c.ctxtID);
+                        ctx.mem.update_context(self.trace_id, MemContext { context_id: id, vmid: (c.updated_v() != 0).then_some(c.VMID) });
+                    }
+                }
+            }
+            P0Kind::Event | P0Kind::Ts | P0Kind::Cc | P0Kind::TsCc => self.process_ts_cc_event(&back),
+            P0Kind::Marker => self.process_marker(&back),
+            P0Kind::Excep => {
+                *err = self.return_stack_pop(ctx.log);
+                if *err == OCSD_OK && self.state != State::NoSync {
+                    self.next_range_check = None;
+                    *err = self.process_exception(ctx);
+                    if self.state != State::NoSync {
+                        self.res.commit -= 1;
+                    } else if *err == OCSD_OK {
+                        // OpenCSD counts the exception as committed even
+                        // when processing it reset the decoder: the
+                        // count drops below zero, the emptied stack is
+                        // then short of elements and a commit overrun is
+                        // reported (and the decoder reset) as well.
+                        *err = self.seq_err(ctx.log, OCSD_ERR_COMMIT_PKT_OVERRUN, 0, "Not enough elements to commit");
+                    }
+                }
+                if self.state == State::NoSync {
+                    pop = false;
+                }
+            }
+            P0Kind::ExcepRet => {
+                self.next_range_check = None;
+                self.out.add_type(back.root_index, OCSD_GEN_TRC_ELEM_EXCEPTION_RET);
+                if back.is_p0 {
+                    self.res.commit -= 1;
+                }
+            }
+            P0Kind::FuncRet => {
+                if back.is_p0 {
+                    self.res.commit -= 1;
+                }
+            }
+            P0Kind::SrcAddr => {
+                self.next_range_check = None;
+                *err = self.process_source_address(&back, ctx);
+                if self.state != State::NoSync {
+                    self.res.commit -= 1;
+                }
+                if self.state == State::NoSync {
+                    pop = false;
+                }
+            }
+            P0Kind::Q => {
+                self.next_range_check = None;
+                *err = self.process_q_element(&back, ctx);
+                if self.state != State::NoSync {
+                    self.res.commit -= 1;
+                }
+                if self.state == State::NoSync || *err != OCSD_OK {
+                    pop = false;
+                }
+            }
+            P0Kind::TransStart | P0Kind::TransCommit | P0Kind::TransFail | P0Kind::TransTraceInit => {
+                if back.kind == P0Kind::TransStart && self.comm_trans_p0 {
+                    self.res.commit -= 1;
+                }
+                self.next_range_check = None;
+                self.process_trans(&back);
+            }
+            P0Kind::Ite => self.process_ite(&back),
+            P0Kind::UnseenUncommitted => {
+                let mut elem = back;
+                self.res.commit -= elem.take_count(self.res.commit);
+                if !elem.count_is_empty() {
+                    pop = false;
+                    if let Some(b) = self.stack.back_mut() {
+                        *b = elem;
+                    }
+                }
+            }
+            P0Kind::TInfo => {
+                self.tinfo_wait_addr = true;
+                self.ret_stack.flush();
+            }
+            P0Kind::Unknown | P0Kind::Overflow => {}
+        }
+        pop
+    }
+
+    /// Commit atoms of the oldest stacked element, an atom element: its
+    /// atoms are taken into a local and written back once (nothing while
+    /// they are processed reads the stack). Returns whether the element is
+    /// used up and is to be popped.
+    #[inline(always)]
+    fn commit_atoms(&mut self, ctx: &mut DecodeCtx, err: &mut ocsd_err_t) -> bool {
+        let Some(back) = self.stack.back() else { return false };
+        let root_index = back.root_index;
+        let P0Data::Atom(mut a) = back.data else { return true };
+        // the memory space is that of the current context, which atoms
+        // do not change
+        let space = self.curr_mem_space();
+        while self.res.commit > 0 && *err == OCSD_OK && a.num > 0 {
+            let atom = if a.En_bits & 1 != 0 { ATOM_E } else { ATOM_N };
+            a.num -= 1;
+            a.En_bits >>= 1;
+            if self.ret_stack.pop_pending() {
+                *err = self.return_stack_pop_pending(ctx.log);
+                if *err != OCSD_OK || self.state == State::NoSync {
+                    break;
+                }
+            }
+            if !self.need_ctxt && !self.need_addr {
+                *err = self.process_atom(atom, root_index, space, ctx);
+                if self.state == State::NoSync {
+                    break;
+                }
+            }
+            self.res.commit -= 1;
+        }
+        if self.state == State::NoSync {
+            // after a reset by an error the stack is already empty
+            return false;
+        }
+        if a.num == 0 {
+            return true;
+        }
+        if let Some(P0Elem { data: P0Data::Atom(b), .. }) = self.stack.back_mut() {
+            *b = a;
+        }
+        false
+    }
+
+    #[inline(never)]
     fn cancel_elements(&mut self, log: &mut dyn ErrorLog) -> ocsd_err_t {
         let num_cancel_req = self.res.cancel;
         let mut err = OCSD_OK;
@@ -919,6 +982,7 @@ impl EtmV4IPktDecoder {
         err
     }
 
+    #[inline(never)]
     fn mispredict_atom(&mut self, log: &mut dyn ErrorLog) -> ocsd_err_t {
         let mut found = false;
         let mut i = 0;
@@ -950,6 +1014,7 @@ impl EtmV4IPktDecoder {
         err
     }
 
+    #[inline(never)]
     fn discard_elements(&mut self) -> ocsd_err_t {
         // output the timestamps, cycle counts, events and markers still
         // stacked, oldest first, and drop the rest
@@ -1162,22 +1227,79 @@ impl EtmV4IPktDecoder {
         }
     }
 
-    fn process_atom(&mut self, atom: ocsd_atm_val, root_index: ocsd_trc_index_t, ctx: &mut DecodeCtx) -> ocsd_err_t {
-        self.out.add(root_index);
-        // a cached block is replayed here, the full walk only on a miss
-        let replayed = if self.instr.isa == ocsd_isa_aarch64 && self.range_limit == 0 {
-            let space = self.curr_mem_space();
-            self.replay_block(space, self.aa64_chk)
-        } else {
-            None
-        };
-        let (range, res, err) = match replayed {
-            Some(r) => (r, WpRes::Found, OCSD_OK),
-            None => self.trace_to_wp(ctx, None),
-        };
+    #[inline]
+    fn process_atom(&mut self, atom: ocsd_atm_val, root_index: ocsd_trc_index_t, space: ocsd_mem_space_acc_t, ctx: &mut DecodeCtx) -> ocsd_err_t {
+        // the common case: a cached block at the current address is
+        // replayed and gives one range element, written once
+        if self.instr.isa == ocsd_isa_aarch64 && self.range_limit == 0 {
+            if let Some(range) = self.replay_block(space, self.aa64_chk) {
+                return self.atom_range_found(atom, root_index, &range, ctx.log);
+            }
+        }
+        self.process_atom_walk(atom, root_index, ctx)
+    }
+
+    /// An atom whose walk reached its waypoint at `self.instr`: follow the
+    /// branch as the atom says and output the range.
+    #[inline(always)]
+    fn atom_range_found(&mut self, atom: ocsd_atm_val, root_index: ocsd_trc_index_t, range: &InstrRange, log: &mut dyn ErrorLog) -> ocsd_err_t {
+        let next_addr = self.instr.instr_addr;
+        let mut ete_eret = false;
+        if self.n_atom_check(atom) {
+            // (the element stays empty: kept only when halting on errors)
+            self.out.add(root_index);
+            return self.bad_image(log, root_index, "Bad program image - N Atom on unconditional branch.\n");
+        }
+        let executed = atom == ATOM_E;
+        if executed {
+            match self.instr.type_ {
+                OCSD_INSTR_BR => {
+                    self.instr.instr_addr = self.instr.branch_addr;
+                    if self.instr.is_link != 0 {
+                        self.push_ret(next_addr, self.instr.isa);
+                    }
+                }
+                OCSD_INSTR_BR_INDIRECT => {
+                    self.need_addr = true;
+                    if self.instr.is_link != 0 {
+                        self.push_ret(next_addr, self.instr.isa);
+                    }
+                    self.ret_stack.set_pop_pending();
+                    // ETE has no exception return packets: an ERET
+                    // taken gives the element
+                    if self.is_ete && self.instr.sub_type == OCSD_S_INSTR_V8_ERET {
+                        ete_eret = true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.out.push_range(root_index, range, executed, &self.instr);
+        if executed {
+            self.instr.isa = self.instr.next_isa;
+        }
+
+        if self.op_flags & OCSD_OPFLG_CHK_RANGE_CONTINUE != 0 {
+            if let Some(exp) = self.next_range_check {
+                if exp != range.st_addr {
+                    return self.bad_image(log, root_index, "Discontinuous ranges - Inconsistent program image for decode\n");
+                }
+            }
+        }
+        self.next_range_check = if executed { None } else { Some(next_addr) };
+
+        if ete_eret {
+            self.out.add_type(root_index, OCSD_GEN_TRC_ELEM_EXCEPTION_RET);
+        }
+        OCSD_OK
+    }
+
+    /// An atom whose block is not replayed: walk the instructions.
+    #[inline(never)]
+    fn process_atom_walk(&mut self, atom: ocsd_atm_val, root_index: ocsd_trc_index_t, ctx: &mut DecodeCtx) -> ocsd_err_t {
+        let (range, res, err) = self.trace_to_wp(ctx, None);
         if err != OCSD_OK {
             if err == OCSD_ERR_UNSUPPORTED_ISA {
-                self.out.pending.pop();
                 self.need_addr = true;
                 self.need_ctxt = true;
                 self.log(
@@ -1189,70 +1311,28 @@ impl EtmV4IPktDecoder {
                 );
                 return OCSD_OK;
             }
+            // the element the atom would have given goes out empty
+            self.out.add(root_index);
             return self.seq_err(ctx.log, err, root_index, "Error processing atom packet.");
         }
 
         if res == WpRes::Found {
-            let next_addr = self.instr.instr_addr;
-            let mut ete_eret = false;
-            if self.n_atom_check(atom) {
-                return self.bad_image(ctx.log, root_index, "Bad program image - N Atom on unconditional branch.\n");
-            }
-            match self.instr.type_ {
-                OCSD_INSTR_BR => {
-                    if atom == ATOM_E {
-                        self.instr.instr_addr = self.instr.branch_addr;
-                        if self.instr.is_link != 0 {
-                            self.push_ret(next_addr, self.instr.isa);
-                        }
-                    }
-                }
-                OCSD_INSTR_BR_INDIRECT => {
-                    if atom == ATOM_E {
-                        self.need_addr = true;
-                        if self.instr.is_link != 0 {
-                            self.push_ret(next_addr, self.instr.isa);
-                        }
-                        self.ret_stack.set_pop_pending();
-                        // ETE has no exception return packets: an ERET
-                        // taken gives the element
-                        if self.is_ete && self.instr.sub_type == OCSD_S_INSTR_V8_ERET {
-                            ete_eret = true;
-                        }
-                    }
-                }
-                _ => {}
-            }
+            return self.atom_range_found(atom, root_index, &range, ctx.log);
+        }
+        // no waypoint: memory not accessible
+        self.out.add(root_index);
+        self.need_addr = true;
+        self.next_range_check = None;
+        if range.st_addr != range.en_addr {
             let e = self.out.cur();
-            Self::set_range(e, &range, atom == ATOM_E, &mut self.instr);
-
-            if self.op_flags & OCSD_OPFLG_CHK_RANGE_CONTINUE != 0 {
-                if let Some(exp) = self.next_range_check {
-                    if exp != range.st_addr {
-                        return self.bad_image(ctx.log, root_index, "Discontinuous ranges - Inconsistent program image for decode\n");
-                    }
-                }
-            }
-            self.next_range_check = if atom == ATOM_N { Some(next_addr) } else { None };
-
-            if ete_eret {
-                self.out.add_type(root_index, OCSD_GEN_TRC_ELEM_EXCEPTION_RET);
-            }
-        } else {
-            // no waypoint: memory not accessible
-            self.need_addr = true;
-            self.next_range_check = None;
-            if range.st_addr != range.en_addr {
-                let e = self.out.cur();
-                Self::set_range(e, &range, true, &mut self.instr);
-                if res == WpRes::Nacc {
-                    self.out.add(root_index);
-                }
-            }
+            Self::set_range(e, &range, true, &mut self.instr);
             if res == WpRes::Nacc {
-                let a = self.instr.instr_addr;
-                self.set_nacc(a);
+                self.out.add(root_index);
             }
+        }
+        if res == WpRes::Nacc {
+            let a = self.instr.instr_addr;
+            self.set_nacc(a);
         }
         OCSD_OK
     }
