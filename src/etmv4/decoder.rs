@@ -460,7 +460,13 @@ impl EtmV4IPktDecoder {
                     return resp;
                 }
                 State::DecodePkts => {
-                    if self.decode_packet(pkt, ctx) != OCSD_OK {
+                    if matches!(
+                        pkt.type_,
+                        ETM4_PKT_I_ATOM_F1 | ETM4_PKT_I_ATOM_F2 | ETM4_PKT_I_ATOM_F3 | ETM4_PKT_I_ATOM_F4 | ETM4_PKT_I_ATOM_F5 | ETM4_PKT_I_ATOM_F6
+                    ) {
+                        // the most common packet, as decode_packet takes it
+                        self.push_atom_pkt(pkt);
+                    } else if self.decode_packet(pkt, ctx) != OCSD_OK {
                         return OCSD_RESP_FATAL_INVALID_DATA;
                     }
                     if self.state != State::ResolveElem {
@@ -490,6 +496,21 @@ impl EtmV4IPktDecoder {
         }
     }
 
+    /// An atom packet's atoms go on the stack; above the maximum
+    /// speculation depth the excess is committed (`decodePacket` for atoms).
+    #[inline(always)]
+    fn push_atom_pkt(&mut self, pkt: &ocsd_etmv4_i_pkt) {
+        self.stack.push_atom(pkt.type_, self.index_curr_pkt, pkt.atom);
+        self.curr_spec_depth = self.curr_spec_depth.saturating_add(pkt.atom.num as i32);
+        if self.curr_spec_depth > self.max_spec_depth {
+            // auto-commit anything above the maximum speculation depth
+            self.res.commit = self.curr_spec_depth.saturating_sub(self.max_spec_depth);
+        }
+        if self.res.any() {
+            self.state = State::ResolveElem;
+        }
+    }
+
     /// Turn a packet into stacked elements (`decodePacket`).
     fn decode_packet(&mut self, pkt: &ocsd_etmv4_i_pkt, ctx: &mut DecodeCtx) -> ocsd_err_t {
         let idx = self.index_curr_pkt;
@@ -504,8 +525,8 @@ impl EtmV4IPktDecoder {
             ETM4_PKT_I_TRACE_ON => self.stack.push_no_param(P0Kind::TrcOn, false, t, idx, false),
             ETM4_PKT_I_ATOM_F1 | ETM4_PKT_I_ATOM_F2 | ETM4_PKT_I_ATOM_F3 | ETM4_PKT_I_ATOM_F4 | ETM4_PKT_I_ATOM_F5
             | ETM4_PKT_I_ATOM_F6 => {
-                self.stack.push_atom(t, idx, pkt.atom);
-                self.curr_spec_depth = self.curr_spec_depth.saturating_add(pkt.atom.num as i32);
+                self.push_atom_pkt(pkt);
+                return OCSD_OK;
             }
             ETM4_PKT_I_CTXT => {
                 self.stack.push_context(t, idx, pkt.context, self.last_is, false);
@@ -1227,7 +1248,7 @@ impl EtmV4IPktDecoder {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn process_atom(&mut self, atom: ocsd_atm_val, root_index: ocsd_trc_index_t, space: ocsd_mem_space_acc_t, ctx: &mut DecodeCtx) -> ocsd_err_t {
         // the common case: a cached block at the current address is
         // replayed and gives one range element, written once
