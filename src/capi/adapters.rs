@@ -282,3 +282,64 @@ impl RawFrameMonitor for FramePrinter {
         logger::msg_out(&s);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::gen_elem::OCSD_GEN_TRC_ELEM_INSTR_RANGE;
+    use crate::capi::handles::{HandleCtl, SinkReq};
+    use std::sync::atomic::Ordering;
+
+    /// What the two test callbacks saw.
+    struct Seen {
+        first: Vec<ocsd_trc_index_t>,
+        second: Vec<ocsd_trc_index_t>,
+        ctl: Arc<HandleCtl>,
+        switch_at: ocsd_trc_index_t,
+        wait_at: ocsd_trc_index_t,
+    }
+
+    unsafe extern "C" fn first(ctx: *const c_void, idx: ocsd_trc_index_t, _id: u8, _e: *const ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
+        // SAFETY: `ctx` is the `Seen` the test passes, alive and not
+        // otherwise borrowed during the batch.
+        let s = unsafe { &mut *(ctx as *mut Seen) };
+        s.first.push(idx);
+        if idx == s.switch_at {
+            // a new output asked for from inside the callback
+            s.ctl.pending().sink = Some(SinkReq::Callback(CElemSink { f: second, ctx: Ctx(ctx) }));
+            s.ctl.sink_pending.store(true, Ordering::Release);
+        }
+        OCSD_RESP_CONT
+    }
+
+    unsafe extern "C" fn second(ctx: *const c_void, idx: ocsd_trc_index_t, _id: u8, _e: *const ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
+        // SAFETY: as in `first`.
+        let s = unsafe { &mut *(ctx as *mut Seen) };
+        s.second.push(idx);
+        if idx == s.wait_at {
+            OCSD_RESP_WAIT
+        } else {
+            OCSD_RESP_CONT
+        }
+    }
+
+    #[test]
+    fn batch_switches_output_from_the_next_element_and_stops_at_wait() {
+        let ctl = Arc::new(HandleCtl::default());
+        let mut seen = Seen { first: vec![], second: vec![], ctl: ctl.clone(), switch_at: 1, wait_at: 3 };
+        let ctx = Ctx(&mut seen as *mut Seen as *const c_void);
+        let mut sink = SwitchSink::new(SinkReq::Callback(CElemSink { f: first, ctx }), ctl);
+        let elems: Vec<(ocsd_trc_index_t, ocsd_generic_trace_elem)> =
+            (0..6).map(|i| (i, ocsd_generic_trace_elem::new(OCSD_GEN_TRC_ELEM_INSTR_RANGE))).collect();
+        let (n, r) = sink.trace_elems_in(&elems, 0x12);
+        assert_eq!((n, r), (4, OCSD_RESP_WAIT));
+        // the rest, as the decode stack delivers it after the client's flush
+        let (n2, r2) = sink.trace_elems_in(&elems[n..], 0x12);
+        assert_eq!((n2, r2), (2, OCSD_RESP_CONT));
+        assert_eq!(seen.first, vec![0, 1]);
+        assert_eq!(seen.second, vec![2, 3, 4, 5]);
+        // an empty batch calls nothing
+        let (n3, r3) = sink.trace_elems_in(&[], 0x12);
+        assert_eq!((n3, r3), (0, OCSD_RESP_CONT));
+    }
+}
