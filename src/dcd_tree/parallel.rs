@@ -52,7 +52,9 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use super::{DecodeTree, Discard, Interfaces, StackEnv, TraceIdDecoder};
+use super::{DecodeTree, Discard, Interfaces, Stack, StackEnv, TraceIdDecoder};
+use crate::etmv4::decoder::reuse::DecoderCaches;
+use crate::etmv4::{EtmV4IPktDecoder, EtmV4IPktProc};
 use crate::abi::*;
 use crate::common::{ErrorLog, GenElemSink, OcsdError};
 use crate::deformatter::DeformatterOut;
@@ -385,30 +387,67 @@ struct SegResult<O> {
     eot_mark: Option<usize>,
 }
 
-/// The memory of the tree, files and buffers only, and the mappers of the
-/// worker threads: each thread maps the same bytes with a cache of its
-/// own, kept from segment to segment.
+/// The memory of the tree, files and buffers only, and what each worker
+/// thread keeps from segment to segment: its memory mapper (the same bytes
+/// with a cache of its own) and, per stream, the caches of its last
+/// segment's decoder and of its last probe's (see
+/// [`crate::etmv4::decoder::reuse`]), so that segments do not start cold.
 struct SharedMem {
     base: std::sync::Mutex<crate::mem::MemMapper>,
-    per_thread: Vec<std::sync::Mutex<Option<crate::mem::MemMapper>>>,
+    per_thread: Vec<std::sync::Mutex<Kept>>,
+    streams: usize,
+}
+
+/// What one worker thread keeps between segments.
+#[derive(Default)]
+struct Kept {
+    mapper: Option<crate::mem::MemMapper>,
+    /// Per stream: [segment decoder's caches, probe's caches].
+    caches: Vec<[Option<DecoderCaches>; 2]>,
 }
 
 impl SharedMem {
+    fn new(base: crate::mem::MemMapper, threads: usize, streams: usize) -> Self {
+        SharedMem { base: std::sync::Mutex::new(base), per_thread: (0..threads).map(|_| Default::default()).collect(), streams }
+    }
+
+    fn kept(&self) -> Option<std::sync::MutexGuard<'_, Kept>> {
+        let mut k = rayon::current_thread_index().and_then(|t| self.per_thread.get(t))?.lock().ok()?;
+        if k.caches.len() < self.streams {
+            k.caches.resize_with(self.streams, Default::default);
+        }
+        Some(k)
+    }
+
     fn take(&self) -> Option<crate::mem::MemMapper> {
-        let kept = rayon::current_thread_index().and_then(|t| self.per_thread.get(t)).and_then(|m| m.lock().ok()?.take());
-        match kept {
+        match self.kept().and_then(|mut k| k.mapper.take()) {
             Some(m) => Some(m),
             None => self.base.lock().ok()?.share_static(),
         }
     }
 
     fn give_back(&self, m: crate::mem::MemMapper) {
-        if let Some(slot) = rayon::current_thread_index().and_then(|t| self.per_thread.get(t)) {
-            if let Ok(mut s) = slot.lock() {
-                *s = Some(m);
-            }
+        if let Some(mut k) = self.kept() {
+            k.mapper = Some(m);
         }
     }
+
+    /// The decoder caches this thread kept for `stream` (`probe`: a
+    /// probe's).
+    fn take_caches(&self, stream: usize, probe: bool) -> Option<DecoderCaches> {
+        self.kept()?.caches.get_mut(stream)?[probe as usize].take()
+    }
+
+    fn keep_caches(&self, stream: usize, probe: bool, c: DecoderCaches) {
+        if let Some(slot) = self.kept().as_deref_mut().and_then(|k| k.caches.get_mut(stream)) {
+            slot[probe as usize] = Some(c);
+        }
+    }
+}
+
+/// The ETMv4 / ETE decoder of a stack, if it is one.
+fn etm_decoder(st: &mut dyn TraceIdDecoder) -> Option<&mut EtmV4IPktDecoder> {
+    st.as_any_mut().downcast_mut::<Stack<EtmV4IPktProc, EtmV4IPktDecoder>>()?.decoder_mut()
 }
 
 /// Outputs already given out, for later segments to write to: at most
@@ -455,6 +494,7 @@ struct Runner<O> {
     /// of a parallel decode take every element at once, so the decoder
     /// goes through the same states).
     discard_elems: bool,
+    stream: usize,
 }
 
 type Factory<'a, O> = &'a (dyn Fn() -> Option<(DecodeTree, Rc<RefCell<O>>)> + Sync);
@@ -475,15 +515,20 @@ impl<O: SegmentOutput> Runner<O> {
     /// factory made.
     fn new(cx: &Ctx<'_, O>, stream: usize, probe: bool) -> Option<Self> {
         let (mut tree, out) = (cx.make)()?;
-        let stack = tree.stacks.get_mut(cx.rec.streams[stream].slot as usize)?.take()?;
+        let mut stack = tree.stacks.get_mut(cx.rec.streams[stream].slot as usize)?.take()?;
         tree.mapper = cx.mem.take()?;
+        if let Some(d) = etm_decoder(stack.as_mut()) {
+            if let Some(c) = cx.mem.take_caches(stream, probe) {
+                d.adopt_caches(c);
+            }
+        }
         if !probe {
             if let Some(mut o) = cx.spare.take() {
                 o.recycle();
                 *out.borrow_mut() = o;
             }
         }
-        Some(Runner { tree, stack, out, discard_elems: probe })
+        Some(Runner { tree, stack, out, discard_elems: probe, stream })
     }
 
     fn env_call<R>(&mut self, f: impl FnOnce(&mut dyn TraceIdDecoder, &mut StackEnv) -> R) -> R {
@@ -522,9 +567,13 @@ impl<O: SegmentOutput> Runner<O> {
         self.stack.state_fingerprint(buf)
     }
 
-    /// The output; the memory mapper goes back to the thread.
+    /// The output; the memory mapper and the decoder's caches go back to
+    /// the thread.
     fn finish(self, mem: &SharedMem) -> O {
-        let Runner { mut tree, stack, out, .. } = self;
+        let Runner { mut tree, mut stack, out, discard_elems, stream } = self;
+        if let Some(d) = etm_decoder(stack.as_mut()) {
+            mem.keep_caches(stream, discard_elems, d.take_caches());
+        }
         drop(stack);
         mem.give_back(std::mem::take(&mut tree.mapper));
         drop(tree);
@@ -584,7 +633,7 @@ where
     }
     let Some(shared) = mem.share_static() else { return Outcome::Fallback };
     let threads = opts.threads.max(1);
-    let mem = &SharedMem { base: std::sync::Mutex::new(shared), per_thread: (0..threads).map(|_| std::sync::Mutex::new(None)).collect() };
+    let mem = &SharedMem::new(shared, threads, rec.streams.len());
     let plans = plan_segments(rec, opts);
     // segments start in the order the output needs them
     let mut start_order: Vec<usize> = (0..plans.len()).collect();
