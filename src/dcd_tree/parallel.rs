@@ -450,6 +450,54 @@ fn etm_decoder(st: &mut dyn TraceIdDecoder) -> Option<&mut EtmV4IPktDecoder> {
     st.as_any_mut().downcast_mut::<Stack<EtmV4IPktProc, EtmV4IPktDecoder>>()?.decoder_mut()
 }
 
+/// Put a stack in the state of a new one of its configuration, keeping its
+/// decoder's caches. False when it cannot be (not an ETMv4 / ETE stack, or
+/// packet observers attached): a new stack is then built for the next
+/// segment.
+fn renew_stack(st: &mut dyn TraceIdDecoder) -> bool {
+    match st.as_any_mut().downcast_mut::<Stack<EtmV4IPktProc, EtmV4IPktDecoder>>() {
+        Some(s) => s.renew(EtmV4IPktProc::renew, EtmV4IPktDecoder::renew),
+        None => false,
+    }
+}
+
+/// A decode tree and its stack for one stream, kept by a worker thread for
+/// its next segment (or probe) of that stream, once renewed.
+struct Kit<O> {
+    decode: usize,
+    stream: usize,
+    probe: bool,
+    tree: DecodeTree,
+    stack: Box<dyn TraceIdDecoder>,
+    out: Rc<RefCell<O>>,
+}
+
+thread_local! {
+    /// The kits this worker thread keeps ([`Kit`]s of any output type).
+    static KITS: RefCell<Vec<Box<dyn std::any::Any>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Numbers the calls of [`decode`], so that a thread never uses a kit of
+/// another call.
+static DECODES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn take_kit<O: 'static>(decode: usize, stream: usize, probe: bool) -> Option<Kit<O>> {
+    KITS.with(|k| {
+        let mut k = k.borrow_mut();
+        let i = k.iter().position(|b| b.downcast_ref::<Kit<O>>().is_some_and(|x| x.decode == decode && x.stream == stream && x.probe == probe))?;
+        k.swap_remove(i).downcast::<Kit<O>>().ok().map(|b| *b)
+    })
+}
+
+fn keep_kit<O: 'static>(kit: Kit<O>) {
+    KITS.with(|k| {
+        let mut k = k.borrow_mut();
+        // kits of earlier decodes are no longer needed
+        k.retain(|b| b.downcast_ref::<Kit<O>>().map_or(true, |x| x.decode == kit.decode));
+        k.push(Box::new(kit));
+    });
+}
+
 /// Outputs already given out, for later segments to write to: at most
 /// `keep`, none much larger than the average segment's output.
 struct Spare<O> {
@@ -497,6 +545,11 @@ struct Runner<O> {
     stream: usize,
 }
 
+/// Drops the kits a decode left on the threads that ran its segments.
+fn drop_kits<O: 'static>(decode: usize) {
+    KITS.with(|k| k.borrow_mut().retain(|b| b.downcast_ref::<Kit<O>>().map_or(true, |x| x.decode != decode)));
+}
+
 type Factory<'a, O> = &'a (dyn Fn() -> Option<(DecodeTree, Rc<RefCell<O>>)> + Sync);
 
 /// What the segment jobs share.
@@ -507,13 +560,26 @@ struct Ctx<'a, O> {
     spare: &'a Spare<O>,
     make: Factory<'a, O>,
     cancel: &'a std::sync::atomic::AtomicBool,
+    /// This call's number (see [`DECODES`]).
+    decode: usize,
 }
 
-impl<O: SegmentOutput> Runner<O> {
-    /// A fresh stack for `stream`, writing to a recycled output if any.
-    /// A probe's elements go nowhere: it writes little, to the output the
-    /// factory made.
+impl<O: SegmentOutput + 'static> Runner<O> {
+    /// A stack for `stream` in the state of a new one: the one this thread
+    /// kept from its last segment (or probe) of the stream, renewed, or a
+    /// fresh one, writing to a recycled output if any. A probe's elements
+    /// go nowhere: it writes little, to the output its tree came with.
     fn new(cx: &Ctx<'_, O>, stream: usize, probe: bool) -> Option<Self> {
+        if let Some(Kit { tree, stack, out, .. }) = take_kit::<O>(cx.decode, stream, probe) {
+            match cx.spare.take().filter(|_| !probe) {
+                Some(mut o) => {
+                    o.recycle();
+                    *out.borrow_mut() = o;
+                }
+                None => out.borrow_mut().recycle(),
+            }
+            return Some(Runner { tree, stack, out, discard_elems: probe, stream });
+        }
         let (mut tree, out) = (cx.make)()?;
         let mut stack = tree.stacks.get_mut(cx.rec.streams[stream].slot as usize)?.take()?;
         tree.mapper = cx.mem.take()?;
@@ -567,17 +633,22 @@ impl<O: SegmentOutput> Runner<O> {
         self.stack.state_fingerprint(buf)
     }
 
-    /// The output; the memory mapper and the decoder's caches go back to
-    /// the thread.
-    fn finish(self, mem: &SharedMem) -> O {
+    /// The output. The stack, renewed, and its tree stay with the thread
+    /// for its next segment (or probe) of the stream; a stack that cannot
+    /// be renewed gives its memory mapper and decoder caches to the thread
+    /// instead.
+    fn finish(self, cx: &Ctx<'_, O>) -> O {
         let Runner { mut tree, mut stack, out, discard_elems, stream } = self;
+        let o = std::mem::take(&mut *out.borrow_mut());
+        if renew_stack(stack.as_mut()) {
+            keep_kit(Kit { decode: cx.decode, stream, probe: discard_elems, tree, stack, out });
+            return o;
+        }
         if let Some(d) = etm_decoder(stack.as_mut()) {
-            mem.keep_caches(stream, discard_elems, d.take_caches());
+            cx.mem.keep_caches(stream, discard_elems, d.take_caches());
         }
         drop(stack);
-        mem.give_back(std::mem::take(&mut tree.mapper));
-        drop(tree);
-        let o = std::mem::take(&mut *out.borrow_mut());
+        cx.mem.give_back(std::mem::take(&mut tree.mapper));
         o
     }
 }
@@ -624,7 +695,7 @@ pub enum Outcome {
 /// decode starts. Each piece given to `emit` is a range of one such output.
 pub fn decode<O, F, E>(rec: &Recording, mem: &crate::mem::MemMapper, opts: &ParallelOptions, make: F, mut emit: E) -> Outcome
 where
-    O: SegmentOutput,
+    O: SegmentOutput + 'static,
     F: Fn() -> Option<(DecodeTree, Rc<RefCell<O>>)> + Sync,
     E: FnMut(&mut O, std::ops::Range<usize>),
 {
@@ -642,7 +713,8 @@ where
     let cancel = std::sync::atomic::AtomicBool::new(false);
     let limit = rec.streams.len() + threads + opts.lookahead;
     let spare = Spare { outs: std::sync::Mutex::new(Vec::new()), keep: limit + threads, seen: std::sync::Mutex::new((0, 0)) };
-    let cx = Ctx { rec, plans: &plans, mem, spare: &spare, make: &make, cancel: &cancel };
+    let decode = DECODES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let cx = Ctx { rec, plans: &plans, mem, spare: &spare, make: &make, cancel: &cancel, decode };
     let (tx, rx) = std::sync::mpsc::channel::<(usize, Option<SegResult<O>>)>();
     let out = pool.in_place_scope_fifo(|sc| {
         let cx = &cx;
@@ -669,6 +741,8 @@ where
         }
         out
     });
+    // the kept stacks go before the decode returns
+    pool.broadcast(|_| drop_kits::<O>(decode));
     match out {
         Some(summary) => Outcome::Done(summary),
         None => Outcome::Fallback,
@@ -760,7 +834,7 @@ const CHECK_EVERY: usize = 4;
 /// fresh stack started at the next segment's first chunk, as that
 /// segment's own) runs beside it until their states are equal at a chunk
 /// boundary: from there the next segment's output is the serial output.
-fn run_segment<O: SegmentOutput>(cx: &Ctx<'_, O>, i: usize) -> Option<SegResult<O>> {
+fn run_segment<O: SegmentOutput + 'static>(cx: &Ctx<'_, O>, i: usize) -> Option<SegResult<O>> {
     let p = cx.plans[i];
     let s = &cx.rec.streams[p.stream];
     let n = s.chunks.len();
@@ -807,7 +881,7 @@ fn run_segment<O: SegmentOutput>(cx: &Ctx<'_, O>, i: usize) -> Option<SegResult<
             if !q.feed(s, &s.chunks[c]) {
                 // the next segment stops here too: no meeting
                 if let Some(q) = probe.take() {
-                    q.finish(cx.mem);
+                    q.finish(cx);
                 }
             }
         }
@@ -815,14 +889,14 @@ fn run_segment<O: SegmentOutput>(cx: &Ctx<'_, O>, i: usize) -> Option<SegResult<
         marks.push(r.len());
     }
     if let Some(q) = probe.take() {
-        q.finish(cx.mem);
+        q.finish(cx);
     }
     let mut eot_mark = None;
     if meet.is_none() && stopped_at == usize::MAX {
         r.eot();
         eot_mark = Some(r.len());
     }
-    Some(SegResult { out: r.finish(cx.mem), marks, meet, stopped_at, eot_mark })
+    Some(SegResult { out: r.finish(cx), marks, meet, stopped_at, eot_mark })
 }
 
 /// Give the serial output to `emit` as the segments' results arrive.

@@ -32,3 +32,17 @@ impl EtmV4IPktDecoder {
         self.blocks = caches.blocks;
     }
 }
+
+impl EtmV4IPktDecoder {
+    /// Put the decoder in the state of a new decoder of its configuration
+    /// (with its name, operation flags and environment settings), keeping
+    /// its caches: a decoder used again for another stretch of trace.
+    pub(crate) fn renew(&mut self) {
+        let mut fresh = EtmV4IPktDecoder::with_env(0, self.cfg, self.range_limit, self.env_aa64_bad_opcode);
+        std::mem::swap(&mut fresh.name, &mut self.name);
+        fresh.op_flags = self.op_flags;
+        fresh.aa64_chk = self.aa64_chk;
+        std::mem::swap(&mut fresh.blocks, &mut self.blocks);
+        *self = fresh;
+    }
+}
