@@ -21,18 +21,28 @@
 //!    output needs them, at most [`ParallelOptions::lookahead`] beyond one
 //!    per thread and one per stream being given out, so the output waiting
 //!    in memory is bounded whatever the trace's size. Each is decoded by a
-//!    fresh decode stack (built by the caller's factory, exactly as the
-//!    serial one) from its first chunk; the output length after each chunk
-//!    is noted. At its end a probe (another fresh stack, whose elements go
-//!    nowhere) starts on the next segment's first chunk, as that segment's
-//!    own stack does, and both run on until their states (see
-//!    [`TraceIdDecoder::state_fingerprint`]) are equal at a chunk boundary:
-//!    from there the next segment's decoder decodes the same bytes from the
-//!    same state as the serial one, so its output is the serial output.
-//!    Should the states never meet, the segment runs on to the end of the
-//!    stream: slower, never different. Each thread keeps its memory
-//!    mapper (and its cache) from segment to segment, and outputs given
-//!    out are emptied and used again by later segments.
+//!    decode stack in the state of a new one (built by the caller's
+//!    factory, exactly as the serial one) from its first chunk; the output
+//!    length after each chunk is noted. At its end a probe (another such
+//!    stack, whose elements go nowhere) starts on the next segment's first
+//!    chunk, as that segment's own stack does, and both run on until their
+//!    states (see [`TraceIdDecoder::state_fingerprint`]) are equal at a
+//!    chunk boundary: from there the next segment's decoder decodes the
+//!    same bytes from the same state as the serial one, so its output is
+//!    the serial output. Should the states never meet, the segment runs on
+//!    to the end of the stream: slower, never different.
+//!
+//!    Nothing is built afresh per segment where it can be kept: each
+//!    worker thread keeps the tree and stack of its last segment (and of
+//!    its last probe) of each trace ID and renews them for its next one
+//!    (ETMv4 / ETE stacks without packet observers: the processor and
+//!    decoder are put in the state of new ones, see `renew_stack`), and
+//!    with them their memory mapper's cache and the decoder's
+//!    decoded-block cache, which change how fast, not what, they decode.
+//!    Other stacks are built by the factory for each segment, and still
+//!    get the thread's memory mapper and the block cache of the thread's
+//!    last decoder of that trace ID. Outputs given out are emptied and
+//!    used again by later segments.
 //! 4. **Stitch.** On the calling thread, as the segments end, the chunk
 //!    outputs are given out in serial hand-over order, then each ID's
 //!    end-of-trace output in ID order, as the tree gives end of trace to
@@ -80,9 +90,9 @@ pub struct ParallelOptions {
 impl ParallelOptions {
     /// `threads` threads; segments of a quarter of a thread's share of a
     /// trace ID's data, within 4 KiB and 16 KiB (a stitch costs a few
-    /// dozen bytes decoded again and a fresh decoder, whose caches start
-    /// cold; the decode of 16 KiB of instruction trace can print a few
-    /// MB), and one segment ahead beyond one per thread.
+    /// hundred bytes decoded again, twice, and a few state comparisons;
+    /// the decode of 16 KiB of instruction trace can print a few MB), and
+    /// one segment ahead beyond one per thread.
     pub fn new(threads: usize) -> Self {
         let threads = threads.max(1);
         ParallelOptions { threads, min_segment: 4 * 1024, max_segment: 16 * 1024, lookahead: 1 }
@@ -532,8 +542,8 @@ impl<O: SegmentOutput> Spare<O> {
     }
 }
 
-/// A fresh decode stack on its own thread, with the tree that holds its
-/// sink, logger and memory.
+/// A decode stack in the state of a new one, on a worker thread, with the
+/// tree that holds its sink, logger and memory.
 struct Runner<O> {
     tree: DecodeTree,
     stack: Box<dyn TraceIdDecoder>,
@@ -693,6 +703,10 @@ pub enum Outcome {
 /// replaced by a share of `mem`'s files and buffers, and its output may be
 /// replaced by an emptied one ([`SegmentOutput::recycle`]) before the
 /// decode starts. Each piece given to `emit` is a range of one such output.
+/// A tree it built may decode several segments of one trace ID in turn,
+/// its decode stack renewed in between and its output taken and replaced:
+/// its element sink and loggers must keep nothing from one segment to the
+/// next that changes what they write.
 pub fn decode<O, F, E>(rec: &Recording, mem: &crate::mem::MemMapper, opts: &ParallelOptions, make: F, mut emit: E) -> Outcome
 where
     O: SegmentOutput + 'static,
@@ -831,7 +845,7 @@ fn plan_segments(rec: &Recording, opts: &ParallelOptions) -> Vec<SegPlan> {
 const CHECK_EVERY: usize = 4;
 
 /// Decode segment `i` from its first chunk; past its end, a probe (a
-/// fresh stack started at the next segment's first chunk, as that
+/// new stack started at the next segment's first chunk, as that
 /// segment's own) runs beside it until their states are equal at a chunk
 /// boundary: from there the next segment's output is the serial output.
 fn run_segment<O: SegmentOutput + 'static>(cx: &Ctx<'_, O>, i: usize) -> Option<SegResult<O>> {
@@ -1087,6 +1101,95 @@ mod tests {
             }
             assert_eq!(etmv4_sync_points(&d), sync_points_slow(&d), "round {round}");
         }
+    }
+
+    /// Elements and messages of a stack, as text.
+    #[derive(Default)]
+    struct Seen(Vec<String>);
+    impl GenElemSink for Seen {
+        fn trace_elem_in(&mut self, index: ocsd_trc_index_t, id: u8, elem: &crate::abi::gen_elem::ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
+            self.0.push(format!("{index} {id} {elem:?}"));
+            OCSD_RESP_CONT
+        }
+    }
+    impl ErrorLog for Seen {
+        fn log_error(&mut self, c: &str, e: &OcsdError) {
+            self.0.push(format!("{c} {e:?}"));
+        }
+        fn log_message(&mut self, c: &str, _: ocsd_err_severity_t, m: &str) {
+            self.0.push(format!("{c} {m}"));
+        }
+    }
+
+    /// Feed `data` in 16-byte chunks from `index`; what the stack output.
+    fn feed(st: &mut dyn TraceIdDecoder, index: ocsd_trc_index_t, data: &[u8]) -> Vec<String> {
+        let (mut sink, mut log, mut mem) = (Seen::default(), Seen::default(), crate::mem::MemMapper::new());
+        for (k, c) in data.chunks(16).enumerate() {
+            let mut env = StackEnv { elem_sink: Some(&mut sink), mem: &mut mem, log: &mut log, attached: Interfaces::ALL };
+            st.data_in(OCSD_OP_DATA, index + 16 * k as ocsd_trc_index_t, c, &mut env);
+        }
+        sink.0.extend(log.0);
+        sink.0
+    }
+
+    /// Trace for an ETMv4 decoder: A-sync and trace info, then bytes of a
+    /// pseudo-random generator (every kind of packet, errors included).
+    fn noise(seed: u32, n: usize) -> Vec<u8> {
+        let mut x = seed;
+        let mut d = vec![0u8; 11];
+        d.extend_from_slice(&[0x80, 0x01, 0x00]);
+        for _ in 0..n {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            // mostly atoms and addresses, as real trace
+            d.push(match x % 4 {
+                0 => 0xF7,
+                1 => 0x9A,
+                _ => (x >> 8) as u8,
+            });
+        }
+        d
+    }
+
+    /// A renewed ETMv4 stack is in a new stack's state: same fingerprint,
+    /// and the same output from the same trace after.
+    #[test]
+    fn renewed_etmv4_stack_decodes_as_a_new_one() {
+        let make = || crate::etmv4::create(OCSD_BUILTIN_DCD_ETMV4I, OCSD_PROTOCOL_ETMV4I, crate::etmv4::EtmV4Config::default(), true);
+        let fp = |st: &dyn TraceIdDecoder| {
+            let mut s = String::new();
+            assert!(st.state_fingerprint(&mut s));
+            s
+        };
+        for seed in 1..20u32 {
+            let mut used = make();
+            let first = feed(used.as_mut(), 0, &noise(seed, 3000));
+            assert!(!first.is_empty());
+            let mut fresh = make();
+            assert_ne!(fp(used.as_ref()), fp(fresh.as_ref()), "seed {seed}: the trace left no state to renew");
+            assert!(renew_stack(used.as_mut()));
+            assert_eq!(fp(used.as_ref()), fp(fresh.as_ref()), "seed {seed}");
+            let more = noise(seed ^ 0x5555, 3000);
+            assert_eq!(feed(used.as_mut(), 5000, &more), feed(fresh.as_mut(), 5000, &more), "seed {seed}");
+            assert_eq!(fp(used.as_ref()), fp(fresh.as_ref()), "seed {seed}");
+        }
+    }
+
+    /// A stack with a packet observer is not renewed (the observer may
+    /// keep state): a new one is built instead.
+    #[test]
+    fn stack_with_packet_monitor_is_not_renewed() {
+        struct Mon;
+        impl crate::dcd_tree::PacketObserver for Mon {
+            fn packet(&mut self, _: ocsd_datapath_op_t, _: ocsd_trc_index_t, _: Option<&dyn crate::common::TracePacket>, _: *const std::os::raw::c_void, _: &[u8]) -> ocsd_datapath_resp_t {
+                OCSD_RESP_CONT
+            }
+        }
+        let mut st = crate::etmv4::create(OCSD_BUILTIN_DCD_ETMV4I, OCSD_PROTOCOL_ETMV4I, crate::etmv4::EtmV4Config::default(), true);
+        assert!(renew_stack(st.as_mut()));
+        st.set_monitor(Some(Box::new(Mon)));
+        assert!(!renew_stack(st.as_mut()));
     }
 
     #[test]
