@@ -21,18 +21,28 @@
 //!    output needs them, at most [`ParallelOptions::lookahead`] beyond one
 //!    per thread and one per stream being given out, so the output waiting
 //!    in memory is bounded whatever the trace's size. Each is decoded by a
-//!    fresh decode stack (built by the caller's factory, exactly as the
-//!    serial one) from its first chunk; the output length after each chunk
-//!    is noted. At its end a probe (another fresh stack, whose elements go
-//!    nowhere) starts on the next segment's first chunk, as that segment's
-//!    own stack does, and both run on until their states (see
-//!    [`TraceIdDecoder::state_fingerprint`]) are equal at a chunk boundary:
-//!    from there the next segment's decoder decodes the same bytes from the
-//!    same state as the serial one, so its output is the serial output.
-//!    Should the states never meet, the segment runs on to the end of the
-//!    stream: slower, never different. Each thread keeps its memory
-//!    mapper (and its cache) from segment to segment, and outputs given
-//!    out are emptied and used again by later segments.
+//!    decode stack in the state of a new one (built by the caller's
+//!    factory, exactly as the serial one) from its first chunk; the output
+//!    length after each chunk is noted. At its end a probe (another such
+//!    stack, whose elements go nowhere) starts on the next segment's first
+//!    chunk, as that segment's own stack does, and both run on until their
+//!    states (see [`TraceIdDecoder::state_fingerprint`]) are equal at a
+//!    chunk boundary: from there the next segment's decoder decodes the
+//!    same bytes from the same state as the serial one, so its output is
+//!    the serial output. Should the states never meet, the segment runs on
+//!    to the end of the stream: slower, never different.
+//!
+//!    Nothing is built afresh per segment where it can be kept: each
+//!    worker thread keeps the tree and stack of its last segment (and of
+//!    its last probe) of each trace ID and renews them for its next one
+//!    (ETMv4 / ETE stacks without packet observers: the processor and
+//!    decoder are put in the state of new ones, see `renew_stack`), and
+//!    with them their memory mapper's cache and the decoder's
+//!    decoded-block cache, which change how fast, not what, they decode.
+//!    Other stacks are built by the factory for each segment, and still
+//!    get the thread's memory mapper and the block cache of the thread's
+//!    last decoder of that trace ID. Outputs given out are emptied and
+//!    used again by later segments.
 //! 4. **Stitch.** On the calling thread, as the segments end, the chunk
 //!    outputs are given out in serial hand-over order, then each ID's
 //!    end-of-trace output in ID order, as the tree gives end of trace to
@@ -52,7 +62,9 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use super::{DecodeTree, Discard, Interfaces, StackEnv, TraceIdDecoder};
+use super::{DecodeTree, Discard, Interfaces, Stack, StackEnv, TraceIdDecoder};
+use crate::etmv4::decoder::reuse::DecoderCaches;
+use crate::etmv4::{EtmV4IPktDecoder, EtmV4IPktProc};
 use crate::abi::*;
 use crate::common::{ErrorLog, GenElemSink, OcsdError};
 use crate::deformatter::DeformatterOut;
@@ -78,9 +90,9 @@ pub struct ParallelOptions {
 impl ParallelOptions {
     /// `threads` threads; segments of a quarter of a thread's share of a
     /// trace ID's data, within 4 KiB and 16 KiB (a stitch costs a few
-    /// dozen bytes decoded again and a fresh decoder, whose caches start
-    /// cold; the decode of 16 KiB of instruction trace can print a few
-    /// MB), and one segment ahead beyond one per thread.
+    /// hundred bytes decoded again, twice, and a few state comparisons;
+    /// the decode of 16 KiB of instruction trace can print a few MB), and
+    /// one segment ahead beyond one per thread.
     pub fn new(threads: usize) -> Self {
         let threads = threads.max(1);
         ParallelOptions { threads, min_segment: 4 * 1024, max_segment: 16 * 1024, lookahead: 1 }
@@ -385,30 +397,115 @@ struct SegResult<O> {
     eot_mark: Option<usize>,
 }
 
-/// The memory of the tree, files and buffers only, and the mappers of the
-/// worker threads: each thread maps the same bytes with a cache of its
-/// own, kept from segment to segment.
+/// The memory of the tree, files and buffers only, and what each worker
+/// thread keeps from segment to segment: its memory mapper (the same bytes
+/// with a cache of its own) and, per stream, the caches of its last
+/// segment's decoder and of its last probe's (see
+/// [`crate::etmv4::decoder::reuse`]), so that segments do not start cold.
 struct SharedMem {
     base: std::sync::Mutex<crate::mem::MemMapper>,
-    per_thread: Vec<std::sync::Mutex<Option<crate::mem::MemMapper>>>,
+    per_thread: Vec<std::sync::Mutex<Kept>>,
+    streams: usize,
+}
+
+/// What one worker thread keeps between segments.
+#[derive(Default)]
+struct Kept {
+    mapper: Option<crate::mem::MemMapper>,
+    /// Per stream: [segment decoder's caches, probe's caches].
+    caches: Vec<[Option<DecoderCaches>; 2]>,
 }
 
 impl SharedMem {
+    fn new(base: crate::mem::MemMapper, threads: usize, streams: usize) -> Self {
+        SharedMem { base: std::sync::Mutex::new(base), per_thread: (0..threads).map(|_| Default::default()).collect(), streams }
+    }
+
+    fn kept(&self) -> Option<std::sync::MutexGuard<'_, Kept>> {
+        let mut k = rayon::current_thread_index().and_then(|t| self.per_thread.get(t))?.lock().ok()?;
+        if k.caches.len() < self.streams {
+            k.caches.resize_with(self.streams, Default::default);
+        }
+        Some(k)
+    }
+
     fn take(&self) -> Option<crate::mem::MemMapper> {
-        let kept = rayon::current_thread_index().and_then(|t| self.per_thread.get(t)).and_then(|m| m.lock().ok()?.take());
-        match kept {
+        match self.kept().and_then(|mut k| k.mapper.take()) {
             Some(m) => Some(m),
             None => self.base.lock().ok()?.share_static(),
         }
     }
 
     fn give_back(&self, m: crate::mem::MemMapper) {
-        if let Some(slot) = rayon::current_thread_index().and_then(|t| self.per_thread.get(t)) {
-            if let Ok(mut s) = slot.lock() {
-                *s = Some(m);
-            }
+        if let Some(mut k) = self.kept() {
+            k.mapper = Some(m);
         }
     }
+
+    /// The decoder caches this thread kept for `stream` (`probe`: a
+    /// probe's).
+    fn take_caches(&self, stream: usize, probe: bool) -> Option<DecoderCaches> {
+        self.kept()?.caches.get_mut(stream)?[probe as usize].take()
+    }
+
+    fn keep_caches(&self, stream: usize, probe: bool, c: DecoderCaches) {
+        if let Some(slot) = self.kept().as_deref_mut().and_then(|k| k.caches.get_mut(stream)) {
+            slot[probe as usize] = Some(c);
+        }
+    }
+}
+
+/// The ETMv4 / ETE decoder of a stack, if it is one.
+fn etm_decoder(st: &mut dyn TraceIdDecoder) -> Option<&mut EtmV4IPktDecoder> {
+    st.as_any_mut().downcast_mut::<Stack<EtmV4IPktProc, EtmV4IPktDecoder>>()?.decoder_mut()
+}
+
+/// Put a stack in the state of a new one of its configuration, keeping its
+/// decoder's caches. False when it cannot be (not an ETMv4 / ETE stack, or
+/// packet observers attached): a new stack is then built for the next
+/// segment.
+fn renew_stack(st: &mut dyn TraceIdDecoder) -> bool {
+    match st.as_any_mut().downcast_mut::<Stack<EtmV4IPktProc, EtmV4IPktDecoder>>() {
+        Some(s) => s.renew(EtmV4IPktProc::renew, EtmV4IPktDecoder::renew),
+        None => false,
+    }
+}
+
+/// A decode tree and its stack for one stream, kept by a worker thread for
+/// its next segment (or probe) of that stream, once renewed.
+struct Kit<O> {
+    decode: usize,
+    stream: usize,
+    probe: bool,
+    tree: DecodeTree,
+    stack: Box<dyn TraceIdDecoder>,
+    out: Rc<RefCell<O>>,
+}
+
+thread_local! {
+    /// The kits this worker thread keeps ([`Kit`]s of any output type).
+    static KITS: RefCell<Vec<Box<dyn std::any::Any>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Numbers the calls of [`decode`], so that a thread never uses a kit of
+/// another call.
+static DECODES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn take_kit<O: 'static>(decode: usize, stream: usize, probe: bool) -> Option<Kit<O>> {
+    KITS.with(|k| {
+        let mut k = k.borrow_mut();
+        let i = k.iter().position(|b| b.downcast_ref::<Kit<O>>().is_some_and(|x| x.decode == decode && x.stream == stream && x.probe == probe))?;
+        k.swap_remove(i).downcast::<Kit<O>>().ok().map(|b| *b)
+    })
+}
+
+fn keep_kit<O: 'static>(kit: Kit<O>) {
+    KITS.with(|k| {
+        let mut k = k.borrow_mut();
+        // kits of earlier decodes are no longer needed
+        k.retain(|b| b.downcast_ref::<Kit<O>>().map_or(true, |x| x.decode == kit.decode));
+        k.push(Box::new(kit));
+    });
 }
 
 /// Outputs already given out, for later segments to write to: at most
@@ -445,8 +542,8 @@ impl<O: SegmentOutput> Spare<O> {
     }
 }
 
-/// A fresh decode stack on its own thread, with the tree that holds its
-/// sink, logger and memory.
+/// A decode stack in the state of a new one, on a worker thread, with the
+/// tree that holds its sink, logger and memory.
 struct Runner<O> {
     tree: DecodeTree,
     stack: Box<dyn TraceIdDecoder>,
@@ -455,6 +552,12 @@ struct Runner<O> {
     /// of a parallel decode take every element at once, so the decoder
     /// goes through the same states).
     discard_elems: bool,
+    stream: usize,
+}
+
+/// Drops the kits a decode left on the threads that ran its segments.
+fn drop_kits<O: 'static>(decode: usize) {
+    KITS.with(|k| k.borrow_mut().retain(|b| b.downcast_ref::<Kit<O>>().map_or(true, |x| x.decode != decode)));
 }
 
 type Factory<'a, O> = &'a (dyn Fn() -> Option<(DecodeTree, Rc<RefCell<O>>)> + Sync);
@@ -467,23 +570,41 @@ struct Ctx<'a, O> {
     spare: &'a Spare<O>,
     make: Factory<'a, O>,
     cancel: &'a std::sync::atomic::AtomicBool,
+    /// This call's number (see [`DECODES`]).
+    decode: usize,
 }
 
-impl<O: SegmentOutput> Runner<O> {
-    /// A fresh stack for `stream`, writing to a recycled output if any.
-    /// A probe's elements go nowhere: it writes little, to the output the
-    /// factory made.
+impl<O: SegmentOutput + 'static> Runner<O> {
+    /// A stack for `stream` in the state of a new one: the one this thread
+    /// kept from its last segment (or probe) of the stream, renewed, or a
+    /// fresh one, writing to a recycled output if any. A probe's elements
+    /// go nowhere: it writes little, to the output its tree came with.
     fn new(cx: &Ctx<'_, O>, stream: usize, probe: bool) -> Option<Self> {
+        if let Some(Kit { tree, stack, out, .. }) = take_kit::<O>(cx.decode, stream, probe) {
+            match cx.spare.take().filter(|_| !probe) {
+                Some(mut o) => {
+                    o.recycle();
+                    *out.borrow_mut() = o;
+                }
+                None => out.borrow_mut().recycle(),
+            }
+            return Some(Runner { tree, stack, out, discard_elems: probe, stream });
+        }
         let (mut tree, out) = (cx.make)()?;
-        let stack = tree.stacks.get_mut(cx.rec.streams[stream].slot as usize)?.take()?;
+        let mut stack = tree.stacks.get_mut(cx.rec.streams[stream].slot as usize)?.take()?;
         tree.mapper = cx.mem.take()?;
+        if let Some(d) = etm_decoder(stack.as_mut()) {
+            if let Some(c) = cx.mem.take_caches(stream, probe) {
+                d.adopt_caches(c);
+            }
+        }
         if !probe {
             if let Some(mut o) = cx.spare.take() {
                 o.recycle();
                 *out.borrow_mut() = o;
             }
         }
-        Some(Runner { tree, stack, out, discard_elems: probe })
+        Some(Runner { tree, stack, out, discard_elems: probe, stream })
     }
 
     fn env_call<R>(&mut self, f: impl FnOnce(&mut dyn TraceIdDecoder, &mut StackEnv) -> R) -> R {
@@ -522,13 +643,22 @@ impl<O: SegmentOutput> Runner<O> {
         self.stack.state_fingerprint(buf)
     }
 
-    /// The output; the memory mapper goes back to the thread.
-    fn finish(self, mem: &SharedMem) -> O {
-        let Runner { mut tree, stack, out, .. } = self;
-        drop(stack);
-        mem.give_back(std::mem::take(&mut tree.mapper));
-        drop(tree);
+    /// The output. The stack, renewed, and its tree stay with the thread
+    /// for its next segment (or probe) of the stream; a stack that cannot
+    /// be renewed gives its memory mapper and decoder caches to the thread
+    /// instead.
+    fn finish(self, cx: &Ctx<'_, O>) -> O {
+        let Runner { mut tree, mut stack, out, discard_elems, stream } = self;
         let o = std::mem::take(&mut *out.borrow_mut());
+        if renew_stack(stack.as_mut()) {
+            keep_kit(Kit { decode: cx.decode, stream, probe: discard_elems, tree, stack, out });
+            return o;
+        }
+        if let Some(d) = etm_decoder(stack.as_mut()) {
+            cx.mem.keep_caches(stream, discard_elems, d.take_caches());
+        }
+        drop(stack);
+        cx.mem.give_back(std::mem::take(&mut tree.mapper));
         o
     }
 }
@@ -573,9 +703,13 @@ pub enum Outcome {
 /// replaced by a share of `mem`'s files and buffers, and its output may be
 /// replaced by an emptied one ([`SegmentOutput::recycle`]) before the
 /// decode starts. Each piece given to `emit` is a range of one such output.
+/// A tree it built may decode several segments of one trace ID in turn,
+/// its decode stack renewed in between and its output taken and replaced:
+/// its element sink and loggers must keep nothing from one segment to the
+/// next that changes what they write.
 pub fn decode<O, F, E>(rec: &Recording, mem: &crate::mem::MemMapper, opts: &ParallelOptions, make: F, mut emit: E) -> Outcome
 where
-    O: SegmentOutput,
+    O: SegmentOutput + 'static,
     F: Fn() -> Option<(DecodeTree, Rc<RefCell<O>>)> + Sync,
     E: FnMut(&mut O, std::ops::Range<usize>),
 {
@@ -584,7 +718,7 @@ where
     }
     let Some(shared) = mem.share_static() else { return Outcome::Fallback };
     let threads = opts.threads.max(1);
-    let mem = &SharedMem { base: std::sync::Mutex::new(shared), per_thread: (0..threads).map(|_| std::sync::Mutex::new(None)).collect() };
+    let mem = &SharedMem::new(shared, threads, rec.streams.len());
     let plans = plan_segments(rec, opts);
     // segments start in the order the output needs them
     let mut start_order: Vec<usize> = (0..plans.len()).collect();
@@ -593,7 +727,8 @@ where
     let cancel = std::sync::atomic::AtomicBool::new(false);
     let limit = rec.streams.len() + threads + opts.lookahead;
     let spare = Spare { outs: std::sync::Mutex::new(Vec::new()), keep: limit + threads, seen: std::sync::Mutex::new((0, 0)) };
-    let cx = Ctx { rec, plans: &plans, mem, spare: &spare, make: &make, cancel: &cancel };
+    let decode = DECODES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let cx = Ctx { rec, plans: &plans, mem, spare: &spare, make: &make, cancel: &cancel, decode };
     let (tx, rx) = std::sync::mpsc::channel::<(usize, Option<SegResult<O>>)>();
     let out = pool.in_place_scope_fifo(|sc| {
         let cx = &cx;
@@ -620,6 +755,8 @@ where
         }
         out
     });
+    // the kept stacks go before the decode returns
+    pool.broadcast(|_| drop_kits::<O>(decode));
     match out {
         Some(summary) => Outcome::Done(summary),
         None => Outcome::Fallback,
@@ -708,10 +845,10 @@ fn plan_segments(rec: &Recording, opts: &ParallelOptions) -> Vec<SegPlan> {
 const CHECK_EVERY: usize = 4;
 
 /// Decode segment `i` from its first chunk; past its end, a probe (a
-/// fresh stack started at the next segment's first chunk, as that
+/// new stack started at the next segment's first chunk, as that
 /// segment's own) runs beside it until their states are equal at a chunk
 /// boundary: from there the next segment's output is the serial output.
-fn run_segment<O: SegmentOutput>(cx: &Ctx<'_, O>, i: usize) -> Option<SegResult<O>> {
+fn run_segment<O: SegmentOutput + 'static>(cx: &Ctx<'_, O>, i: usize) -> Option<SegResult<O>> {
     let p = cx.plans[i];
     let s = &cx.rec.streams[p.stream];
     let n = s.chunks.len();
@@ -758,7 +895,7 @@ fn run_segment<O: SegmentOutput>(cx: &Ctx<'_, O>, i: usize) -> Option<SegResult<
             if !q.feed(s, &s.chunks[c]) {
                 // the next segment stops here too: no meeting
                 if let Some(q) = probe.take() {
-                    q.finish(cx.mem);
+                    q.finish(cx);
                 }
             }
         }
@@ -766,14 +903,14 @@ fn run_segment<O: SegmentOutput>(cx: &Ctx<'_, O>, i: usize) -> Option<SegResult<
         marks.push(r.len());
     }
     if let Some(q) = probe.take() {
-        q.finish(cx.mem);
+        q.finish(cx);
     }
     let mut eot_mark = None;
     if meet.is_none() && stopped_at == usize::MAX {
         r.eot();
         eot_mark = Some(r.len());
     }
-    Some(SegResult { out: r.finish(cx.mem), marks, meet, stopped_at, eot_mark })
+    Some(SegResult { out: r.finish(cx), marks, meet, stopped_at, eot_mark })
 }
 
 /// Give the serial output to `emit` as the segments' results arrive.
@@ -964,6 +1101,95 @@ mod tests {
             }
             assert_eq!(etmv4_sync_points(&d), sync_points_slow(&d), "round {round}");
         }
+    }
+
+    /// Elements and messages of a stack, as text.
+    #[derive(Default)]
+    struct Seen(Vec<String>);
+    impl GenElemSink for Seen {
+        fn trace_elem_in(&mut self, index: ocsd_trc_index_t, id: u8, elem: &crate::abi::gen_elem::ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
+            self.0.push(format!("{index} {id} {elem:?}"));
+            OCSD_RESP_CONT
+        }
+    }
+    impl ErrorLog for Seen {
+        fn log_error(&mut self, c: &str, e: &OcsdError) {
+            self.0.push(format!("{c} {e:?}"));
+        }
+        fn log_message(&mut self, c: &str, _: ocsd_err_severity_t, m: &str) {
+            self.0.push(format!("{c} {m}"));
+        }
+    }
+
+    /// Feed `data` in 16-byte chunks from `index`; what the stack output.
+    fn feed(st: &mut dyn TraceIdDecoder, index: ocsd_trc_index_t, data: &[u8]) -> Vec<String> {
+        let (mut sink, mut log, mut mem) = (Seen::default(), Seen::default(), crate::mem::MemMapper::new());
+        for (k, c) in data.chunks(16).enumerate() {
+            let mut env = StackEnv { elem_sink: Some(&mut sink), mem: &mut mem, log: &mut log, attached: Interfaces::ALL };
+            st.data_in(OCSD_OP_DATA, index + 16 * k as ocsd_trc_index_t, c, &mut env);
+        }
+        sink.0.extend(log.0);
+        sink.0
+    }
+
+    /// Trace for an ETMv4 decoder: A-sync and trace info, then bytes of a
+    /// pseudo-random generator (every kind of packet, errors included).
+    fn noise(seed: u32, n: usize) -> Vec<u8> {
+        let mut x = seed;
+        let mut d = vec![0u8; 11];
+        d.extend_from_slice(&[0x80, 0x01, 0x00]);
+        for _ in 0..n {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            // mostly atoms and addresses, as real trace
+            d.push(match x % 4 {
+                0 => 0xF7,
+                1 => 0x9A,
+                _ => (x >> 8) as u8,
+            });
+        }
+        d
+    }
+
+    /// A renewed ETMv4 stack is in a new stack's state: same fingerprint,
+    /// and the same output from the same trace after.
+    #[test]
+    fn renewed_etmv4_stack_decodes_as_a_new_one() {
+        let make = || crate::etmv4::create(OCSD_BUILTIN_DCD_ETMV4I, OCSD_PROTOCOL_ETMV4I, crate::etmv4::EtmV4Config::default(), true);
+        let fp = |st: &dyn TraceIdDecoder| {
+            let mut s = String::new();
+            assert!(st.state_fingerprint(&mut s));
+            s
+        };
+        for seed in 1..20u32 {
+            let mut used = make();
+            let first = feed(used.as_mut(), 0, &noise(seed, 3000));
+            assert!(!first.is_empty());
+            let mut fresh = make();
+            assert_ne!(fp(used.as_ref()), fp(fresh.as_ref()), "seed {seed}: the trace left no state to renew");
+            assert!(renew_stack(used.as_mut()));
+            assert_eq!(fp(used.as_ref()), fp(fresh.as_ref()), "seed {seed}");
+            let more = noise(seed ^ 0x5555, 3000);
+            assert_eq!(feed(used.as_mut(), 5000, &more), feed(fresh.as_mut(), 5000, &more), "seed {seed}");
+            assert_eq!(fp(used.as_ref()), fp(fresh.as_ref()), "seed {seed}");
+        }
+    }
+
+    /// A stack with a packet observer is not renewed (the observer may
+    /// keep state): a new one is built instead.
+    #[test]
+    fn stack_with_packet_monitor_is_not_renewed() {
+        struct Mon;
+        impl crate::dcd_tree::PacketObserver for Mon {
+            fn packet(&mut self, _: ocsd_datapath_op_t, _: ocsd_trc_index_t, _: Option<&dyn crate::common::TracePacket>, _: *const std::os::raw::c_void, _: &[u8]) -> ocsd_datapath_resp_t {
+                OCSD_RESP_CONT
+            }
+        }
+        let mut st = crate::etmv4::create(OCSD_BUILTIN_DCD_ETMV4I, OCSD_PROTOCOL_ETMV4I, crate::etmv4::EtmV4Config::default(), true);
+        assert!(renew_stack(st.as_mut()));
+        st.set_monitor(Some(Box::new(Mon)));
+        assert!(!renew_stack(st.as_mut()));
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! One trace ID's decode stack: packet processor, optional packet decoder,
 //! element queue, and the packet sink / monitor observers.
 
+mod reuse;
+
 use std::any::Any;
 use std::os::raw::c_void;
 

@@ -17,6 +17,7 @@
 
 mod fingerprint;
 mod follow;
+pub(crate) mod reuse;
 
 use follow::{BlockCache, MemWindow};
 

@@ -7,6 +7,7 @@
 //! span calls and no allocation happens per packet.
 
 mod fingerprint;
+mod reuse;
 
 use super::config::EtmV4Config;
 use super::types::*;
