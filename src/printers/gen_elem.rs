@@ -139,7 +139,133 @@ pub fn write_mem_space_str<T: TextOut>(mem_space: ocsd_mem_space_acc_t, out: &mu
 }
 
 pub use super::num::{push_dec, push_hex};
+use super::line::{LineBuf, Padded};
 use super::num::TextOut;
+
+/// The element lines of `trc_pkt_lister`,
+/// `Idx:<index>; ID:<trace ID>; <element text>\n`, written from pieces
+/// built once: the text after the index up to an instruction range's start
+/// address (for the current trace ID), and an instruction range's text
+/// after its instruction count in two table pieces. The same bytes as
+/// [`write_elem`] between the line's prefix and its end.
+pub struct ElemLineWriter {
+    /// The trace ID the prefixes are for.
+    chan: Option<u8>,
+    /// `; ID:<chan>; `
+    id: Padded<16>,
+    /// `; ID:<chan>; OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x`
+    range: Padded<64>,
+    /// `) last_sz(<sz>) (ISA=<isa>) <E|N> ` by [`range_tail1`].
+    tail1: Vec<Padded<32>>,
+    /// `<type><subtype>< <cond>>` by [`range_tail2`].
+    tail2: Vec<Padded<32>>,
+}
+
+/// ISA index of an element: the name table's, `Unk` when out of range.
+#[inline(always)]
+fn isa_index(isa: ocsd_isa) -> usize {
+    usize::try_from(isa).ok().filter(|&i| i < ISA_NAMES.len()).unwrap_or(ISA_NAMES.len() - 1)
+}
+
+/// Index into [`ElemLineWriter::tail1`]: last instruction size (3 bits),
+/// ISA (7 names), executed.
+#[inline(always)]
+fn range_tail1(elem: &ocsd_generic_trace_elem) -> usize {
+    (elem.last_instr_sz() as usize & 7) * 14 + isa_index(elem.isa) * 2 + (elem.last_instr_exec() == 1) as usize
+}
+
+const TAIL2_TYPES: usize = INSTR_TYPE_NAMES.len() + 1;
+const TAIL2_SUBTYPES: usize = INSTR_SUBTYPE_NAMES.len();
+
+/// Index into [`ElemLineWriter::tail2`]: last instruction type (7 names,
+/// then one for none), sub-type (0: none printed), conditional.
+#[inline(always)]
+fn range_tail2(elem: &ocsd_generic_trace_elem) -> usize {
+    let t = usize::try_from(elem.last_i_type).ok().filter(|&i| i < INSTR_TYPE_NAMES.len()).unwrap_or(INSTR_TYPE_NAMES.len());
+    let s = usize::try_from(elem.last_i_subtype).ok().filter(|&i| i < INSTR_SUBTYPE_NAMES.len()).unwrap_or(0);
+    (t * TAIL2_SUBTYPES + s) * 2 + elem.last_instr_cond() as usize
+}
+
+impl Default for ElemLineWriter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ElemLineWriter {
+    pub fn new() -> Self {
+        let mut tail1 = Vec::with_capacity(8 * ISA_NAMES.len() * 2);
+        for sz in 0..8u8 {
+            for isa in ISA_NAMES {
+                for ex in ["N", "E"] {
+                    tail1.push(Padded::new_owned(&format!(") last_sz({sz}) (ISA={isa}) {ex} ")));
+                }
+            }
+        }
+        let mut tail2 = Vec::with_capacity(TAIL2_TYPES * TAIL2_SUBTYPES * 2);
+        for t in 0..TAIL2_TYPES {
+            for s in 0..TAIL2_SUBTYPES {
+                for c in [false, true] {
+                    let mut text = String::new();
+                    text.push_str(INSTR_TYPE_NAMES.get(t).copied().unwrap_or(""));
+                    if s != 0 {
+                        text.push_str(INSTR_SUBTYPE_NAMES[s]);
+                    }
+                    if c {
+                        text.push_str(" <cond>");
+                    }
+                    tail2.push(Padded::new_owned(&text));
+                }
+            }
+        }
+        ElemLineWriter { chan: None, id: Padded::new(""), range: Padded::new(""), tail1, tail2 }
+    }
+
+    #[cold]
+    fn set_chan(&mut self, chan: u8) {
+        self.chan = Some(chan);
+        self.id = Padded::new_owned(&format!("; ID:{chan:x}; "));
+        self.range = Padded::join(&self.id, &Padded::<48>::new("OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x"));
+    }
+
+    /// Append the line of element `elem` from trace ID `chan`, which
+    /// starts at trace index `index`.
+    #[inline]
+    pub fn write_line(&mut self, out: &mut LineBuf, index: ocsd_trc_index_t, chan: u8, elem: &ocsd_generic_trace_elem) {
+        if self.chan != Some(chan) {
+            self.set_chan(chan);
+        }
+        if elem.elem_type == OCSD_GEN_TRC_ELEM_INSTR_RANGE {
+            // at most 246 bytes with every piece's padding
+            let mut r = out.room::<256>();
+            r.put_chunk(b"Idx:", 4);
+            r.dec(index as u64);
+            r.put_padded(&self.range);
+            r.hex(elem.st_addr, 0, false);
+            r.put_chunk(b":[0x", 4);
+            r.hex(elem.en_addr, 0, false);
+            r.put_chunk(b"] num_i(", 8);
+            r.dec(elem.num_instr_range() as u64);
+            r.put_padded(&self.tail1[range_tail1(elem)]);
+            r.put_padded(&self.tail2[range_tail2(elem)]);
+            if elem.has_cc() != 0 {
+                r.put_chunk(b" [CC=", 5);
+                r.dec(elem.cycle_count as u64);
+                r.put_chunk(b"]; ", 3);
+            }
+            r.put_chunk(b")\n", 2);
+            let done = r.done();
+            if out.commit(done) {
+                return;
+            }
+        }
+        out.put_chunk(b"Idx:", 4);
+        out.dec(index as u64);
+        out.put_padded(&self.id);
+        write_elem(elem, out);
+        out.put_byte(b'\n');
+    }
+}
 
 /// Append the text of `elem` to `out`, exactly as OpenCSD 1.8.0's
 /// `OcsdTraceElement::toString` produces it (no trailing newline).
