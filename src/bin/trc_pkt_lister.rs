@@ -264,6 +264,21 @@ const RAW_BYTE_TEXT: [[u8; 8]; 256] = {
     t
 };
 
+/// `Idx:<index>; ID:<id>;`, then for a monitor the packet's bytes, then a
+/// tab (`prefix`: see [`PacketPrinter::prefix`]).
+#[inline(always)]
+fn write_packet_prefix<T: TextOut>(out: &mut T, index: ocsd_trc_index_t, prefix: &Padded<16>, monitor: bool, raw: &[u8]) {
+    out.put_chunk(b"Idx:", 4);
+    out.put_dec(index as u64);
+    out.put_padded(prefix);
+    if monitor {
+        for &b in raw {
+            out.put_chunk(&RAW_BYTE_TEXT[b as usize], 5);
+        }
+        out.put_chunk(b"];\t", 3);
+    }
+}
+
 impl PacketObserver for PacketPrinter {
     fn packet(
         &mut self,
@@ -279,14 +294,11 @@ impl PacketObserver for PacketPrinter {
         match op {
             OCSD_OP_DATA => {
                 let Some(p) = pkt else { return OCSD_RESP_CONT };
-                line.put_chunk(b"Idx:", 4);
-                line.dec(index_sop as u64);
-                line.put_padded(&self.prefix);
-                if self.monitor {
-                    for &b in raw {
-                        line.put_chunk(&RAW_BYTE_TEXT[b as usize], 5);
-                    }
-                    line.put_chunk(b"];\t", 3);
+                let mut room = line.room::<256>();
+                write_packet_prefix(&mut room, index_sop, &self.prefix, self.monitor, raw);
+                let done = room.done();
+                if !line.commit(done) {
+                    write_packet_prefix(line, index_sop, &self.prefix, self.monitor, raw);
                 }
                 if !p.write_bytes(line) {
                     self.text.clear();

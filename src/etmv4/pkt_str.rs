@@ -524,7 +524,14 @@ impl TracePacket for ocsd_etmv4_i_pkt {
     }
 
     fn write_bytes(&self, out: &mut LineBuf) -> bool {
-        self.write_text(out);
+        // in reserved room with a local cursor; a text too long for it
+        // (none is, today) is written again piece by piece
+        let mut room = out.room::<512>();
+        self.write_text(&mut room);
+        let done = room.done();
+        if !out.commit(done) {
+            self.write_text(out);
+        }
         true
     }
 

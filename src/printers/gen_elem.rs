@@ -139,7 +139,7 @@ pub fn write_mem_space_str<T: TextOut>(mem_space: ocsd_mem_space_acc_t, out: &mu
 }
 
 pub use super::num::{push_dec, push_hex};
-use super::line::{LineBuf, Padded};
+use super::line::{LineBuf, Padded, Room};
 use super::num::TextOut;
 
 /// The element lines of `trc_pkt_lister`,
@@ -148,6 +148,12 @@ use super::num::TextOut;
 /// address (for the current trace ID), and an instruction range's text
 /// after its instruction count in two table pieces. The same bytes as
 /// [`write_elem`] between the line's prefix and its end.
+///
+/// Instruction ranges repeat (loops, hot code): the text of each range
+/// line after its index is also kept in a direct-mapped table, keyed by
+/// everything the text depends on, and copied whole when the same range
+/// comes again. The `Idx:<index>` part is kept for the last index (the
+/// elements of one packet share it).
 pub struct ElemLineWriter {
     /// The trace ID the prefixes are for.
     chan: Option<u8>,
@@ -159,6 +165,78 @@ pub struct ElemLineWriter {
     tail1: Vec<Padded<32>>,
     /// `<type><subtype>< <cond>>` by [`range_tail2`].
     tail2: Vec<Padded<32>>,
+    /// The index `idx_text` is for.
+    last_index: Option<ocsd_trc_index_t>,
+    /// `Idx:<last_index>`
+    idx_text: Padded<32>,
+    /// Range line texts after the index, by [`RangeKey::slot`].
+    lines: Vec<CachedLine>,
+}
+
+/// Number of range line texts kept (a power of two).
+const LINE_CACHE: usize = 1024;
+
+/// Longest range line text kept (after the index; with 64-bit addresses
+/// and no cycle count a line's text is at most 137 bytes).
+const LINE_TEXT: usize = 160;
+
+/// Everything the text of an instruction range line depends on, after
+/// its index.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+struct RangeKey {
+    st: u64,
+    en: u64,
+    num: u32,
+    /// The element's flag bits the text shows: executed, last instruction
+    /// size, cycle count present, conditional.
+    flags: u32,
+    /// Cycle count, 0 when the element has none.
+    cc: u32,
+    isa: ocsd_isa,
+    ty: ocsd_instr_type,
+    sub: ocsd_instr_subtype,
+    chan: u8,
+}
+
+/// Flag bits of an instruction range element that its text shows:
+/// `last_instr_exec`, `last_instr_sz`, `has_cc`, `last_instr_cond`.
+const RANGE_TEXT_FLAGS: u32 = 0x1 | 0xE | 0x10 | 0x400;
+
+impl RangeKey {
+    #[inline(always)]
+    fn of(chan: u8, elem: &ocsd_generic_trace_elem) -> Self {
+        let flags = elem.flag_bits & RANGE_TEXT_FLAGS;
+        RangeKey {
+            st: elem.st_addr,
+            en: elem.en_addr,
+            num: elem.num_instr_range(),
+            flags,
+            cc: if flags & 0x10 != 0 { elem.cycle_count } else { 0 },
+            isa: elem.isa,
+            ty: elem.last_i_type,
+            sub: elem.last_i_subtype,
+            chan,
+        }
+    }
+
+    /// The table slot: by start address and whether the last instruction
+    /// executed (a conditional branch at a loop's end goes both ways).
+    /// Instructions are 4 bytes apart (A64, A32) or 2 (T32): the start
+    /// address over 4 and over 2 combined keep neighbours of either apart
+    /// (`x ^ (x << 1)` loses no bits).
+    #[inline(always)]
+    fn slot(&self) -> usize {
+        let h = (self.st >> 2) ^ (self.st >> 1);
+        ((h as usize) << 1 | (self.flags & 1) as usize) & (LINE_CACHE - 1)
+    }
+}
+
+#[derive(Clone, Copy)]
+struct CachedLine {
+    key: RangeKey,
+    /// 0: empty.
+    len: usize,
+    text: [u8; LINE_TEXT],
 }
 
 /// ISA index of an element: the name table's, `Unk` when out of range.
@@ -218,7 +296,26 @@ impl ElemLineWriter {
                 }
             }
         }
-        ElemLineWriter { chan: None, id: Padded::new(""), range: Padded::new(""), tail1, tail2 }
+        ElemLineWriter {
+            chan: None,
+            id: Padded::new(""),
+            range: Padded::new(""),
+            tail1,
+            tail2,
+            last_index: None,
+            idx_text: Padded::new(""),
+            lines: vec![CachedLine { key: RangeKey::default(), len: 0, text: [0; LINE_TEXT] }; LINE_CACHE],
+        }
+    }
+
+    fn set_index(&mut self, index: ocsd_trc_index_t) {
+        self.last_index = Some(index);
+        let mut bytes = [b' '; 32];
+        let mut r = Room::new(&mut bytes);
+        r.put_chunk(b"Idx:", 4);
+        r.dec(index as u64);
+        let len = r.len();
+        self.idx_text = Padded { bytes, len };
     }
 
     #[cold]
@@ -235,25 +332,40 @@ impl ElemLineWriter {
         if self.chan != Some(chan) {
             self.set_chan(chan);
         }
+        if self.last_index != Some(index) {
+            self.set_index(index);
+        }
         if elem.elem_type == OCSD_GEN_TRC_ELEM_INSTR_RANGE {
-            // at most 246 bytes with every piece's padding
+            // at most 24 + 222 bytes with every piece's padding
             let mut r = out.room::<256>();
-            r.put_chunk(b"Idx:", 4);
-            r.dec(index as u64);
-            r.put_padded(&self.range);
-            r.hex(elem.st_addr, 0, false);
-            r.put_chunk(b":[0x", 4);
-            r.hex(elem.en_addr, 0, false);
-            r.put_chunk(b"] num_i(", 8);
-            r.dec(elem.num_instr_range() as u64);
-            r.put_padded(&self.tail1[range_tail1(elem)]);
-            r.put_padded(&self.tail2[range_tail2(elem)]);
-            if elem.has_cc() != 0 {
-                r.put_chunk(b" [CC=", 5);
-                r.dec(elem.cycle_count as u64);
-                r.put_chunk(b"]; ", 3);
+            r.put_padded(&self.idx_text);
+            let key = RangeKey::of(chan, elem);
+            let line = &mut self.lines[key.slot()];
+            if line.len != 0 && line.key == key {
+                r.put_chunk(&line.text, line.len);
+            } else {
+                let start = r.len();
+                r.put_padded(&self.range);
+                r.hex(elem.st_addr, 0, false);
+                r.put_chunk(b":[0x", 4);
+                r.hex(elem.en_addr, 0, false);
+                r.put_chunk(b"] num_i(", 8);
+                r.dec(key.num as u64);
+                r.put_padded(&self.tail1[range_tail1(elem)]);
+                r.put_padded(&self.tail2[range_tail2(elem)]);
+                if key.flags & 0x10 != 0 {
+                    r.put_chunk(b" [CC=", 5);
+                    r.dec(key.cc as u64);
+                    r.put_chunk(b"]; ", 3);
+                }
+                r.put_chunk(b")\n", 2);
+                let text = r.written_since(start);
+                if let Some(dst) = line.text.get_mut(..text.len()) {
+                    dst.copy_from_slice(text);
+                    line.len = text.len();
+                    line.key = key;
+                }
             }
-            r.put_chunk(b")\n", 2);
             let done = r.done();
             if out.commit(done) {
                 return;

@@ -243,7 +243,13 @@ pub struct RoomDone<const L: usize> {
     overflow: bool,
 }
 
-impl<const L: usize> Room<'_, L> {
+impl<'a, const L: usize> Room<'a, L> {
+    /// Writing into `b` from its start.
+    #[inline(always)]
+    pub fn new(b: &'a mut [u8; L]) -> Self {
+        Room { b, p: 0, overflow: false }
+    }
+
     /// Copy all `N` bytes of `bytes`, keep `len` of them.
     #[inline(always)]
     pub fn put_chunk<const N: usize>(&mut self, bytes: &[u8; N], len: usize) {
@@ -313,6 +319,24 @@ impl<const L: usize> Room<'_, L> {
         }
     }
 
+    /// Bytes written so far.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.p
+    }
+
+    /// Nothing written yet.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.p == 0
+    }
+
+    /// What was written from offset `from` on.
+    #[inline(always)]
+    pub fn written_since(&self, from: usize) -> &[u8] {
+        self.b.get(from..self.p).unwrap_or(&[])
+    }
+
     /// The end of the writing: give it to [`LineBuf::commit`].
     #[inline(always)]
     pub fn done(self) -> RoomDone<L> {
@@ -361,6 +385,10 @@ impl<const L: usize> TextOut for Room<'_, L> {
         self.put_bytes(b)
     }
     #[inline(always)]
+    fn put_chunk<const N: usize>(&mut self, bytes: &[u8; N], len: usize) {
+        Room::put_chunk(self, bytes, len)
+    }
+    #[inline(always)]
     fn put_padded<const N: usize>(&mut self, p: &Padded<N>) {
         Room::put_padded(self, p)
     }
@@ -405,6 +433,10 @@ impl TextOut for LineBuf {
     #[inline]
     fn put_utf8(&mut self, b: &[u8]) {
         self.put_bytes(b)
+    }
+    #[inline(always)]
+    fn put_chunk<const N: usize>(&mut self, bytes: &[u8; N], len: usize) {
+        LineBuf::put_chunk(self, bytes, len)
     }
     #[inline(always)]
     fn put_padded<const N: usize>(&mut self, p: &Padded<N>) {

@@ -116,10 +116,16 @@ pub trait TextOut {
     /// Bytes of ASCII / UTF-8 text (checked only where the buffer is a
     /// `String`).
     fn put_utf8(&mut self, b: &[u8]);
+    /// The first `len` bytes of `bytes` (ASCII), which buffers with room
+    /// to spare copy whole (see [`super::line::LineBuf`]).
+    #[inline(always)]
+    fn put_chunk<const N: usize>(&mut self, bytes: &[u8; N], len: usize) {
+        self.put_utf8(&bytes[..len.min(N)])
+    }
     /// A padded table piece (see [`Padded`]): its text.
     #[inline(always)]
     fn put_padded<const N: usize>(&mut self, p: &Padded<N>) {
-        self.put_utf8(p.as_bytes())
+        self.put_chunk(&p.bytes, p.len)
     }
 }
 
