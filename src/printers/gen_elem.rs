@@ -231,13 +231,18 @@ impl RangeKey {
     }
 }
 
+/// A range line's text, in two pieces copied whole (no `memcpy` call).
 #[derive(Clone, Copy)]
 struct CachedLine {
     key: RangeKey,
     /// 0: empty.
     len: usize,
-    text: [u8; LINE_TEXT],
+    head: [u8; LINE_HEAD],
+    tail: [u8; LINE_TEXT - LINE_HEAD],
 }
+
+/// Bytes of a kept line text in its first piece (most lines fit).
+const LINE_HEAD: usize = 112;
 
 /// ISA index of an element: the name table's, `Unk` when out of range.
 #[inline(always)]
@@ -304,7 +309,7 @@ impl ElemLineWriter {
             tail2,
             last_index: None,
             idx_text: Padded::new(""),
-            lines: vec![CachedLine { key: RangeKey::default(), len: 0, text: [0; LINE_TEXT] }; LINE_CACHE],
+            lines: vec![CachedLine { key: RangeKey::default(), len: 0, head: [0; LINE_HEAD], tail: [0; LINE_TEXT - LINE_HEAD] }; LINE_CACHE],
         }
     }
 
@@ -342,7 +347,10 @@ impl ElemLineWriter {
             let key = RangeKey::of(chan, elem);
             let line = &mut self.lines[key.slot()];
             if line.len != 0 && line.key == key {
-                r.put_chunk(&line.text, line.len);
+                r.put_chunk(&line.head, line.len);
+                if line.len > LINE_HEAD {
+                    r.put_chunk(&line.tail, line.len - LINE_HEAD);
+                }
             } else {
                 let start = r.len();
                 r.put_padded(&self.range);
@@ -359,10 +367,12 @@ impl ElemLineWriter {
                     r.put_chunk(b"]; ", 3);
                 }
                 r.put_chunk(b")\n", 2);
-                let text = r.written_since(start);
-                if let Some(dst) = line.text.get_mut(..text.len()) {
-                    dst.copy_from_slice(text);
-                    line.len = text.len();
+                // the room holds the 160 bytes from `start` (at most 24)
+                let len = r.len() - start;
+                if let (true, Some(head), Some(tail)) = (len <= LINE_TEXT, r.window::<LINE_HEAD>(start), r.window::<{ LINE_TEXT - LINE_HEAD }>(start + LINE_HEAD)) {
+                    line.head = *head;
+                    line.tail = *tail;
+                    line.len = len;
                     line.key = key;
                 }
             }

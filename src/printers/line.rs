@@ -331,6 +331,13 @@ impl<'a, const L: usize> Room<'a, L> {
         self.p == 0
     }
 
+    /// The `N` bytes at offset `from` (written or not), if the room has
+    /// them.
+    #[inline(always)]
+    pub fn window<const N: usize>(&self, from: usize) -> Option<&[u8; N]> {
+        self.b.get(from..).and_then(|s| s.first_chunk::<N>())
+    }
+
     /// What was written from offset `from` on.
     #[inline(always)]
     pub fn written_since(&self, from: usize) -> &[u8] {
