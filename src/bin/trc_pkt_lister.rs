@@ -13,7 +13,7 @@ use opencsd_c_api::abi::*;
 use opencsd_c_api::common::{ErrorLog, GenElemSink, OcsdError, TracePacket};
 use opencsd_c_api::dcd_tree::parallel::{self, ParallelOptions, SegmentOutput};
 use opencsd_c_api::dcd_tree::{DecodeTree, PacketObserver, RawFrameMonitor};
-use opencsd_c_api::printers::gen_elem::ElemLineWriter;
+use opencsd_c_api::printers::gen_elem::{ElemLineWriter, IdxText};
 use opencsd_c_api::printers::line::{LineBuf, Padded};
 use opencsd_c_api::printers::num::TextOut;
 use opencsd_c_api::printers::raw_frame::write_raw_frame;
@@ -49,6 +49,9 @@ struct Log {
     /// `buf` goes to the file once it holds this many bytes (never when
     /// kept).
     flush_at: usize,
+    /// `Idx:<n>` of the last line's index, shared by the packet and
+    /// element lines.
+    idx: IdxText,
 }
 
 impl Default for Log {
@@ -63,6 +66,7 @@ impl Default for Log {
             skip: 0,
             direct: false,
             flush_at: usize::MAX,
+            idx: IdxText::default(),
         };
         l.update_direct();
         l
@@ -88,7 +92,7 @@ impl Log {
         use std::io::IsTerminal;
         let stdout_buf = (stdout && !std::io::stdout().is_terminal()).then(|| std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()));
         let buf = if file.is_some() { LineBuf::with_capacity(FILE_BUF + 4096) } else { LineBuf::new() };
-        let mut l = Log { stdout, stderr, file, buf, stdout_buf, keep: false, skip: 0, direct: false, flush_at: FILE_BUF };
+        let mut l = Log { stdout, stderr, file, buf, stdout_buf, keep: false, skip: 0, direct: false, flush_at: FILE_BUF, idx: IdxText::default() };
         l.update_direct();
         l
     }
@@ -108,13 +112,14 @@ impl Log {
     /// The buffer a printer writes its next line into: the log's own when
     /// it is the only output (true), otherwise `scratch`, emptied.
     /// [`Log::line_done`] ends the line.
+    /// Also the log's `Idx:<n>` text.
     #[inline(always)]
-    fn line_buf<'a>(&'a mut self, scratch: &'a mut LineBuf) -> (&'a mut LineBuf, bool) {
+    fn line_buf<'a>(&'a mut self, scratch: &'a mut LineBuf) -> (&'a mut LineBuf, &'a mut IdxText, bool) {
         if self.direct {
-            (&mut self.buf, true)
+            (&mut self.buf, &mut self.idx, true)
         } else {
             scratch.clear();
-            (scratch, false)
+            (scratch, &mut self.idx, false)
         }
     }
 
@@ -264,12 +269,12 @@ const RAW_BYTE_TEXT: [[u8; 8]; 256] = {
     t
 };
 
-/// `Idx:<index>; ID:<id>;`, then for a monitor the packet's bytes, then a
-/// tab (`prefix`: see [`PacketPrinter::prefix`]).
+/// `Idx:<index>; ID:<id>;` (`idx_text`, then `prefix`: see
+/// [`PacketPrinter::prefix`]), then for a monitor the packet's bytes, then
+/// a tab.
 #[inline(always)]
-fn write_packet_prefix<T: TextOut>(out: &mut T, index: ocsd_trc_index_t, prefix: &Padded<16>, monitor: bool, raw: &[u8]) {
-    out.put_chunk(b"Idx:", 4);
-    out.put_dec(index as u64);
+fn write_packet_prefix<T: TextOut>(out: &mut T, idx_text: &Padded<32>, prefix: &Padded<16>, monitor: bool, raw: &[u8]) {
+    out.put_padded(idx_text);
     out.put_padded(prefix);
     if monitor {
         for &b in raw {
@@ -290,15 +295,16 @@ impl PacketObserver for PacketPrinter {
     ) -> ocsd_datapath_resp_t {
         use std::fmt::Write as _;
         let mut log = self.log.borrow_mut();
-        let (line, direct) = log.line_buf(&mut self.line);
+        let (line, idx, direct) = log.line_buf(&mut self.line);
         match op {
             OCSD_OP_DATA => {
                 let Some(p) = pkt else { return OCSD_RESP_CONT };
+                let idx_text = idx.get(index_sop);
                 let mut room = line.room::<256>();
-                write_packet_prefix(&mut room, index_sop, &self.prefix, self.monitor, raw);
+                write_packet_prefix(&mut room, idx_text, &self.prefix, self.monitor, raw);
                 let done = room.done();
                 if !line.commit(done) {
-                    write_packet_prefix(line, index_sop, &self.prefix, self.monitor, raw);
+                    write_packet_prefix(line, idx_text, &self.prefix, self.monitor, raw);
                 }
                 if !p.write_bytes(line) {
                     self.text.clear();
@@ -342,8 +348,8 @@ impl GenElemSink for ElemPrinter {
             }
         }
         let mut log = self.log.borrow_mut();
-        let (line, direct) = log.line_buf(&mut self.line);
-        self.writer.write_line(line, index_sop, chan, elem);
+        let (line, idx, direct) = log.line_buf(&mut self.line);
+        self.writer.write_line(line, idx, index_sop, chan, elem);
         log.line_done(direct, &self.line);
         drop(log);
         if self.test_waits > 0 {

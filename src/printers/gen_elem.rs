@@ -165,10 +165,6 @@ pub struct ElemLineWriter {
     tail1: Vec<Padded<32>>,
     /// `<type><subtype>< <cond>>` by [`range_tail2`].
     tail2: Vec<Padded<32>>,
-    /// The index `idx_text` is for.
-    last_index: Option<ocsd_trc_index_t>,
-    /// `Idx:<last_index>`
-    idx_text: Padded<32>,
     /// Range line texts after the index, by [`RangeKey::slot`].
     lines: Vec<CachedLine>,
 }
@@ -244,6 +240,39 @@ struct CachedLine {
 /// Bytes of a kept line text in its first piece (most lines fit).
 const LINE_HEAD: usize = 112;
 
+/// `Idx:<index>` of the last index asked for: the lister's lines start
+/// with it, and the elements of one packet follow the packet's line.
+#[derive(Clone, Copy)]
+pub struct IdxText {
+    index: Option<ocsd_trc_index_t>,
+    text: Padded<32>,
+}
+
+impl Default for IdxText {
+    fn default() -> Self {
+        IdxText { index: None, text: Padded::new("") }
+    }
+}
+
+impl IdxText {
+    /// `Idx:<index>`
+    #[inline(always)]
+    pub fn get(&mut self, index: ocsd_trc_index_t) -> &Padded<32> {
+        if self.index != Some(index) {
+            self.set(index);
+        }
+        &self.text
+    }
+
+    fn set(&mut self, index: ocsd_trc_index_t) {
+        self.index = Some(index);
+        let mut r = Room::new(&mut self.text.bytes);
+        r.put_chunk(b"Idx:", 4);
+        r.dec(index as u64);
+        self.text.len = r.len();
+    }
+}
+
 /// ISA index of an element: the name table's, `Unk` when out of range.
 #[inline(always)]
 fn isa_index(isa: ocsd_isa) -> usize {
@@ -307,20 +336,8 @@ impl ElemLineWriter {
             range: Padded::new(""),
             tail1,
             tail2,
-            last_index: None,
-            idx_text: Padded::new(""),
             lines: vec![CachedLine { key: RangeKey::default(), len: 0, head: [0; LINE_HEAD], tail: [0; LINE_TEXT - LINE_HEAD] }; LINE_CACHE],
         }
-    }
-
-    fn set_index(&mut self, index: ocsd_trc_index_t) {
-        self.last_index = Some(index);
-        let mut bytes = [b' '; 32];
-        let mut r = Room::new(&mut bytes);
-        r.put_chunk(b"Idx:", 4);
-        r.dec(index as u64);
-        let len = r.len();
-        self.idx_text = Padded { bytes, len };
     }
 
     #[cold]
@@ -331,19 +348,18 @@ impl ElemLineWriter {
     }
 
     /// Append the line of element `elem` from trace ID `chan`, which
-    /// starts at trace index `index`.
+    /// starts at trace index `index` (its text kept in `idx`, which the
+    /// lister's packet lines share).
     #[inline]
-    pub fn write_line(&mut self, out: &mut LineBuf, index: ocsd_trc_index_t, chan: u8, elem: &ocsd_generic_trace_elem) {
+    pub fn write_line(&mut self, out: &mut LineBuf, idx: &mut IdxText, index: ocsd_trc_index_t, chan: u8, elem: &ocsd_generic_trace_elem) {
         if self.chan != Some(chan) {
             self.set_chan(chan);
         }
-        if self.last_index != Some(index) {
-            self.set_index(index);
-        }
+        let idx_text = idx.get(index);
         if elem.elem_type == OCSD_GEN_TRC_ELEM_INSTR_RANGE {
             // at most 24 + 222 bytes with every piece's padding
             let mut r = out.room::<256>();
-            r.put_padded(&self.idx_text);
+            r.put_padded(idx_text);
             let key = RangeKey::of(chan, elem);
             let line = &mut self.lines[key.slot()];
             if line.len != 0 && line.key == key {
@@ -381,8 +397,7 @@ impl ElemLineWriter {
                 return;
             }
         }
-        out.put_chunk(b"Idx:", 4);
-        out.dec(index as u64);
+        out.put_padded(idx_text);
         out.put_padded(&self.id);
         write_elem(elem, out);
         out.put_byte(b'\n');

@@ -3,7 +3,7 @@
 //! `Idx:N; ID:hex; `); a few cases the logs never show are taken from the
 //! OpenCSD source and marked as such.
 
-use super::gen_elem::{write_elem_str, write_mem_space_str, ElemLineWriter};
+use super::gen_elem::{write_elem_str, write_mem_space_str, ElemLineWriter, IdxText};
 use super::line::LineBuf;
 use super::raw_frame::write_raw_frame;
 use crate::abi::gen_elem::*;
@@ -17,7 +17,7 @@ fn text(e: &ocsd_generic_trace_elem) -> String {
     let mut w = ElemLineWriter::new();
     for _ in 0..2 {
         let mut b = LineBuf::new();
-        w.write_line(&mut b, 4321, 0x1a, e);
+        w.write_line(&mut b, &mut IdxText::default(), 4321, 0x1a, e);
         assert_eq!(std::str::from_utf8(b.as_bytes()).unwrap(), format!("Idx:4321; ID:1a; {s}\n"));
     }
     s
@@ -30,6 +30,7 @@ fn text(e: &ocsd_generic_trace_elem) -> String {
 #[test]
 fn range_lines_match_text() {
     let mut w = ElemLineWriter::new();
+    let mut idx = IdxText::default();
     let mut b = LineBuf::new();
     let mut expect = String::new();
     let mut n = 0u64;
@@ -48,7 +49,7 @@ fn range_lines_match_text() {
                                     }
                                     let chan = [0x12u8, 0x12, 0x7f, 0][(n % 4) as usize];
                                     let index = [(n / 3) as u32, 99_999_999 + n as u32, u32::MAX][(n % 3) as usize];
-                                    w.write_line(&mut b, index, chan, &e);
+                                    w.write_line(&mut b, &mut idx, index, chan, &e);
                                     expect.push_str(&format!("Idx:{index}; ID:{chan:x}; {}\n", {
                                         let mut s = String::new();
                                         write_elem_str(&e, &mut s);
