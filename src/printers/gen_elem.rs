@@ -169,8 +169,9 @@ pub struct ElemLineWriter {
     lines: Vec<CachedLine>,
 }
 
-/// Number of range line texts kept (a power of two).
-const LINE_CACHE: usize = 1024;
+/// Number of range line texts kept (a power of two): 2048 of 216 bytes;
+/// on bugfix-exact-match 89% of the range lines are found (83% with 1024).
+const LINE_CACHE: usize = 2048;
 
 /// Longest range line text kept (after the index; with 64-bit addresses
 /// and no cycle count a line's text is at most 137 bytes).
