@@ -13,7 +13,8 @@ use opencsd_c_api::abi::*;
 use opencsd_c_api::common::{ErrorLog, GenElemSink, OcsdError, TracePacket};
 use opencsd_c_api::dcd_tree::parallel::{self, ParallelOptions, SegmentOutput};
 use opencsd_c_api::dcd_tree::{DecodeTree, PacketObserver, RawFrameMonitor};
-use opencsd_c_api::printers::gen_elem::write_elem;
+use opencsd_c_api::printers::gen_elem::{ElemLineWriter, IdxText};
+use opencsd_c_api::printers::line::{LineBuf, Padded};
 use opencsd_c_api::printers::num::TextOut;
 use opencsd_c_api::printers::raw_frame::write_raw_frame;
 use opencsd_c_api::snapshot::plan::TreePlan;
@@ -22,42 +23,67 @@ use opencsd_c_api::snapshot::{self, to_tree, Snapshot};
 const ETE_OPFLG_PKTDEC_SRCADDR_N_ATOMS: u32 = 0x0001_0000;
 const ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK: u32 = 0x0002_0000;
 
-/// Where the log goes: any of stdout, stderr and a file.
+/// Where the log goes: any of stdout, stderr and a file; or, for a
+/// parallel decode segment, kept in memory.
 struct Log {
     stdout: bool,
     stderr: bool,
     file: Option<File>,
-    /// The log file's buffer: lines are written straight into it (see
-    /// [`Log::direct`]) and it goes to the file once it holds `FILE_BUF` bytes.
-    fbuf: Vec<u8>,
+    /// The log file's buffer (it goes to the file once it holds
+    /// `FILE_BUF` bytes), or a parallel decode segment's log, kept here and
+    /// written out in order once the segments are stitched (`keep`). The
+    /// printers write their lines straight into it when it is the only
+    /// output (`direct`).
+    buf: LineBuf,
     /// Standard output through a large buffer when it is not a terminal
     /// (a line-buffered stdout costs a system call per log line).
     stdout_buf: Option<std::io::BufWriter<std::io::Stdout>>,
-    /// A parallel decode segment's log: kept here, written out in order
-    /// once the segments are stitched.
-    mem: Vec<u8>,
+    /// The log is kept in `buf` (never together with a file).
     keep: bool,
     /// Bytes still to drop: what a parallel decode that had to stop
     /// already wrote, when the serial decode writes it again.
     skip: usize,
+    /// `buf` is the only output: lines go straight into it. Follows the
+    /// fields above (see [`Log::update_direct`]).
+    direct: bool,
+    /// `buf` goes to the file once it holds this many bytes (never when
+    /// kept).
+    flush_at: usize,
+    /// `Idx:<n>` of the last line's index, shared by the packet and
+    /// element lines.
+    idx: IdxText,
 }
 
 impl Default for Log {
     fn default() -> Self {
-        Log { stdout: false, stderr: false, file: None, fbuf: Vec::new(), stdout_buf: None, mem: Vec::new(), keep: true, skip: 0 }
+        let mut l = Log {
+            stdout: false,
+            stderr: false,
+            file: None,
+            buf: LineBuf::new(),
+            stdout_buf: None,
+            keep: true,
+            skip: 0,
+            direct: false,
+            flush_at: usize::MAX,
+            idx: IdxText::default(),
+        };
+        l.update_direct();
+        l
     }
 }
 
 impl SegmentOutput for Log {
     fn len(&self) -> usize {
-        self.mem.len()
+        self.buf.len()
     }
     fn recycle(&mut self) {
-        self.mem.clear();
+        self.buf.clear();
         self.skip = 0;
+        self.update_direct();
     }
     fn capacity(&self) -> usize {
-        self.mem.capacity()
+        self.buf.capacity()
     }
 }
 
@@ -65,66 +91,54 @@ impl Log {
     fn new(stdout: bool, stderr: bool, file: Option<File>) -> Self {
         use std::io::IsTerminal;
         let stdout_buf = (stdout && !std::io::stdout().is_terminal()).then(|| std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()));
-        let fbuf = if file.is_some() { Vec::with_capacity(FILE_BUF + 4096) } else { Vec::new() };
-        Log { stdout, stderr, file, fbuf, stdout_buf, mem: Vec::new(), keep: false, skip: 0 }
+        let buf = if file.is_some() { LineBuf::with_capacity(FILE_BUF + 4096) } else { LineBuf::new() };
+        let mut l = Log { stdout, stderr, file, buf, stdout_buf, keep: false, skip: 0, direct: false, flush_at: FILE_BUF, idx: IdxText::default() };
+        l.update_direct();
+        l
     }
 
-    /// The one buffer all log text goes to, when there is only one (the
-    /// log file alone, or a parallel segment's kept text alone): the
-    /// printers write their lines straight into it, then call
-    /// [`Log::direct_done`]. None when the text goes several ways.
-    #[inline]
-    fn direct(&mut self) -> Option<&mut Vec<u8>> {
-        if self.stdout || self.stderr || self.skip > 0 {
-            None
-        } else if self.keep {
-            if self.file.is_none() {
-                Some(&mut self.mem)
-            } else {
-                None
-            }
-        } else if self.file.is_some() {
-            Some(&mut self.fbuf)
+    /// Work out whether `buf` is the only output.
+    fn update_direct(&mut self) {
+        debug_assert!(!(self.keep && self.file.is_some()));
+        self.direct = !self.stdout && !self.stderr && self.skip == 0 && (self.keep || self.file.is_some());
+        self.flush_at = if self.keep { usize::MAX } else { FILE_BUF };
+    }
+
+    fn set_skip(&mut self, n: usize) {
+        self.skip = n;
+        self.update_direct();
+    }
+
+    /// The buffer a printer writes its next line into: the log's own when
+    /// it is the only output (true), otherwise `scratch`, emptied.
+    /// [`Log::line_done`] ends the line.
+    /// Also the log's `Idx:<n>` text.
+    #[inline(always)]
+    fn line_buf<'a>(&'a mut self, scratch: &'a mut LineBuf) -> (&'a mut LineBuf, &'a mut IdxText, bool) {
+        if self.direct {
+            (&mut self.buf, &mut self.idx, true)
         } else {
-            None
+            scratch.clear();
+            (scratch, &mut self.idx, false)
         }
     }
 
-    #[inline]
-    fn direct_done(&mut self) {
-        if self.fbuf.len() >= FILE_BUF {
-            self.flush_file();
-        }
-    }
-
-    /// The buffer a printer writes its next line into: the file's buffer
-    /// when the file is the only output (true), otherwise `scratch`,
-    /// emptied. [`Log::line_done`] ends the line.
-    #[inline]
-    fn line_buf<'a>(&'a mut self, scratch: &'a mut Vec<u8>) -> (&'a mut Vec<u8>, bool) {
-        match self.direct() {
-            Some(buf) => (buf, true),
-            None => {
-                scratch.clear();
-                (scratch, false)
-            }
-        }
-    }
-
-    #[inline]
-    fn line_done(&mut self, direct: bool, scratch: &[u8]) {
+    #[inline(always)]
+    fn line_done(&mut self, direct: bool, scratch: &LineBuf) {
         if direct {
-            self.direct_done();
+            if self.buf.len() >= self.flush_at {
+                self.flush_file();
+            }
         } else {
-            self.msg_bytes(scratch);
+            self.msg_bytes(scratch.as_bytes());
         }
     }
 
     fn flush_file(&mut self) {
         if let Some(f) = self.file.as_mut() {
-            let _ = f.write_all(&self.fbuf);
+            let _ = f.write_all(self.buf.as_bytes());
+            self.buf.clear();
         }
-        self.fbuf.clear();
     }
 
     fn msg(&mut self, s: &str) {
@@ -134,11 +148,11 @@ impl Log {
     /// A large piece of log text (a parallel decode segment's): written
     /// straight to the file when the file is the only output.
     fn msg_large(&mut self, s: &[u8]) {
-        if s.len() >= FILE_BUF && !self.keep && self.skip == 0 && !self.stdout && !self.stderr {
+        if s.len() >= FILE_BUF && self.direct && !self.keep {
             if let Some(f) = self.file.as_mut() {
-                if !self.fbuf.is_empty() {
-                    let _ = f.write_all(&self.fbuf);
-                    self.fbuf.clear();
+                if !self.buf.is_empty() {
+                    let _ = f.write_all(self.buf.as_bytes());
+                    self.buf.clear();
                 }
                 let _ = f.write_all(s);
                 return;
@@ -150,12 +164,15 @@ impl Log {
     /// Log text given as bytes (valid UTF-8: the printers' byte lines).
     fn msg_bytes(&mut self, mut s: &[u8]) {
         if self.keep {
-            self.mem.extend_from_slice(s);
+            self.buf.put_bytes(s);
         }
         if self.skip > 0 {
             let k = self.skip.min(s.len());
             self.skip -= k;
             s = &s[k..];
+            if self.skip == 0 {
+                self.update_direct();
+            }
         }
         if self.stdout {
             match self.stdout_buf.as_mut() {
@@ -171,8 +188,10 @@ impl Log {
             let _ = std::io::stderr().write_all(s);
         }
         if self.file.is_some() {
-            self.fbuf.extend_from_slice(s);
-            self.direct_done();
+            self.buf.put_bytes(s);
+            if self.buf.len() >= self.flush_at {
+                self.flush_file();
+            }
         }
     }
     fn flush(&mut self) {
@@ -219,10 +238,50 @@ struct PacketPrinter {
     log: SharedLog,
     id: u8,
     monitor: bool,
-    /// The line being written.
-    line: Vec<u8>,
+    /// What follows a data line's index: `; ID:<id>; [` before the raw
+    /// bytes of a monitor, `; ID:<id>;\t` before a sink's packet text.
+    prefix: Padded<16>,
+    /// The line being written, when the log has several outputs.
+    line: LineBuf,
     /// Packet text of protocols without a byte path.
     text: String,
+}
+
+impl PacketPrinter {
+    fn new(log: SharedLog, id: u8, monitor: bool) -> Self {
+        let prefix = Padded::new_owned(&if monitor { format!("; ID:{id:x}; [") } else { format!("; ID:{id:x};\t") });
+        PacketPrinter { log, id, monitor, prefix, line: LineBuf::with_capacity(256), text: String::new() }
+    }
+}
+
+/// `0x<hex> ` of each byte value, padded to 8 bytes.
+const RAW_BYTE_TEXT: [[u8; 8]; 256] = {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut t = [[b' '; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b][0] = b'0';
+        t[b][1] = b'x';
+        t[b][2] = HEX[b >> 4];
+        t[b][3] = HEX[b & 0xF];
+        b += 1;
+    }
+    t
+};
+
+/// `Idx:<index>; ID:<id>;` (`idx_text`, then `prefix`: see
+/// [`PacketPrinter::prefix`]), then for a monitor the packet's bytes, then
+/// a tab.
+#[inline(always)]
+fn write_packet_prefix<T: TextOut>(out: &mut T, idx_text: &Padded<32>, prefix: &Padded<16>, monitor: bool, raw: &[u8]) {
+    out.put_padded(idx_text);
+    out.put_padded(prefix);
+    if monitor {
+        for &b in raw {
+            out.put_chunk(&RAW_BYTE_TEXT[b as usize], 5);
+        }
+        out.put_chunk(b"];\t", 3);
+    }
 }
 
 impl PacketObserver for PacketPrinter {
@@ -234,32 +293,25 @@ impl PacketObserver for PacketPrinter {
         _pkt_ptr: *const c_void,
         raw: &[u8],
     ) -> ocsd_datapath_resp_t {
-        use std::io::Write as _;
+        use std::fmt::Write as _;
         let mut log = self.log.borrow_mut();
-        let (line, direct) = log.line_buf(&mut self.line);
+        let (line, idx, direct) = log.line_buf(&mut self.line);
         match op {
             OCSD_OP_DATA => {
                 let Some(p) = pkt else { return OCSD_RESP_CONT };
-                line.put_str("Idx:");
-                line.put_dec(index_sop as u64);
-                line.put_str("; ID:");
-                line.put_hex(self.id as u64, 0);
-                line.put_str(";");
-                if self.monitor {
-                    line.put_str(" [");
-                    const HEX: &[u8; 16] = b"0123456789abcdef";
-                    for &b in raw {
-                        line.extend_from_slice(&[b'0', b'x', HEX[(b >> 4) as usize], HEX[(b & 0xF) as usize], b' ']);
-                    }
-                    line.put_str("];");
+                let idx_text = idx.get(index_sop);
+                let mut room = line.room::<256>();
+                write_packet_prefix(&mut room, idx_text, &self.prefix, self.monitor, raw);
+                let done = room.done();
+                if !line.commit(done) {
+                    write_packet_prefix(line, idx_text, &self.prefix, self.monitor, raw);
                 }
-                line.put_str("\t");
                 if !p.write_bytes(line) {
                     self.text.clear();
                     p.write_str(&mut self.text);
                     line.put_str(&self.text);
                 }
-                line.put_str("\n");
+                line.put_byte(b'\n');
             }
             OCSD_OP_EOT => {
                 let _ = writeln!(line, "ID:{:x}\tEND OF TRACE DATA", self.id);
@@ -280,8 +332,9 @@ impl PacketObserver for PacketPrinter {
 struct ElemPrinter {
     log: SharedLog,
     ids: Option<Vec<u8>>,
-    /// The line being written.
-    line: Vec<u8>,
+    writer: ElemLineWriter,
+    /// The line being written, when the log has several outputs.
+    line: LineBuf,
     /// `-test_waits N`: answer WAIT to the first N elements (each printed
     /// once), to exercise the WAIT / FLUSH path of the decoders.
     test_waits: u32,
@@ -295,14 +348,8 @@ impl GenElemSink for ElemPrinter {
             }
         }
         let mut log = self.log.borrow_mut();
-        let (line, direct) = log.line_buf(&mut self.line);
-        line.put_str("Idx:");
-        line.put_dec(index_sop as u64);
-        line.put_str("; ID:");
-        line.put_hex(chan as u64, 0);
-        line.put_str("; ");
-        write_elem(elem, line);
-        line.put_str("\n");
+        let (line, idx, direct) = log.line_buf(&mut self.line);
+        self.writer.write_line(line, idx, index_sop, chan, elem);
         log.line_done(direct, &self.line);
         drop(log);
         if self.test_waits > 0 {
@@ -631,7 +678,7 @@ fn configure_tree(o: &Opts, tree: &mut DecodeTree, log: &SharedLog, announce: bo
             }
             let name = tree.decoder_mut(id).map(|d| d.decoder_name().to_string()).unwrap_or_default();
             let monitor = o.decode || o.pkt_mon;
-            let printer = Box::new(PacketPrinter { log: log.clone(), id, monitor, line: Vec::with_capacity(256), text: String::new() });
+            let printer = Box::new(PacketPrinter::new(log.clone(), id, monitor));
             let ok = match tree.decoder_mut(id) {
                 Some(d) => {
                     if monitor {
@@ -679,7 +726,13 @@ fn configure_tree(o: &Opts, tree: &mut DecodeTree, log: &SharedLog, announce: bo
 
     if o.decode {
         let ids = if o.ids.is_empty() { None } else { Some(o.ids.clone()) };
-        tree.set_elem_sink(Some(Box::new(ElemPrinter { log: log.clone(), ids, line: Vec::with_capacity(256), test_waits: o.test_waits })));
+        tree.set_elem_sink(Some(Box::new(ElemPrinter {
+            log: log.clone(),
+            ids,
+            writer: ElemLineWriter::new(),
+            line: LineBuf::with_capacity(256),
+            test_waits: o.test_waits,
+        })));
         lmsg("Trace Packet Lister : Set trace element decode printer\n");
         let mut m = String::from("Gen_Info : Mapped Memory Accessors\n");
         for a in tree.mapper.describe_each() {
@@ -745,7 +798,7 @@ fn list_trace(o: &Opts, snap: &Snapshot, names: &[String], log: &SharedLog) {
                 Parallel::NotStarted => {}
                 Parallel::Stopped(written) => {
                     // the serial decode writes what was written again
-                    log.borrow_mut().skip = written;
+                    log.borrow_mut().set_skip(written);
                 }
             }
         }
@@ -890,7 +943,7 @@ fn parallel_decode(o: &Opts, snap: &Snapshot, path: &str, log: &SharedLog) -> Re
         let mut t = create_tree(o, snap, &seg_log, &last, &mut TreePlan { skip_memory: true, ..TreePlan::default() })?.tree;
         configure_tree(o, &mut t, &seg_log, false);
         // what building the tree logged is not decode output
-        seg_log.borrow_mut().mem.clear();
+        seg_log.borrow_mut().buf.clear();
         Some((t, seg_log))
     };
     let t1 = Instant::now();
@@ -899,7 +952,7 @@ fn parallel_decode(o: &Opts, snap: &Snapshot, path: &str, log: &SharedLog) -> Re
         let mut l = log.borrow_mut();
         parallel::decode(&rec, &tree.mapper, &opts, make, |out: &mut Log, r| {
             written += r.len();
-            l.msg_large(&out.mem[r]);
+            l.msg_large(&out.buf.as_bytes()[r]);
         })
     };
     match outcome {

@@ -28,7 +28,7 @@ pub trait TracePacket: 'static {
     /// Append the same text as [`TracePacket::write_str`] to a byte buffer,
     /// for protocols with a byte path (the lister's per-packet lines).
     /// False when the protocol has none: the caller uses `write_str`.
-    fn write_bytes(&self, _out: &mut Vec<u8>) -> bool {
+    fn write_bytes(&self, _out: &mut crate::printers::line::LineBuf) -> bool {
         false
     }
 

@@ -6,6 +6,7 @@
 use super::types::*;
 use crate::abi::*;
 use crate::common::TracePacket;
+use crate::printers::line::{LineBuf, Padded};
 use crate::printers::num::TextOut;
 
 /// `{}` of a signed value.
@@ -29,11 +30,17 @@ macro_rules! packet_types {
             }
         }
 
-        /// `NAME : description` of a packet type.
-        fn packet_type_text(t: ocsd_etmv4_i_pkt_type) -> &'static str {
+        /// `NAME : description` of a packet type, padded for a one-piece copy.
+        fn packet_type_text(t: ocsd_etmv4_i_pkt_type) -> &'static Padded<64> {
             match t {
-                $($t => concat!($n, " : ", $d),)*
-                _ => "I_UNKNOWN : Unknown Packet Header",
+                $($t => {
+                    const P: Padded<64> = Padded::new(concat!($n, " : ", $d));
+                    &P
+                })*
+                _ => {
+                    const P: Padded<64> = Padded::new("I_UNKNOWN : Unknown Packet Header");
+                    &P
+                }
             }
         }
     };
@@ -143,6 +150,23 @@ pub fn write_val_hex<T: TextOut>(out: &mut T, total_bits: u32, valid_bits: u32, 
     }
 }
 
+/// `E` or `N` for each of the 8 bits of a byte, least significant first.
+const ATOMS8: [[u8; 8]; 256] = {
+    let mut t = [[b'N'; 8]; 256];
+    let mut v = 0;
+    while v < 256 {
+        let mut i = 0;
+        while i < 8 {
+            if v >> i & 1 != 0 {
+                t[v][i] = b'E';
+            }
+            i += 1;
+        }
+        v += 1;
+    }
+    t
+};
+
 const ARMV8_EXCEP: [&str; 16] = [
     "PE Reset", "Debug Halt", "Call", "Trap", "System Error", "Reserved", "Inst Debug", "Data Debug",
     "Reserved", "Reserved", "Alignment", "Inst Fault", "Data Fault", "Reserved", "IRQ", "FIQ",
@@ -206,19 +230,13 @@ impl ocsd_etmv4_i_pkt {
     }
 
     fn write_atoms<T: TextOut>(&self, out: &mut T) {
-        // E or N per atom, oldest first, written 32 at a time
+        // E or N per atom, oldest first, written 8 at a time
         let mut bits = self.atom.En_bits;
         let mut left = self.atom.num as usize;
         while left > 0 {
-            let mut text = [b'N'; 32];
-            let n = left.min(32);
-            for t in &mut text[..n] {
-                if bits & 1 != 0 {
-                    *t = b'E';
-                }
-                bits >>= 1;
-            }
-            out.put_utf8(&text[..n]);
+            let n = left.min(8);
+            out.put_padded(&Padded { bytes: ATOMS8[(bits & 0xFF) as usize], len: n });
+            bits >>= 8;
             left -= n;
         }
     }
@@ -248,7 +266,7 @@ impl ocsd_etmv4_i_pkt {
     }
 
     fn write_text<T: TextOut>(&self, out: &mut T) {
-        out.put_str(packet_type_text(self.type_));
+        out.put_padded(packet_type_text(self.type_));
 
         match self.type_ {
             ETM4_PKT_I_BAD_SEQUENCE | ETM4_PKT_I_INCOMPLETE_EOT | ETM4_PKT_I_RESERVED_CFG => {
@@ -505,8 +523,15 @@ impl TracePacket for ocsd_etmv4_i_pkt {
         self.write_text(out);
     }
 
-    fn write_bytes(&self, out: &mut Vec<u8>) -> bool {
-        self.write_text(out);
+    fn write_bytes(&self, out: &mut LineBuf) -> bool {
+        // in reserved room with a local cursor; a text too long for it
+        // (none is, today) is written again piece by piece
+        let mut room = out.room::<512>();
+        self.write_text(&mut room);
+        let done = room.done();
+        if !out.commit(done) {
+            self.write_text(out);
+        }
         true
     }
 

@@ -139,7 +139,271 @@ pub fn write_mem_space_str<T: TextOut>(mem_space: ocsd_mem_space_acc_t, out: &mu
 }
 
 pub use super::num::{push_dec, push_hex};
+use super::line::{LineBuf, Padded, Room};
 use super::num::TextOut;
+
+/// The element lines of `trc_pkt_lister`,
+/// `Idx:<index>; ID:<trace ID>; <element text>\n`, written from pieces
+/// built once: the text after the index up to an instruction range's start
+/// address (for the current trace ID), and an instruction range's text
+/// after its instruction count in two table pieces. The same bytes as
+/// [`write_elem`] between the line's prefix and its end.
+///
+/// Instruction ranges repeat (loops, hot code): the text of each range
+/// line after its index is also kept in a direct-mapped table, keyed by
+/// everything the text depends on, and copied whole when the same range
+/// comes again. The `Idx:<index>` part is kept for the last index (the
+/// elements of one packet share it).
+pub struct ElemLineWriter {
+    /// The trace ID the prefixes are for.
+    chan: Option<u8>,
+    /// `; ID:<chan>; `
+    id: Padded<16>,
+    /// `; ID:<chan>; OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x`
+    range: Padded<64>,
+    /// `) last_sz(<sz>) (ISA=<isa>) <E|N> ` by [`range_tail1`].
+    tail1: Vec<Padded<32>>,
+    /// `<type><subtype>< <cond>>` by [`range_tail2`].
+    tail2: Vec<Padded<32>>,
+    /// Range line texts after the index, by [`RangeKey::slot`].
+    lines: Vec<CachedLine>,
+}
+
+/// Number of range line texts kept (a power of two): 2048 of 216 bytes;
+/// on bugfix-exact-match 89% of the range lines are found (83% with 1024).
+const LINE_CACHE: usize = 2048;
+
+/// Longest range line text kept (after the index; with 64-bit addresses
+/// and no cycle count a line's text is at most 137 bytes).
+const LINE_TEXT: usize = 160;
+
+/// Everything the text of an instruction range line depends on, after
+/// its index.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+struct RangeKey {
+    st: u64,
+    en: u64,
+    num: u32,
+    /// The element's flag bits the text shows: executed, last instruction
+    /// size, cycle count present, conditional.
+    flags: u32,
+    /// Cycle count, 0 when the element has none.
+    cc: u32,
+    isa: ocsd_isa,
+    ty: ocsd_instr_type,
+    sub: ocsd_instr_subtype,
+    chan: u8,
+}
+
+/// Flag bits of an instruction range element that its text shows:
+/// `last_instr_exec`, `last_instr_sz`, `has_cc`, `last_instr_cond`.
+const RANGE_TEXT_FLAGS: u32 = 0x1 | 0xE | 0x10 | 0x400;
+
+impl RangeKey {
+    #[inline(always)]
+    fn of(chan: u8, elem: &ocsd_generic_trace_elem) -> Self {
+        let flags = elem.flag_bits & RANGE_TEXT_FLAGS;
+        RangeKey {
+            st: elem.st_addr,
+            en: elem.en_addr,
+            num: elem.num_instr_range(),
+            flags,
+            cc: if flags & 0x10 != 0 { elem.cycle_count } else { 0 },
+            isa: elem.isa,
+            ty: elem.last_i_type,
+            sub: elem.last_i_subtype,
+            chan,
+        }
+    }
+
+    /// The table slot: by start address and whether the last instruction
+    /// executed (a conditional branch at a loop's end goes both ways).
+    /// Instructions are 4 bytes apart (A64, A32) or 2 (T32): the start
+    /// address over 4 and over 2 combined keep neighbours of either apart
+    /// (`x ^ (x << 1)` loses no bits).
+    #[inline(always)]
+    fn slot(&self) -> usize {
+        let h = (self.st >> 2) ^ (self.st >> 1);
+        ((h as usize) << 1 | (self.flags & 1) as usize) & (LINE_CACHE - 1)
+    }
+}
+
+/// A range line's text, in two pieces copied whole (no `memcpy` call).
+#[derive(Clone, Copy)]
+struct CachedLine {
+    key: RangeKey,
+    /// 0: empty.
+    len: usize,
+    head: [u8; LINE_HEAD],
+    tail: [u8; LINE_TEXT - LINE_HEAD],
+}
+
+/// Bytes of a kept line text in its first piece (most lines fit).
+const LINE_HEAD: usize = 112;
+
+/// `Idx:<index>` of the last index asked for: the lister's lines start
+/// with it, and the elements of one packet follow the packet's line.
+#[derive(Clone, Copy)]
+pub struct IdxText {
+    index: Option<ocsd_trc_index_t>,
+    text: Padded<32>,
+}
+
+impl Default for IdxText {
+    fn default() -> Self {
+        IdxText { index: None, text: Padded::new("") }
+    }
+}
+
+impl IdxText {
+    /// `Idx:<index>`
+    #[inline(always)]
+    pub fn get(&mut self, index: ocsd_trc_index_t) -> &Padded<32> {
+        if self.index != Some(index) {
+            self.set(index);
+        }
+        &self.text
+    }
+
+    fn set(&mut self, index: ocsd_trc_index_t) {
+        self.index = Some(index);
+        let mut r = Room::new(&mut self.text.bytes);
+        r.put_chunk(b"Idx:", 4);
+        r.dec(index as u64);
+        self.text.len = r.len();
+    }
+}
+
+/// ISA index of an element: the name table's, `Unk` when out of range.
+#[inline(always)]
+fn isa_index(isa: ocsd_isa) -> usize {
+    usize::try_from(isa).ok().filter(|&i| i < ISA_NAMES.len()).unwrap_or(ISA_NAMES.len() - 1)
+}
+
+/// Index into [`ElemLineWriter::tail1`]: last instruction size (3 bits),
+/// ISA (7 names), executed.
+#[inline(always)]
+fn range_tail1(elem: &ocsd_generic_trace_elem) -> usize {
+    (elem.last_instr_sz() as usize & 7) * 14 + isa_index(elem.isa) * 2 + (elem.last_instr_exec() == 1) as usize
+}
+
+const TAIL2_TYPES: usize = INSTR_TYPE_NAMES.len() + 1;
+const TAIL2_SUBTYPES: usize = INSTR_SUBTYPE_NAMES.len();
+
+/// Index into [`ElemLineWriter::tail2`]: last instruction type (7 names,
+/// then one for none), sub-type (0: none printed), conditional.
+#[inline(always)]
+fn range_tail2(elem: &ocsd_generic_trace_elem) -> usize {
+    let t = usize::try_from(elem.last_i_type).ok().filter(|&i| i < INSTR_TYPE_NAMES.len()).unwrap_or(INSTR_TYPE_NAMES.len());
+    let s = usize::try_from(elem.last_i_subtype).ok().filter(|&i| i < INSTR_SUBTYPE_NAMES.len()).unwrap_or(0);
+    (t * TAIL2_SUBTYPES + s) * 2 + elem.last_instr_cond() as usize
+}
+
+impl Default for ElemLineWriter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ElemLineWriter {
+    pub fn new() -> Self {
+        let mut tail1 = Vec::with_capacity(8 * ISA_NAMES.len() * 2);
+        for sz in 0..8u8 {
+            for isa in ISA_NAMES {
+                for ex in ["N", "E"] {
+                    tail1.push(Padded::new_owned(&format!(") last_sz({sz}) (ISA={isa}) {ex} ")));
+                }
+            }
+        }
+        let mut tail2 = Vec::with_capacity(TAIL2_TYPES * TAIL2_SUBTYPES * 2);
+        for t in 0..TAIL2_TYPES {
+            for s in 0..TAIL2_SUBTYPES {
+                for c in [false, true] {
+                    let mut text = String::new();
+                    text.push_str(INSTR_TYPE_NAMES.get(t).copied().unwrap_or(""));
+                    if s != 0 {
+                        text.push_str(INSTR_SUBTYPE_NAMES[s]);
+                    }
+                    if c {
+                        text.push_str(" <cond>");
+                    }
+                    tail2.push(Padded::new_owned(&text));
+                }
+            }
+        }
+        ElemLineWriter {
+            chan: None,
+            id: Padded::new(""),
+            range: Padded::new(""),
+            tail1,
+            tail2,
+            lines: vec![CachedLine { key: RangeKey::default(), len: 0, head: [0; LINE_HEAD], tail: [0; LINE_TEXT - LINE_HEAD] }; LINE_CACHE],
+        }
+    }
+
+    #[cold]
+    fn set_chan(&mut self, chan: u8) {
+        self.chan = Some(chan);
+        self.id = Padded::new_owned(&format!("; ID:{chan:x}; "));
+        self.range = Padded::join(&self.id, &Padded::<48>::new("OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x"));
+    }
+
+    /// Append the line of element `elem` from trace ID `chan`, which
+    /// starts at trace index `index` (its text kept in `idx`, which the
+    /// lister's packet lines share).
+    #[inline]
+    pub fn write_line(&mut self, out: &mut LineBuf, idx: &mut IdxText, index: ocsd_trc_index_t, chan: u8, elem: &ocsd_generic_trace_elem) {
+        if self.chan != Some(chan) {
+            self.set_chan(chan);
+        }
+        let idx_text = idx.get(index);
+        if elem.elem_type == OCSD_GEN_TRC_ELEM_INSTR_RANGE {
+            // at most 24 + 222 bytes with every piece's padding
+            let mut r = out.room::<256>();
+            r.put_padded(idx_text);
+            let key = RangeKey::of(chan, elem);
+            let line = &mut self.lines[key.slot()];
+            if line.len != 0 && line.key == key {
+                r.put_chunk(&line.head, line.len);
+                if line.len > LINE_HEAD {
+                    r.put_chunk(&line.tail, line.len - LINE_HEAD);
+                }
+            } else {
+                let start = r.len();
+                r.put_padded(&self.range);
+                r.hex(elem.st_addr, 0, false);
+                r.put_chunk(b":[0x", 4);
+                r.hex(elem.en_addr, 0, false);
+                r.put_chunk(b"] num_i(", 8);
+                r.dec(key.num as u64);
+                r.put_padded(&self.tail1[range_tail1(elem)]);
+                r.put_padded(&self.tail2[range_tail2(elem)]);
+                if key.flags & 0x10 != 0 {
+                    r.put_chunk(b" [CC=", 5);
+                    r.dec(key.cc as u64);
+                    r.put_chunk(b"]; ", 3);
+                }
+                r.put_chunk(b")\n", 2);
+                // the room holds the 160 bytes from `start` (at most 24)
+                let len = r.len() - start;
+                if let (true, Some(head), Some(tail)) = (len <= LINE_TEXT, r.window::<LINE_HEAD>(start), r.window::<{ LINE_TEXT - LINE_HEAD }>(start + LINE_HEAD)) {
+                    line.head = *head;
+                    line.tail = *tail;
+                    line.len = len;
+                    line.key = key;
+                }
+            }
+            let done = r.done();
+            if out.commit(done) {
+                return;
+            }
+        }
+        out.put_padded(idx_text);
+        out.put_padded(&self.id);
+        write_elem(elem, out);
+        out.put_byte(b'\n');
+    }
+}
 
 /// Append the text of `elem` to `out`, exactly as OpenCSD 1.8.0's
 /// `OcsdTraceElement::toString` produces it (no trailing newline).

@@ -1,6 +1,8 @@
 //! Numbers as text for the printers' per-line paths: hexadecimal and
 //! decimal from two-digit tables, without the formatting machinery.
 
+use super::line::Padded;
+
 /// Two-digit tables: `HEX_PAIRS[2b..2b+2]` is byte `b` in hex,
 /// `DEC_PAIRS[2n..2n+2]` is `n` (0..100) in decimal. They are `&str`s
 /// checked once at compile time, so the per-number paths copy ASCII slices
@@ -114,6 +116,17 @@ pub trait TextOut {
     /// Bytes of ASCII / UTF-8 text (checked only where the buffer is a
     /// `String`).
     fn put_utf8(&mut self, b: &[u8]);
+    /// The first `len` bytes of `bytes` (ASCII), which buffers with room
+    /// to spare copy whole (see [`super::line::LineBuf`]).
+    #[inline(always)]
+    fn put_chunk<const N: usize>(&mut self, bytes: &[u8; N], len: usize) {
+        self.put_utf8(&bytes[..len.min(N)])
+    }
+    /// A padded table piece (see [`Padded`]): its text.
+    #[inline(always)]
+    fn put_padded<const N: usize>(&mut self, p: &Padded<N>) {
+        self.put_chunk(&p.bytes, p.len)
+    }
 }
 
 impl TextOut for String {
@@ -149,7 +162,7 @@ impl TextOut for String {
 /// `u128` whose big-endian bytes are the digits: each nibble spread to a
 /// byte, then the digit characters added to all bytes at once.
 #[inline]
-fn hex_digits(v: u64, upper: bool) -> u128 {
+pub(crate) fn hex_digits(v: u64, upper: bool) -> u128 {
     const LO4: u128 = 0x0F0F_0F0F_0F0F_0F0F_0F0F_0F0F_0F0F_0F0F;
     const ONES: u128 = 0x0101_0101_0101_0101_0101_0101_0101_0101;
     let mut x = v as u128;
@@ -165,7 +178,7 @@ fn hex_digits(v: u64, upper: bool) -> u128 {
 /// The 8 hexadecimal digits of a 32-bit `v` as ASCII, most significant
 /// first, in the big-endian bytes of a `u64` (as [`hex_digits`]).
 #[inline(always)]
-fn hex_digits32(v: u32, upper: bool) -> u64 {
+pub(crate) fn hex_digits32(v: u32, upper: bool) -> u64 {
     const LO4: u64 = 0x0F0F_0F0F_0F0F_0F0F;
     const ONES: u64 = 0x0101_0101_0101_0101;
     let mut x = v as u64;
@@ -204,7 +217,7 @@ fn put_hex_bytes(out: &mut Vec<u8>, v: u64, width: usize, upper: bool) {
 /// significant first, in the big-endian bytes of a `u64`: split into
 /// 4-digit, 2-digit and 1-digit lanes with multiply-shift division.
 #[inline(always)]
-fn dec_digits8(v: u32) -> u64 {
+pub(crate) fn dec_digits8(v: u32) -> u64 {
     let hi = (v / 10_000) as u64;
     let lo = (v % 10_000) as u64;
     // two 32-bit lanes of 0..9999 -> four 16-bit lanes of 0..99
@@ -229,6 +242,13 @@ fn dec_len(v: u64) -> usize {
 
 #[inline(never)]
 fn put_dec_long(out: &mut Vec<u8>, v: u64) {
+    let (buf, i) = dec_long_digits(v);
+    out.extend_from_slice(&buf[i..]);
+}
+
+/// The decimal digits of `v` at the end of a 20-byte buffer, and where
+/// they start.
+pub(crate) fn dec_long_digits(v: u64) -> ([u8; 20], usize) {
     // two digits at a time from the end of a buffer
     let mut buf = [b'0'; 20];
     let mut i = 20;
@@ -249,7 +269,7 @@ fn put_dec_long(out: &mut Vec<u8>, v: u64) {
         i -= 1;
         buf[i] = b'0' + x as u8;
     }
-    out.extend_from_slice(&buf[i..]);
+    (buf, i)
 }
 
 impl TextOut for Vec<u8> {

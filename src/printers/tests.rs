@@ -3,7 +3,8 @@
 //! `Idx:N; ID:hex; `); a few cases the logs never show are taken from the
 //! OpenCSD source and marked as such.
 
-use super::gen_elem::{write_elem_str, write_mem_space_str};
+use super::gen_elem::{write_elem_str, write_mem_space_str, ElemLineWriter, IdxText};
+use super::line::LineBuf;
 use super::raw_frame::write_raw_frame;
 use crate::abi::gen_elem::*;
 use crate::abi::*;
@@ -11,7 +12,59 @@ use crate::abi::*;
 fn text(e: &ocsd_generic_trace_elem) -> String {
     let mut s = String::new();
     write_elem_str(e, &mut s);
+    // the lister's line writer gives the same text, on a first and on a
+    // repeated element
+    let mut w = ElemLineWriter::new();
+    for _ in 0..2 {
+        let mut b = LineBuf::new();
+        w.write_line(&mut b, &mut IdxText::default(), 4321, 0x1a, e);
+        assert_eq!(std::str::from_utf8(b.as_bytes()).unwrap(), format!("Idx:4321; ID:1a; {s}\n"));
+    }
     s
+}
+
+/// The lister's line writer against the element text, over every value
+/// of the fields an instruction range's text shows, with indexes and trace
+/// IDs changing and ranges coming again (from its table of lines) and
+/// meeting others in the same table slot.
+#[test]
+fn range_lines_match_text() {
+    let mut w = ElemLineWriter::new();
+    let mut idx = IdxText::default();
+    let mut b = LineBuf::new();
+    let mut expect = String::new();
+    let mut n = 0u64;
+    let addrs = [(0x4d2488u64, 0x4d2494u64), (0x4d2488 + 4096 * 4, 0x4d2494 + 4096 * 4), (0xffff_ffc0_000a_b160, 0xffff_ffc0_000a_b174), (0, 2), (0x1001, 0x1003)];
+    for round in 0..2 {
+        for &(st, en) in &addrs {
+            for sz in 0..8u32 {
+                for isa in -1..8 {
+                    for exec in [false, true] {
+                        for ty in -1..9 {
+                            for sub in -1..7 {
+                                for cond in [false, true] {
+                                    let mut e = range(st, en, (sz * 37 + round) % 12 + 1, sz, isa, exec, ty, sub, cond);
+                                    if (ty + sub) % 5 == 0 {
+                                        e = with_cc(e, (n as u32).wrapping_mul(2654435761) >> (n % 32));
+                                    }
+                                    let chan = [0x12u8, 0x12, 0x7f, 0][(n % 4) as usize];
+                                    let index = [(n / 3) as u32, 99_999_999 + n as u32, u32::MAX][(n % 3) as usize];
+                                    w.write_line(&mut b, &mut idx, index, chan, &e);
+                                    expect.push_str(&format!("Idx:{index}; ID:{chan:x}; {}\n", {
+                                        let mut s = String::new();
+                                        write_elem_str(&e, &mut s);
+                                        s
+                                    }));
+                                    n += 1;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(std::str::from_utf8(b.as_bytes()).unwrap(), expect);
 }
 
 fn with_cc(mut e: ocsd_generic_trace_elem, cc: u32) -> ocsd_generic_trace_elem {
