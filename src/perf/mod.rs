@@ -14,7 +14,6 @@ pub mod autofdo;
 pub mod cs_meta;
 pub mod decode;
 pub mod dump;
-pub mod fasthash;
 pub mod file;
 pub mod profile;
 pub mod spaces;

@@ -18,12 +18,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use goblin::elf::Elf;
 
-use super::fasthash::FastMap;
+use rustc_hash::FxHashMap;
 use super::file::{PerfData, Sideband, SimpleperfFile};
 
 /// Maps keyed by pid / tid, looked up on every memory read that misses the
 /// last mapping.
-type IdMap<V> = FastMap<i32, V>;
+type IdMap<V> = FxHashMap<i32, V>;
 
 /// A file mapping.
 #[derive(Debug, Clone, Copy)]
@@ -173,7 +173,7 @@ pub struct Spaces {
     /// First ITRACE_START thread per CPU (context when the trace has none).
     pub itrace_tid: HashMap<u32, i32>,
     /// Last command name per thread (COMM records).
-    comm: FastMap<i32, String>,
+    comm: FxHashMap<i32, String>,
     /// The last read's thread and mapping (reads come in runs).
     last: Option<(i32, Map)>,
     /// simpleperf's `--symdir`: folders searched recursively for ELF
@@ -198,7 +198,7 @@ impl Spaces {
             os_release: None,
             warnings: Vec::new(),
             itrace_tid: HashMap::new(),
-            comm: FastMap::default(),
+            comm: FxHashMap::default(),
             last: None,
             symdirs: Vec::new(),
             symdir_index: None,
@@ -228,7 +228,7 @@ impl Spaces {
     pub fn with_vmlinux(pd: &PerfData, symfs: Option<&Path>, vmlinux: Option<&Path>) -> Spaces {
         let mut s = Spaces::empty(symfs, vmlinux);
         s.os_release = pd.os_release.clone();
-        let mut bin_index: FastMap<&str, usize> = FastMap::default();
+        let mut bin_index: FxHashMap<&str, usize> = FxHashMap::default();
         for r in &pd.sideband {
             match &r.event {
                 Sideband::Mmap(m) => {
