@@ -201,7 +201,12 @@ fn unpool(pool: Arc<Pool>) -> Result<Spaces, PerfError> {
 /// order) on `threads` threads, samples to `out`; the address spaces
 /// returned with the warnings, as the serial decode returns them.
 pub fn decode(s: &Setup, queues: &[Vec<&Block>], mut sh: Shared, out: &mut dyn SampleSink, threads: usize) -> Result<(Spaces, Vec<String>), PerfError> {
-    let pool_threads = rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).build().map_err(|e| PerfError::Decode(format!("thread pool: {}", e)))?;
+    // the calling thread is one of the workers (one thread fewer to start)
+    let pool_threads = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .use_current_thread()
+        .build()
+        .map_err(|e| PerfError::Decode(format!("thread pool: {}", e)))?;
     // (queue, block) in the serial order
     let order: Vec<(usize, usize)> = queues.iter().enumerate().flat_map(|(q, bs)| (0..bs.len()).map(move |b| (q, b))).collect();
     let mut warnings = Vec::new();

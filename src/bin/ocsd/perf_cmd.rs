@@ -152,6 +152,10 @@ fn run_inner(args: &PerfArgs) -> Result<(), PerfError> {
         a.borrow_mut().finish();
         let mut f = std::io::BufWriter::new(std::fs::File::create(out).map_err(|e| PerfError::Io(format!("{}: {}", out.display(), e)))?);
         a.borrow().write(&spaces.0, &mut f).and_then(|_| f.flush()).map_err(|e| PerfError::Io(format!("{}: {}", out.display(), e)))?;
+        // the process ends soon: freeing the address spaces and the counts
+        // piece by piece would only cost time
+        std::mem::forget(spaces.0);
+        std::mem::forget(a);
     }
     if args.flamegraph.is_some() || args.folded.is_some() || args.lcov.is_some() || args.functions {
         let spaces = spaces_for(&pd, args);
@@ -190,5 +194,7 @@ fn run_inner(args: &PerfArgs) -> Result<(), PerfError> {
             }
         }
     }
+    // as above: the recording's records are not freed one by one
+    std::mem::forget(pd);
     Ok(())
 }
