@@ -201,10 +201,8 @@ fn unpool(pool: Arc<Pool>) -> Result<Spaces, PerfError> {
 /// order) on `threads` threads, samples to `out`; the address spaces
 /// returned with the warnings, as the serial decode returns them.
 pub fn decode(s: &Setup, queues: &[Vec<&Block>], mut sh: Shared, out: &mut dyn SampleSink, threads: usize) -> Result<(Spaces, Vec<String>), PerfError> {
-    // the calling thread is one of the workers (one thread fewer to start)
     let pool_threads = rayon::ThreadPoolBuilder::new()
         .num_threads(threads.max(1))
-        .use_current_thread()
         .build()
         .map_err(|e| PerfError::Decode(format!("thread pool: {}", e)))?;
     // (queue, block) in the serial order
@@ -251,4 +249,25 @@ pub fn decode(s: &Setup, queues: &[Vec<&Block>], mut sh: Shared, out: &mut dyn S
     }
     warnings.extend(sh.spaces.warnings.drain(..));
     Ok((sh.spaces, warnings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BlockOut;
+
+    #[test]
+    fn a_block_is_decoded_again_only_when_a_thread_it_read_with_was_wrong() {
+        let mut start = [-1i32; 128];
+        start[0x10] = 7;
+        start[0x12] = 9;
+        let o = BlockOut { elems: Vec::new(), warnings: Vec::new(), start_tid: start, used_start: 1u128 << 0x10, looked_up: Vec::new() };
+        let mut now = start;
+        assert!(o.valid_with(&now));
+        // a source it did not read memory for may differ
+        now[0x12] = 3;
+        assert!(o.valid_with(&now));
+        // one it read with may not
+        now[0x10] = 8;
+        assert!(!o.valid_with(&now));
+    }
 }
