@@ -11,7 +11,7 @@ use std::process::Command;
 use std::rc::Rc;
 
 use opencsd_c_api::perf::autofdo::AutoFdo;
-use opencsd_c_api::perf::decode::{decode, BranchSample, SampleSink};
+use opencsd_c_api::perf::decode::{decode, decode_on, BranchSample, SampleSink};
 use opencsd_c_api::perf::dump::BlockMode;
 use opencsd_c_api::perf::profile::Profile;
 use opencsd_c_api::perf::spaces::Spaces;
@@ -159,6 +159,19 @@ fn branches_match_perf_script_on_synthetic_binaries() {
         assert!(!want.is_empty(), "pattern {}: perf printed no branches", n);
         assert_eq!(got, want, "pattern {}: branches differ from perf script's", n);
         total += got.len();
+        // on several threads, each way of cutting blocks: the same samples
+        // and warnings as serially (user-space code, read with each
+        // source's thread)
+        for mode in [BlockMode::Auto, BlockMode::ByAux, BlockMode::Whole] {
+            let serial = Rc::new(RefCell::new(Lines(Vec::new())));
+            let (_, sw) = decode(&pd, &meta, mode, Spaces::new(&pd, Some(&symfs)), serial.clone()).unwrap();
+            for threads in [2, 3] {
+                let par = Rc::new(RefCell::new(Lines(Vec::new())));
+                let (_, pw) = decode_on(&pd, &meta, mode, Spaces::new(&pd, Some(&symfs)), par.clone(), threads).unwrap();
+                assert_eq!(par.borrow().0, serial.borrow().0, "pattern {}, {:?}, {} threads", n, mode, threads);
+                assert_eq!(pw, sw);
+            }
+        }
 
         // the AutoFDO profile of the same decode: ranges inside the binary
         let a = Rc::new(RefCell::new(AutoFdo::default()));

@@ -177,3 +177,59 @@ fn missing_vmlinux_warns_once_and_decode_goes_on() {
     assert!(line.contains("[kernel.kallsyms]") && line.contains("/usr/lib/debug/boot/vmlinux-4.19.205") && line.contains("--vmlinux"), "{}", line);
     let _ = std::fs::remove_dir_all(&home);
 }
+
+/// The decode on several threads gives exactly the serial decode's
+/// output and warnings: branch samples (in each way of cutting blocks),
+/// the AutoFDO profile and the folded stacks, on the kernel recording
+/// with the stand-in vmlinux (real ranges) and on every other recording.
+#[test]
+fn decode_on_threads_equals_serial() {
+    let Some(shared) = shared_or_skip() else { return };
+    let dir = std::env::temp_dir().join(format!("ocsd-perf-threads-{}", std::process::id()));
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let vmlinux = dir.join("vmlinux");
+    std::fs::write(&vmlinux, standin_vmlinux()).unwrap();
+    let mut recs: Vec<_> = std::fs::read_dir(shared.join("perf"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".perf.data"))
+        .collect();
+    recs.sort();
+    assert!(recs.len() >= 4);
+    let run = |rec: &Path, what: &[&str], threads: &str| -> (String, String, Vec<u8>) {
+        let out = dir.join("out");
+        let _ = std::fs::remove_file(&out);
+        let mut args: Vec<std::ffi::OsString> = vec!["perf".into(), rec.into(), "--vmlinux".into(), vmlinux.clone().into(), "--threads".into(), threads.into()];
+        for w in what {
+            args.push(if *w == "OUT" { out.clone().into_os_string() } else { (*w).into() });
+        }
+        let refs: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        let o = ocsd(&refs, &home);
+        let file = std::fs::read(&out).unwrap_or_default();
+        (format!("{:?}\n{}", o.status.code(), String::from_utf8_lossy(&o.stdout)), String::from_utf8_lossy(&o.stderr).into_owned(), file)
+    };
+    let mut branches = 0;
+    for rec in &recs {
+        for what in [
+            &["--branches"][..],
+            &["--branches", "--blocks", "aux"],
+            &["--branches", "--blocks", "whole"],
+            &["--autofdo", "OUT"],
+            &["--folded", "OUT"],
+        ] {
+            let serial = run(rec, what, "1");
+            if rec.ends_with("kernel.perf.data") && what[0] == "--branches" {
+                branches += serial.0.lines().count();
+            }
+            for threads in ["2", "3"] {
+                let par = run(rec, what, threads);
+                assert!(par == serial, "{} {:?} --threads {}: differs from the serial decode", rec.display(), what, threads);
+            }
+        }
+    }
+    // the kernel recording decodes to many branches: the comparison is not of empty outputs
+    assert!(branches > 3000, "{}", branches);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -29,11 +29,11 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use super::decode::{RangeSample, SampleSink};
-use super::fasthash::FastMap;
+use rustc_hash::FxHashMap;
 use super::spaces::Spaces;
 
 /// Counts per (address, address) pair.
-type PairMap = FastMap<(u64, u64), u64>;
+type PairMap = FxHashMap<(u64, u64), u64>;
 
 #[derive(Default)]
 pub struct BinaryCounts {

@@ -79,22 +79,140 @@ pub struct Shared {
     pub tid: [i32; 128],
 }
 
+/// What the sample logic takes from a generic element.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Elem {
+    /// NO_SYNC, TRACE_ON (`on`) or EO_TRACE: a discontinuity.
+    Gap { on: bool },
+    Range { start: u64, end: u64, last_sz: u8, i_type: ocsd_instr_type, i_subtype: ocsd_instr_subtype, exec: bool, n_instr: u32, isa: ocsd_isa },
+    /// An exception or an exception return.
+    Exception,
+    /// A PE context: the thread it names, if any.
+    Context(Option<i32>),
+}
+
+impl Elem {
+    /// The element as the sample logic sees it (None: ignored; timestamps
+    /// are handled by the timestamped decode itself).
+    pub(super) fn of(e: &ocsd_generic_trace_elem, pid_in_vmid: bool) -> Option<Elem> {
+        Some(match e.elem_type {
+            OCSD_GEN_TRC_ELEM_NO_SYNC | OCSD_GEN_TRC_ELEM_EO_TRACE => Elem::Gap { on: false },
+            OCSD_GEN_TRC_ELEM_TRACE_ON => Elem::Gap { on: true },
+            OCSD_GEN_TRC_ELEM_INSTR_RANGE => Elem::Range {
+                start: e.st_addr,
+                end: e.en_addr,
+                last_sz: e.last_instr_sz() as u8,
+                i_type: e.last_i_type,
+                i_subtype: e.last_i_subtype,
+                exec: e.last_instr_exec() != 0,
+                n_instr: e.num_instr_range(),
+                isa: e.isa,
+            },
+            OCSD_GEN_TRC_ELEM_EXCEPTION | OCSD_GEN_TRC_ELEM_EXCEPTION_RET => Elem::Exception,
+            OCSD_GEN_TRC_ELEM_PE_CONTEXT => {
+                let c = &e.context;
+                Elem::Context(if pid_in_vmid {
+                    (c.vmid_valid() != 0).then_some(c.vmid as i32)
+                } else {
+                    (c.ctxt_id_valid() != 0).then_some(c.context_id as i32)
+                })
+            }
+            _ => return None,
+        })
+    }
+}
+
+/// perf's sample logic for the elements of one queue: branch samples from
+/// the ranges and discontinuities of each trace source, ranges with the
+/// direct branch's target, the thread of each source from its contexts.
+pub(super) struct Samples {
+    prev: [Pkt; 128],
+    cpu_of_id: [i32; 128],
+}
+
+impl Samples {
+    pub(super) fn new(cpu_of_id: [i32; 128]) -> Self {
+        Samples { prev: [Pkt::Empty; 128], cpu_of_id }
+    }
+
+    /// Element `e` of trace source `id` (0..128): samples to `out`, the
+    /// source's thread in `sh.tid`.
+    pub(super) fn elem(&mut self, id: usize, e: Elem, sh: &mut Shared, out: &mut dyn SampleSink) {
+        let branch = |from: u64, to: u64, out: &mut dyn SampleSink, sh: &Shared| {
+            out.branch(&BranchSample { from, to, tid: sh.tid[id], cpu: self.cpu_of_id[id] });
+        };
+        match e {
+            Elem::Gap { on } => {
+                if let Pkt::Range { last, .. } = self.prev[id] {
+                    branch(last, 0, out, sh);
+                }
+                self.prev[id] = Pkt::Discontinuity;
+                if on {
+                    out.trace_on(id as u8);
+                }
+            }
+            Elem::Range { start, end, last_sz, i_type, i_subtype, exec, n_instr, isa } => {
+                let sz = last_sz as u64;
+                let last = end.wrapping_sub(sz);
+                let is_br = i_type == OCSD_INSTR_BR || i_type == OCSD_INSTR_BR_INDIRECT;
+                let taken = is_br && exec;
+                match self.prev[id] {
+                    Pkt::Discontinuity => branch(0, start, out, sh),
+                    Pkt::Range { last: pl, taken: true, .. } => branch(pl, start, out, sh),
+                    _ => {}
+                }
+                self.prev[id] = Pkt::Range { start, last, taken };
+                // the range, with the direct branch's target
+                let tid = sh.tid[id];
+                let mut r = RangeSample {
+                    start,
+                    last,
+                    n_instr,
+                    tid,
+                    isa,
+                    taken,
+                    direct: i_type == OCSD_INSTR_BR,
+                    branch_addr: 0,
+                    is_call: i_subtype == OCSD_S_INSTR_BR_LINK,
+                    is_return: i_subtype == OCSD_S_INSTR_V8_RET || i_subtype == OCSD_S_INSTR_V7_IMPLIED_RET,
+                    id: id as u8,
+                };
+                if r.direct && taken {
+                    let mut op = [0u8; 4];
+                    let n = sh.spaces.read(tid, last, &mut op[..sz.clamp(2, 4) as usize]);
+                    if n >= 2 {
+                        let mut info = ocsd_instr_info {
+                            pe_type: ocsd_arch_profile_t { arch: ARCH_AA64, profile: profile_CortexA },
+                            isa,
+                            instr_addr: last,
+                            opcode: u32::from_le_bytes(op),
+                            ..Default::default()
+                        };
+                        if crate::instr::decode_instruction(&mut info) == OCSD_OK {
+                            r.branch_addr = info.branch_addr;
+                        }
+                    }
+                }
+                out.range(&r, &mut sh.spaces);
+            }
+            Elem::Exception => {
+                if let Pkt::Range { start, last, .. } = self.prev[id] {
+                    self.prev[id] = Pkt::Range { start, last, taken: true };
+                }
+            }
+            Elem::Context(Some(t)) => sh.tid[id] = t,
+            Elem::Context(None) => {}
+        }
+    }
+}
+
 struct ElemSink {
     shared: Arc<Mutex<Shared>>,
     out: Rc<RefCell<dyn SampleSink>>,
-    prev: [Pkt; 128],
-    cpu_of_id: [i32; 128],
+    samples: Samples,
     pid_in_vmid: bool,
     /// Timestamped decode: where a timestamp element ends the segment.
     clock: Option<Rc<RefCell<Segment>>>,
-}
-
-impl ElemSink {
-    fn branch(&mut self, id: u8, from: u64, to: u64) {
-        let tid = self.shared.lock().map(|s| s.tid[id as usize]).unwrap_or(-1);
-        let b = BranchSample { from, to, tid, cpu: self.cpu_of_id[id as usize] };
-        self.out.borrow_mut().branch(&b);
-    }
 }
 
 impl GenElemSink for ElemSink {
@@ -105,111 +223,27 @@ impl GenElemSink for ElemSink {
             if c.cleared {
                 // perf never saw the dropped packets
                 c.cleared = false;
-                self.prev = [Pkt::Empty; 128];
+                self.samples.prev = [Pkt::Empty; 128];
+            }
+            if e.elem_type == OCSD_GEN_TRC_ELEM_TIMESTAMP {
+                c.ended_by = Some(e.timestamp);
+                c.timed = true;
+                return OCSD_RESP_WAIT;
             }
         }
-        let perf_packet = matches!(
-            e.elem_type,
-            OCSD_GEN_TRC_ELEM_NO_SYNC | OCSD_GEN_TRC_ELEM_TRACE_ON | OCSD_GEN_TRC_ELEM_EO_TRACE | OCSD_GEN_TRC_ELEM_INSTR_RANGE
-        );
-        let resp = self.elem(id, i, e);
-        if perf_packet {
+        let Some(el) = Elem::of(e, self.pid_in_vmid) else { return OCSD_RESP_CONT };
+        {
+            let mut shared = match self.shared.lock() {
+                Ok(s) => s,
+                Err(_) => return OCSD_RESP_FATAL_SYS_ERR,
+            };
+            self.samples.elem(i, el, &mut shared, &mut *self.out.borrow_mut());
+        }
+        if !matches!(el, Elem::Exception | Elem::Context(_)) {
+            // one of perf's packets (a range or a discontinuity)
             if let Some(c) = &self.clock {
                 c.borrow_mut().packet();
             }
-        }
-        resp
-    }
-}
-
-impl ElemSink {
-    fn elem(&mut self, id: u8, i: usize, e: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
-        match e.elem_type {
-            OCSD_GEN_TRC_ELEM_NO_SYNC | OCSD_GEN_TRC_ELEM_TRACE_ON | OCSD_GEN_TRC_ELEM_EO_TRACE => {
-                if let Pkt::Range { last, .. } = self.prev[i] {
-                    self.branch(id, last, 0);
-                }
-                self.prev[i] = Pkt::Discontinuity;
-                if e.elem_type == OCSD_GEN_TRC_ELEM_TRACE_ON {
-                    self.out.borrow_mut().trace_on(i as u8);
-                }
-            }
-            OCSD_GEN_TRC_ELEM_INSTR_RANGE => {
-                let sz = e.last_instr_sz() as u64;
-                let last = e.en_addr.wrapping_sub(sz);
-                let is_br = e.last_i_type == OCSD_INSTR_BR || e.last_i_type == OCSD_INSTR_BR_INDIRECT;
-                let taken = is_br && e.last_instr_exec() != 0;
-                match self.prev[i] {
-                    Pkt::Discontinuity => self.branch(id, 0, e.st_addr),
-                    Pkt::Range { last: pl, taken: true, .. } => self.branch(id, pl, e.st_addr),
-                    _ => {}
-                }
-                self.prev[i] = Pkt::Range { start: e.st_addr, last, taken };
-                // the range, with the direct branch's target
-                let mut shared = match self.shared.lock() {
-                    Ok(s) => s,
-                    Err(_) => return OCSD_RESP_FATAL_SYS_ERR,
-                };
-                let tid = shared.tid[i];
-                let mut r = RangeSample {
-                    start: e.st_addr,
-                    last,
-                    n_instr: e.num_instr_range(),
-                    tid,
-                    isa: e.isa,
-                    taken,
-                    direct: e.last_i_type == OCSD_INSTR_BR,
-                    branch_addr: 0,
-                    is_call: e.last_i_subtype == OCSD_S_INSTR_BR_LINK,
-                    is_return: e.last_i_subtype == OCSD_S_INSTR_V8_RET || e.last_i_subtype == OCSD_S_INSTR_V7_IMPLIED_RET,
-                    id: i as u8,
-                };
-                if r.direct && taken {
-                    let mut op = [0u8; 4];
-                    let n = shared.spaces.read(tid, last, &mut op[..sz.clamp(2, 4) as usize]);
-                    if n >= 2 {
-                        let mut info = ocsd_instr_info {
-                            pe_type: ocsd_arch_profile_t { arch: ARCH_AA64, profile: profile_CortexA },
-                            isa: e.isa,
-                            instr_addr: last,
-                            opcode: u32::from_le_bytes(op),
-                            ..Default::default()
-                        };
-                        if crate::instr::decode_instruction(&mut info) == OCSD_OK {
-                            r.branch_addr = info.branch_addr;
-                        }
-                    }
-                }
-                let Shared { spaces, .. } = &mut *shared;
-                self.out.borrow_mut().range(&r, spaces);
-            }
-            OCSD_GEN_TRC_ELEM_EXCEPTION | OCSD_GEN_TRC_ELEM_EXCEPTION_RET => {
-                if let Pkt::Range { start, last, .. } = self.prev[i] {
-                    self.prev[i] = Pkt::Range { start, last, taken: true };
-                }
-            }
-            OCSD_GEN_TRC_ELEM_TIMESTAMP => {
-                if let Some(c) = &self.clock {
-                    let mut c = c.borrow_mut();
-                    c.ended_by = Some(e.timestamp);
-                    c.timed = true;
-                    return OCSD_RESP_WAIT;
-                }
-            }
-            OCSD_GEN_TRC_ELEM_PE_CONTEXT => {
-                let c = &e.context;
-                let tid = if self.pid_in_vmid {
-                    (c.vmid_valid() != 0).then_some(c.vmid as i32)
-                } else {
-                    (c.ctxt_id_valid() != 0).then_some(c.context_id as i32)
-                };
-                if let Some(t) = tid {
-                    if let Ok(mut s) = self.shared.lock() {
-                        s.tid[i] = t;
-                    }
-                }
-            }
-            _ => {}
         }
         OCSD_RESP_CONT
     }
@@ -217,7 +251,7 @@ impl ElemSink {
 
 /// Samples of one queue since its last timestamp (timestamped decode).
 #[derive(Default)]
-struct Segment {
+pub(super) struct Segment {
     samples: Vec<Sample>,
     /// Instructions in the ranges of `samples`.
     instrs: u64,
@@ -297,6 +331,30 @@ fn make_tree(
     pid_in_vmid: bool,
     warnings: &mut Vec<String>,
 ) -> Result<DecodeTree, PerfError> {
+    let sh = shared.clone();
+    let read = Box::new(move |addr: ocsd_vaddr_t, _space: ocsd_mem_space_acc_t, id: u8, buf: &mut [u8]| -> usize {
+        match sh.lock() {
+            Ok(mut s) => {
+                let t = s.tid[(id & 0x7f) as usize];
+                s.spaces.read(t, addr, buf)
+            }
+            Err(_) => 0,
+        }
+    });
+    let sink = Box::new(ElemSink { shared: shared.clone(), out, samples: Samples::new(cpu_of_id), pid_in_vmid, clock });
+    tree_for(blk, meta, read, sink, warnings)
+}
+
+/// A decode tree for the queue whose first block is `blk`: a decoder per
+/// CPU (formatted trace) or for the block's CPU, memory through `read`,
+/// elements to `sink`.
+pub(super) fn tree_for(
+    blk: &Block,
+    meta: &CsMeta,
+    read: crate::mem::ReadFn,
+    sink: Box<dyn GenElemSink>,
+    warnings: &mut Vec<String>,
+) -> Result<DecodeTree, PerfError> {
     let (src, flags) = if blk.formatted {
         (OCSD_TRC_SRC_FRAME_FORMATTED, OCSD_DFRMTR_FRAME_MEM_ALIGN | OCSD_DFRMTR_RESET_ON_4X_FSYNC)
     } else {
@@ -310,30 +368,20 @@ fn make_tree(
             warnings.push(format!("warning: CPU {}: trace ID {:#x} not decoded (error {})", u.cpu, u.unit.trace_id(), e));
         }
     }
-    let sh = shared.clone();
-    let read = Box::new(move |addr: ocsd_vaddr_t, _space: ocsd_mem_space_acc_t, id: u8, buf: &mut [u8]| -> usize {
-        match sh.lock() {
-            Ok(mut s) => {
-                let t = s.tid[(id & 0x7f) as usize];
-                s.spaces.read(t, addr, buf)
-            }
-            Err(_) => 0,
-        }
-    });
     // Code comes from files already in memory: a read is a copy, so the
     // mapper's page cache for callbacks would only add copies (and could
     // answer from another thread's image after a switch).
     let _ = tree.mapper.set_caching(false, 0, 0);
     let acc = Accessor { start: 0, end: u64::MAX, space: OCSD_MEM_SPACE_ANY, source: Source::Callback { read } };
     tree.mapper.add(acc).map_err(|e| PerfError::Decode(format!("memory accessor: error {}", e)))?;
-    tree.set_elem_sink(Some(Box::new(ElemSink { shared: shared.clone(), out, prev: [Pkt::Empty; 128], cpu_of_id, pid_in_vmid, clock })));
+    tree.set_elem_sink(Some(sink));
     Ok(tree)
 }
 
 /// Where a queue's decode stopped.
-struct QueueRun<'a> {
-    tree: DecodeTree,
-    blocks: Vec<&'a Block>,
+pub(super) struct QueueRun<'a> {
+    pub(super) tree: DecodeTree,
+    pub(super) blocks: Vec<&'a Block>,
     /// Current block and bytes of it used.
     bi: usize,
     used: usize,
@@ -345,10 +393,14 @@ struct QueueRun<'a> {
     seg: Option<Rc<RefCell<Segment>>>,
 }
 
-impl QueueRun<'_> {
+impl<'a> QueueRun<'a> {
+    pub(super) fn new(tree: DecodeTree, blocks: Vec<&'a Block>, seg: Option<Rc<RefCell<Segment>>>) -> Self {
+        QueueRun { tree, blocks, bi: 0, used: 0, started: false, flush: false, seg }
+    }
+
     /// Decode on until the sink answers WAIT (true) or the queue's data
     /// ends (false).
-    fn run(&mut self, pd: &PerfData, warnings: &mut Vec<String>) -> bool {
+    pub(super) fn run(&mut self, pd: &PerfData, warnings: &mut Vec<String>) -> bool {
         loop {
             if self.flush {
                 let (resp, _) = self.tree.data_in(OCSD_OP_FLUSH, 0, &[]);
@@ -440,14 +492,41 @@ pub(crate) fn merge_by_time(queues: usize, mut next: impl FnMut(usize) -> Option
 /// come first (perf drops them), samples after its last one keep that
 /// timestamp.
 pub fn decode(pd: &PerfData, meta: &CsMeta, mode: BlockMode, spaces: Spaces, out: Rc<RefCell<dyn SampleSink>>) -> Result<(Spaces, Vec<String>), PerfError> {
-    decode_ordered(pd, meta, mode, spaces, out, pd.timestamped())
+    decode_ordered(pd, meta, mode, spaces, out, pd.timestamped(), 1)
+}
+
+/// As [`decode`], on `threads` threads (0: one per core) where the decode
+/// is timeless: the samples and warnings are exactly those of [`decode`]
+/// (see [`super::parallel`]).
+pub fn decode_on(
+    pd: &PerfData,
+    meta: &CsMeta,
+    mode: BlockMode,
+    spaces: Spaces,
+    out: Rc<RefCell<dyn SampleSink>>,
+    threads: usize,
+) -> Result<(Spaces, Vec<String>), PerfError> {
+    decode_ordered(pd, meta, mode, spaces, out, pd.timestamped(), threads)
 }
 
 /// As [`decode`], always queue after queue whatever the recording's
 /// timestamps (simpleperf's `inject` decodes the trace as it comes and
 /// drops nothing).
 pub fn decode_timeless(pd: &PerfData, meta: &CsMeta, mode: BlockMode, spaces: Spaces, out: Rc<RefCell<dyn SampleSink>>) -> Result<(Spaces, Vec<String>), PerfError> {
-    decode_ordered(pd, meta, mode, spaces, out, false)
+    decode_ordered(pd, meta, mode, spaces, out, false, 1)
+}
+
+/// As [`decode_timeless`], on `threads` threads (0: one per core), with
+/// exactly the same samples and warnings.
+pub fn decode_timeless_on(
+    pd: &PerfData,
+    meta: &CsMeta,
+    mode: BlockMode,
+    spaces: Spaces,
+    out: Rc<RefCell<dyn SampleSink>>,
+    threads: usize,
+) -> Result<(Spaces, Vec<String>), PerfError> {
+    decode_ordered(pd, meta, mode, spaces, out, false, threads)
 }
 
 fn decode_ordered(
@@ -457,6 +536,7 @@ fn decode_ordered(
     spaces: Spaces,
     out: Rc<RefCell<dyn SampleSink>>,
     by_time: bool,
+    threads: usize,
 ) -> Result<(Spaces, Vec<String>), PerfError> {
     let mut tid = [-1i32; 128];
     let mut cpu_of_id = [-1i32; 128];
@@ -468,8 +548,6 @@ fn decode_ordered(
         }
     }
     let pid_in_vmid = meta.cpus.first().map_or(false, |c| c.unit.pid_in_vmid());
-    let shared = Arc::new(Mutex::new(Shared { spaces, tid }));
-    let mut warnings = Vec::new();
 
     // queues in index order, blocks in file order
     let mut all = blocks(pd, mode);
@@ -481,10 +559,17 @@ fn decode_ordered(
             _ => queues.push(vec![b]),
         }
     }
+    let threads = if threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { threads };
+    if !by_time && threads > 1 && all.len() > 1 {
+        let setup = super::parallel::Setup { pd, meta, cpu_of_id, pid_in_vmid };
+        return super::parallel::decode(&setup, &queues, Shared { spaces, tid }, &mut *out.borrow_mut(), threads);
+    }
+    let shared = Arc::new(Mutex::new(Shared { spaces, tid }));
+    let mut warnings = Vec::new();
     if !by_time {
         for q in &queues {
             let tree = make_tree(q[0], meta, &shared, out.clone(), None, cpu_of_id, pid_in_vmid, &mut warnings)?;
-            let mut run = QueueRun { tree, blocks: q.clone(), bi: 0, used: 0, started: false, flush: false, seg: None };
+            let mut run = QueueRun::new(tree, q.clone(), None);
             // no clock: the sink never waits, the queue runs to its end
             while run.run(pd, &mut warnings) {}
         }
@@ -495,7 +580,7 @@ fn decode_ordered(
             let seg = Rc::new(RefCell::new(Segment::default()));
             let sink = Rc::new(RefCell::new(SegmentSink(seg.clone())));
             let tree = make_tree(q[0], meta, &shared, sink, Some(seg.clone()), cpu_of_id, pid_in_vmid, &mut warnings)?;
-            runs.push((QueueRun { tree, blocks: q.clone(), bi: 0, used: 0, started: false, flush: false, seg: Some(seg.clone()) }, false, 0u64));
+            runs.push((QueueRun::new(tree, q.clone(), Some(seg.clone())), false, 0u64));
             segs.push(seg);
         }
         let pending: Vec<Vec<Sample>> = (0..runs.len()).map(|_| Vec::new()).collect();

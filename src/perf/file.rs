@@ -17,7 +17,7 @@ use linux_perf_data::linux_perf_event_reader::{
 };
 use linux_perf_data::{Endianness, PerfFileReader};
 
-use super::fasthash::FastMap;
+use rustc_hash::FxHashMap;
 use super::PerfError;
 
 /// `PERF_RECORD_*` user types (perf's own records).
@@ -155,7 +155,7 @@ pub struct PerfData {
     pub aux: Vec<AuxRecord>,
     pub sideband: Vec<SidebandRecord>,
     /// Build IDs of the file's build-id table, by path.
-    pub build_ids: FastMap<String, Vec<u8>>,
+    pub build_ids: FxHashMap<String, Vec<u8>>,
     /// Whether the HEADER_AUXTRACE feature holds an index in perf's own
     /// layout (simpleperf writes the entries without perf's count word, and
     /// perf then reads the trace as it arrives, assuming frame-formatted
@@ -170,7 +170,7 @@ pub struct PerfData {
     pub etm_config: Option<u64>,
     /// simpleperf's FEAT_FILE / FEAT_FILE2 entries, by path: what it read
     /// of each binary on the device.
-    pub simpleperf_files: FastMap<String, SimpleperfFile>,
+    pub simpleperf_files: FxHashMap<String, SimpleperfFile>,
 }
 
 /// A binary as simpleperf described it on the device (FEAT_FILE2): the
@@ -247,8 +247,8 @@ fn proto_fields<'a>(b: &'a [u8], mut f: impl FnMut(u64, u64, &'a [u8])) -> Optio
 /// `FileFeature` protobuf message (path 1, type 2, min_vaddr 3, symbols 4,
 /// ELF info 6 / kernel module info 7 with the offset as field 1). Symbols
 /// are skipped. A damaged entry ends the table.
-pub fn parse_file2_section(sec: &[u8], e: Endianness) -> FastMap<String, SimpleperfFile> {
-    let mut out = FastMap::default();
+pub fn parse_file2_section(sec: &[u8], e: Endianness) -> FxHashMap<String, SimpleperfFile> {
+    let mut out = FxHashMap::default();
     let mut at = 0usize;
     while let Some(len) = rd_u32(sec, at, e) {
         let Some(msg) = sec.get(at + 4..(at + 4).saturating_add(len as usize)) else { break };
@@ -352,12 +352,12 @@ impl PerfData {
             auxtrace: Vec::new(),
             aux: Vec::new(),
             sideband: Vec::new(),
-            build_ids: FastMap::default(),
+            build_ids: FxHashMap::default(),
             perf_auxtrace_index: false,
             simpleperf_meta: HashMap::new(),
             os_release: None,
             etm_config: None,
-            simpleperf_files: FastMap::default(),
+            simpleperf_files: FxHashMap::default(),
             bytes: Vec::new(),
         };
         let raw = pd.walk_records(&bytes)?;
@@ -622,9 +622,9 @@ fn pick_parse_info(
 /// byte 20 with `PERF_RECORD_MISC_BUILD_ID_SIZE`, else 20 bytes less
 /// trailing all-zero 4-byte groups (simpleperf leaves bytes 20..24 unset).
 /// A damaged entry ends the table.
-pub fn parse_build_id_section(sec: &[u8], e: Endianness) -> FastMap<String, Vec<u8>> {
+pub fn parse_build_id_section(sec: &[u8], e: Endianness) -> FxHashMap<String, Vec<u8>> {
     const MISC_BUILD_ID_SIZE: u16 = 1 << 15;
-    let mut out = FastMap::default();
+    let mut out = FxHashMap::default();
     let mut at = 0usize;
     while at + 36 <= sec.len() {
         let (Some(misc), Some(size)) = (rd_u16(sec, at + 4, e), rd_u16(sec, at + 6, e)) else { break };

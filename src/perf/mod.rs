@@ -6,6 +6,7 @@
 //! - [`dump`]: the packet dump `perf report -D` prints;
 //! - [`spaces`]: processes' address spaces and the binaries behind them;
 //! - [`decode`]: instruction ranges and perf's branch samples;
+//! - [`parallel`]: the same decode, AUX blocks on several threads;
 //! - [`autofdo`]: simpleperf inject's AutoFDO text profile;
 //! - [`profile`]: per-function table, flame graph, lcov line coverage.
 #![forbid(unsafe_code)]
@@ -14,8 +15,8 @@ pub mod autofdo;
 pub mod cs_meta;
 pub mod decode;
 pub mod dump;
-pub mod fasthash;
 pub mod file;
+pub mod parallel;
 pub mod profile;
 pub mod spaces;
 

@@ -18,12 +18,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use goblin::elf::Elf;
 
-use super::fasthash::FastMap;
+use rustc_hash::FxHashMap;
 use super::file::{PerfData, Sideband, SimpleperfFile};
 
 /// Maps keyed by pid / tid, looked up on every memory read that misses the
 /// last mapping.
-type IdMap<V> = FastMap<i32, V>;
+type IdMap<V> = FxHashMap<i32, V>;
 
 /// A file mapping.
 #[derive(Debug, Clone, Copy)]
@@ -37,7 +37,7 @@ pub struct Map {
 }
 
 /// A binary the trace may run through.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Binary {
     pub path: String,
     pub build_id: Option<Vec<u8>>,
@@ -173,14 +173,19 @@ pub struct Spaces {
     /// First ITRACE_START thread per CPU (context when the trace has none).
     pub itrace_tid: HashMap<u32, i32>,
     /// Last command name per thread (COMM records).
-    comm: FastMap<i32, String>,
+    comm: FxHashMap<i32, String>,
     /// The last read's thread and mapping (reads come in runs).
     last: Option<(i32, Map)>,
     /// simpleperf's `--symdir`: folders searched recursively for ELF
     /// files by build ID (indexed on first use).
     symdirs: Vec<PathBuf>,
-    symdir_index: Option<Vec<([u8; 20], PathBuf)>>,
+    symdir_index: std::sync::OnceLock<Vec<([u8; 20], PathBuf)>>,
 }
+
+/// A binary as looked up by [`Spaces::look_up`]: its contents and what
+/// was taken from its ELF file (`data` set), and the warnings the look-up
+/// gave (absent, build ID not matching).
+pub type LookedUp = (Binary, Vec<String>);
 
 impl Spaces {
     pub fn new(pd: &PerfData, symfs: Option<&Path>) -> Spaces {
@@ -198,10 +203,10 @@ impl Spaces {
             os_release: None,
             warnings: Vec::new(),
             itrace_tid: HashMap::new(),
-            comm: FastMap::default(),
+            comm: FxHashMap::default(),
             last: None,
             symdirs: Vec::new(),
-            symdir_index: None,
+            symdir_index: std::sync::OnceLock::new(),
         }
     }
 
@@ -228,7 +233,7 @@ impl Spaces {
     pub fn with_vmlinux(pd: &PerfData, symfs: Option<&Path>, vmlinux: Option<&Path>) -> Spaces {
         let mut s = Spaces::empty(symfs, vmlinux);
         s.os_release = pd.os_release.clone();
-        let mut bin_index: FastMap<&str, usize> = FastMap::default();
+        let mut bin_index: FxHashMap<&str, usize> = FxHashMap::default();
         for r in &pd.sideband {
             match &r.event {
                 Sideband::Mmap(m) => {
@@ -312,16 +317,16 @@ impl Spaces {
     /// (recursively) by build ID, before the other places.
     pub fn set_symdirs(&mut self, dirs: &[PathBuf]) {
         self.symdirs = dirs.to_vec();
-        self.symdir_index = None;
+        self.symdir_index = std::sync::OnceLock::new();
     }
 
     /// The ELF files under the `--symdir` folders, by (20-byte padded)
     /// build ID.
-    fn symdir_lookup(&mut self, id: &[u8]) -> Option<PathBuf> {
+    fn symdir_lookup(&self, id: &[u8]) -> Option<PathBuf> {
         if self.symdirs.is_empty() {
             return None;
         }
-        let index = self.symdir_index.get_or_insert_with(|| {
+        let index = self.symdir_index.get_or_init(|| {
             let mut out = Vec::new();
             for d in &self.symdirs {
                 index_build_ids(d, 0, &mut out);
@@ -398,13 +403,33 @@ impl Spaces {
         if let Some(d) = &b.data {
             return d.clone();
         }
-        let mut cands = self.candidates(b);
-        if let Some(id) = b.build_id.clone() {
-            if let Some(p) = self.symdir_lookup(&id) {
+        let found = self.look_up(bin);
+        self.set_looked_up(bin, found);
+        self.binaries[bin].data.clone().flatten()
+    }
+
+    /// Take the result of [`Spaces::look_up`] for binary `bin` (unless it
+    /// was loaded meanwhile): its contents, and its warnings after those
+    /// given so far.
+    pub fn set_looked_up(&mut self, bin: usize, (b, warnings): LookedUp) {
+        if self.binaries[bin].data.is_none() {
+            self.binaries[bin] = b;
+            self.warnings.extend(warnings);
+        }
+    }
+
+    /// Look binary `bin` up where perf and simpleperf would find it,
+    /// without changing anything: the binary with its contents (`data`
+    /// set: `Some(None)` when not found) and the warnings to give.
+    pub fn look_up(&self, bin: usize) -> LookedUp {
+        let mut b = self.binaries[bin].clone();
+        let mut warnings = Vec::new();
+        let mut cands = self.candidates(&b);
+        if let Some(id) = &b.build_id {
+            if let Some(p) = self.symdir_lookup(id) {
                 cands.insert(0, p);
             }
         }
-        let b = &mut self.binaries[bin];
         let mut tried = Vec::new();
         let mut found = None;
         for c in cands {
@@ -415,7 +440,7 @@ impl Spaces {
                     let elf = goblin::elf::Elf::parse(&bytes).ok();
                     if let (Some(want), Some(have)) = (&b.build_id, elf.as_ref().and_then(|e| build_id_of(e, &bytes))) {
                         if !build_ids_match(want, &have) {
-                            self.warnings.push(format!(
+                            warnings.push(format!(
                                 "warning: {}: build ID {} does not match the recording's {}; not used",
                                 c.display(),
                                 hex_of(&have),
@@ -451,7 +476,7 @@ impl Spaces {
                     .as_ref()
                     .and_then(|id| std::env::var_os("HOME").map(|h| Path::new(&h).join(".debug").join(KERNEL_NAME).join(hex_of(id)).join("kallsyms")))
                     .filter(|p| p.is_file());
-                self.warnings.push(format!(
+                warnings.push(format!(
                     "warning: {}{}: no vmlinux found (looked at {}){}; kernel code is not decoded (give one with --vmlinux FILE)",
                     KERNEL_NAME,
                     b.build_id.as_ref().map(|id| format!(" (build ID {})", hex_of(id))).unwrap_or_default(),
@@ -459,7 +484,7 @@ impl Spaces {
                     kallsyms.map(|k| format!("; {} has symbols but no code", k.display())).unwrap_or_default()
                 ));
             } else {
-                self.warnings.push(format!(
+                warnings.push(format!(
                     "warning: {}{}: binary not found (looked at {}); its code is not decoded",
                     b.path,
                     b.build_id.as_ref().map(|id| format!(" (build ID {})", hex_of(id))).unwrap_or_default(),
@@ -467,8 +492,8 @@ impl Spaces {
                 ));
             }
         }
-        b.data = Some(found.clone());
-        found
+        b.data = Some(found);
+        (b, warnings)
     }
 
     /// Read target memory of thread `tid` at `addr`: bytes read.
@@ -484,9 +509,16 @@ impl Spaces {
         if self.binaries[m.bin].data.is_none() {
             self.load(m.bin);
         }
-        let b = &self.binaries[m.bin];
-        let Some(Some(data)) = &b.data else { return 0 };
-        let Some((off, avail)) = b.file_offset(&m, addr) else { return 0 };
+        self.binaries[m.bin].copy_out(&m, addr, buf)
+    }
+}
+
+impl Binary {
+    /// Copy the bytes of run-time address `addr` of mapping `m` of this
+    /// (looked up) binary into `buf`: bytes copied.
+    pub fn copy_out(&self, m: &Map, addr: u64, buf: &mut [u8]) -> usize {
+        let Some(Some(data)) = &self.data else { return 0 };
+        let Some((off, avail)) = self.file_offset(m, addr) else { return 0 };
         if off >= data.len() as u64 {
             return 0;
         }

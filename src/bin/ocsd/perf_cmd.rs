@@ -58,6 +58,10 @@ pub struct PerfArgs {
     /// Print executed instructions per function (ELF symbols).
     #[arg(long)]
     pub functions: bool,
+    /// Decode threads (0: one per core; 1: serial). The output is the
+    /// same whatever the count.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub threads: usize,
 }
 
 /// Prints branch samples as perf script does.
@@ -132,7 +136,7 @@ fn run_inner(args: &PerfArgs) -> Result<(), PerfError> {
         let spaces = spaces_for(&pd, args);
         let stdout = std::io::stdout();
         let p = Rc::new(RefCell::new(BranchPrinter { w: std::io::BufWriter::with_capacity(1 << 16, stdout.lock()), err: None }));
-        warn(perf::decode::decode(&pd, &meta, mode, spaces, p.clone())?.1);
+        warn(perf::decode::decode_on(&pd, &meta, mode, spaces, p.clone(), args.threads)?.1);
         let mut p = p.borrow_mut();
         if let Some(e) = p.err.take() {
             return Err(PerfError::Io(e.to_string()));
@@ -143,16 +147,20 @@ fn run_inner(args: &PerfArgs) -> Result<(), PerfError> {
         // simpleperf decodes each AUX record's data, format from its flags
         let spaces = spaces_for(&pd, args);
         let a = Rc::new(RefCell::new(perf::autofdo::AutoFdo::default()));
-        let spaces = perf::decode::decode_timeless(&pd, &meta, BlockMode::ByAux, spaces, a.clone())?;
+        let spaces = perf::decode::decode_timeless_on(&pd, &meta, BlockMode::ByAux, spaces, a.clone(), args.threads)?;
         warn(spaces.1);
         a.borrow_mut().finish();
         let mut f = std::io::BufWriter::new(std::fs::File::create(out).map_err(|e| PerfError::Io(format!("{}: {}", out.display(), e)))?);
         a.borrow().write(&spaces.0, &mut f).and_then(|_| f.flush()).map_err(|e| PerfError::Io(format!("{}: {}", out.display(), e)))?;
+        // the process ends soon: freeing the address spaces and the counts
+        // piece by piece would only cost time
+        std::mem::forget(spaces.0);
+        std::mem::forget(a);
     }
     if args.flamegraph.is_some() || args.folded.is_some() || args.lcov.is_some() || args.functions {
         let spaces = spaces_for(&pd, args);
         let prof = Rc::new(RefCell::new(perf::profile::Profile::default()));
-        let (mut spaces, ws) = perf::decode::decode(&pd, &meta, mode, spaces, prof.clone())?;
+        let (mut spaces, ws) = perf::decode::decode_on(&pd, &meta, mode, spaces, prof.clone(), args.threads)?;
         warn(ws);
         let prof = prof.borrow();
         let create = |p: &PathBuf| {
@@ -186,5 +194,7 @@ fn run_inner(args: &PerfArgs) -> Result<(), PerfError> {
             }
         }
     }
+    // as above: the recording's records are not freed one by one
+    std::mem::forget(pd);
     Ok(())
 }
