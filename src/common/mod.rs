@@ -205,15 +205,25 @@ pub trait MemAccess {
     fn run_uses(&mut self, _n: u32) {}
 
     /// After `uses` further reads served from the view of the current run
-    /// (reported as [`MemAccess::run_uses`] would), the read of `req`
-    /// bytes at `addr` in `space` for `trace_id`, if the memory would serve
-    /// it from cache page `page` (the [`MemRun::page`] of an earlier run):
-    /// then it is made, and that page's run (the earlier run's view) is
-    /// the current one again; true. False: only the uses were reported,
-    /// the read is to be made with [`MemAccess::read_run`].
-    fn run_switch(&mut self, _page: CachePage, _addr: ocsd_vaddr_t, _space: ocsd_mem_space_acc_t, _trace_id: u8, _req: usize, uses: u32) -> bool {
+    /// (reported as [`MemAccess::run_uses`] would), the read of `req` bytes
+    /// at `addr` as [`MemAccess::read_run`] makes it, except that when it
+    /// is served from a cache page that `known` names (`known[index %
+    /// known.len()]` is the page's [`CachePage::serial`]) the run has no
+    /// view but names the page: the caller holds the view an earlier run
+    /// of that page gave, which serves the reads inside it as before.
+    #[allow(clippy::too_many_arguments)]
+    fn read_run_known(
+        &mut self,
+        addr: ocsd_vaddr_t,
+        space: ocsd_mem_space_acc_t,
+        trace_id: u8,
+        req: usize,
+        out: &mut [u8],
+        uses: u32,
+        _known: &[u64],
+    ) -> Result<MemRun, ocsd_err_t> {
         self.run_uses(uses);
-        false
+        self.read_run(addr, space, trace_id, req, out)
     }
 
     /// Changes with every access and change of the memory other than
@@ -329,7 +339,7 @@ pub struct MemRun {
     /// the same size anywhere inside it are served as those after the
     /// read address are (0 when there is no view).
     pub before: usize,
-    /// The cache page the view is of, for [`MemAccess::run_switch`].
+    /// The cache page the run was served from, for [`MemAccess::read_run_known`].
     pub page: Option<CachePage>,
 }
 

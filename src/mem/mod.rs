@@ -535,18 +535,67 @@ impl MemMapper {
             return Ok(Some((Serve::Direct(acc), got)));
         }
         let c = self.cache.as_mut().expect("cached");
-        let i = if c.find(addr, req, trace_id) {
-            c.use_mru(1);
-            c.mru
-        } else {
-            let i = self.load_page(acc, addr, space, trace_id)?;
-            let c = self.cache.as_ref().expect("cached");
-            if !c.mru_holds(addr, req, trace_id) {
-                return Ok(Some((Serve::Page(i), 0)));
+        let hit = c.find(addr, req, trace_id).then_some(c.mru);
+        self.serve_page(acc, addr, space, trace_id, req, hit).map(Some)
+    }
+
+    /// The rest of a cached read of `req` bytes through accessor `acc`
+    /// after the page search: a use of page `hit`, or (None) a page loaded.
+    #[inline]
+    fn serve_page(&mut self, acc: usize, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, req: usize, hit: Option<usize>) -> Result<(Serve, usize), ocsd_err_t> {
+        if let Some(i) = hit {
+            self.cache.as_mut().expect("cached").use_mru(1);
+            return Ok((Serve::Page(i), req));
+        }
+        let i = self.load_page(acc, addr, space, trace_id)?;
+        let c = self.cache.as_ref().expect("cached");
+        if !c.mru_holds(addr, req, trace_id) {
+            return Ok((Serve::Page(i), 0));
+        }
+        Ok((Serve::Page(i), req))
+    }
+
+    /// The run of a read of `req` bytes at `addr` served as `serve` says
+    /// with `got` bytes (see [`MemAccess::read_run`]).
+    fn run_of(&mut self, serve: Serve, got: usize, addr: ocsd_vaddr_t, req: usize, out: &mut [u8]) -> MemRun {
+        if got < req {
+            return MemRun { got, token: 0, view: None, before: 0, page: None };
+        }
+        // the current accessor answers the reads that follow while they
+        // stay inside its range
+        let acc = self.curr.expect("a read was served");
+        let acc_end = self.accessors[acc].end as u128 + 1;
+        match serve {
+            Serve::Direct(a) => {
+                // every read of a callback is a call; files and buffers
+                // give their bytes
+                let a_ref = &self.accessors[a];
+                let view = a_ref.static_view(addr);
+                MemRun { got, token: if view.is_some() { self.meta[a].uid } else { 0 }, view, before: 0, page: None }
             }
-            i
-        };
-        Ok(Some((Serve::Page(i), req)))
+            Serve::Page(i) => {
+                self.copy_page(i, addr, &mut out[..req]);
+                let c = self.cache.as_ref().expect("cached");
+                let p = &c.pages[i];
+                let len = (p.end().min(acc_end).saturating_sub(addr as u128)).min(usize::MAX as u128) as usize;
+                if len < req {
+                    return MemRun { got, token: 0, view: None, before: 0, page: None };
+                }
+                // the page also serves the reads before `addr` that stay in
+                // the current accessor: the view starts there
+                let before = (addr - p.st_addr.max(self.accessors[acc].start)) as usize;
+                let off = (addr - p.st_addr) as usize - before;
+                let len = len + before;
+                let view = match p.data {
+                    PageData::Owned => MemView { data: c.owned(i).clone(), off, len },
+                    PageData::Static(a) => {
+                        let v = self.accessors[a].static_view(p.st_addr).expect("static page");
+                        MemView { data: v.data, off: v.off + off, len }
+                    }
+                };
+                MemRun { got, token: p.token, view: Some(view), before, page: Some(CachePage { index: i as u32, serial: p.serial }) }
+            }
+        }
     }
 
     /// Copy page `i`'s bytes `[addr, addr + out.len())` (all inside it).
@@ -668,75 +717,45 @@ impl MemAccess for MemMapper {
             return Ok(MemRun::default());
         }
         let Some((serve, got)) = self.serve(addr, space, trace_id, req, out)? else { return Ok(MemRun::default()) };
-        if got < req {
-            return Ok(MemRun { got, token: 0, view: None, before: 0, page: None });
+        Ok(self.run_of(serve, got, addr, req, out))
+    }
+
+    /// While the accessor lookup stays on the current accessor (no side
+    /// effect), the read is [`MemMapper::serve`]'s steps for a cached read
+    /// without the lookup: the page search, then a use of the page found
+    /// or a page loaded; a page found that `known` names gives its bytes
+    /// and no view.
+    fn read_run_known(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, req: usize, out: &mut [u8], uses: u32, known: &[u64]) -> Result<MemRun, ocsd_err_t> {
+        let req = req.min(out.len());
+        let Some(c) = &mut self.cache else { return self.read_run(addr, space, trace_id, req, out) };
+        c.use_mru(uses);
+        if self.static_only || req == 0 || req > c.sizes.page_size || known.is_empty() {
+            return self.read_run(addr, space, trace_id, req, out);
         }
-        // the current accessor answers the reads that follow while they
-        // stay inside its range
-        let acc = self.curr.expect("a read was served");
-        let acc_end = self.accessors[acc].end as u128 + 1;
-        match serve {
-            Serve::Direct(a) => {
-                // every read of a callback is a call; files and buffers
-                // give their bytes
-                let a_ref = &self.accessors[a];
-                let view = a_ref.static_view(addr);
-                Ok(MemRun { got, token: if view.is_some() { self.meta[a].uid } else { 0 }, view, before: 0, page: None })
-            }
-            Serve::Page(i) => {
+        let acc = match self.curr {
+            Some(a) if self.fits(a, addr, space, trace_id) => a,
+            _ => return self.read_run(addr, space, trace_id, req, out),
+        };
+        self.epoch += 1;
+        let c = self.cache.as_mut().expect("cached");
+        let hit = c.find(addr, req, trace_id).then_some(c.mru);
+        if let Some(i) = hit {
+            let serial = c.pages[i].serial;
+            if known[i % known.len()] == serial {
+                c.use_mru(1);
+                let token = c.pages[i].token;
                 self.copy_page(i, addr, &mut out[..req]);
-                let c = self.cache.as_ref().expect("cached");
-                let p = &c.pages[i];
-                let len = (p.end().min(acc_end).saturating_sub(addr as u128)).min(usize::MAX as u128) as usize;
-                if len < req {
-                    return Ok(MemRun { got, token: 0, view: None, before: 0, page: None });
-                }
-                // the page also serves the reads before `addr` that stay in
-                // the current accessor: the view starts there
-                let before = (addr - p.st_addr.max(self.accessors[acc].start)) as usize;
-                let off = (addr - p.st_addr) as usize - before;
-                let len = len + before;
-                let view = match p.data {
-                    PageData::Owned => MemView { data: c.owned(i).clone(), off, len },
-                    PageData::Static(a) => {
-                        let v = self.accessors[a].static_view(p.st_addr).expect("static page");
-                        MemView { data: v.data, off: v.off + off, len }
-                    }
-                };
-                Ok(MemRun { got, token: p.token, view: Some(view), before, page: Some(CachePage { index: i as u32, serial: p.serial }) })
+                return Ok(MemRun { got: req, token, view: None, before: 0, page: Some(CachePage { index: i as u32, serial }) });
             }
         }
+        let (serve, got) = self.serve_page(acc, addr, space, trace_id, req, hit)?;
+        Ok(self.run_of(serve, got, addr, req, out))
     }
 
     fn run_uses(&mut self, n: u32) {
         if let Some(c) = &mut self.cache {
             c.use_mru(n);
         }
-    }
-
-    /// The read is served from `page` when the accessor lookup stays on
-    /// the current accessor and the page search would find that page: the
-    /// same steps as [`MemMapper::serve`] for a cache hit, without the
-    /// view being made again.
-    fn run_switch(&mut self, page: CachePage, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, req: usize, uses: u32) -> bool {
-        let Some(c) = &mut self.cache else { return false };
-        c.use_mru(uses);
-        let i = page.index as usize;
-        if req == 0 || req > c.sizes.page_size || !matches!(c.pages.get(i), Some(p) if p.serial == page.serial && p.holds(addr, req, trace_id)) {
-            return false;
-        }
-        match self.curr {
-            Some(a) if self.fits(a, addr, space, trace_id) => {}
-            _ => return false,
-        }
-        let c = self.cache.as_mut().expect("cached");
-        self.epoch += 1;
-        // another page found first is the one a read_run finds (from it)
-        if !c.find(addr, req, trace_id) || c.mru != i {
-            return false;
-        }
-        c.use_mru(1);
-        true
     }
 
     fn epoch(&self) -> Option<u64> {
@@ -801,6 +820,28 @@ mod tests {
 
     fn cached() -> MemMapper {
         MemMapper::with_cache(Some(CacheSizes::default()))
+    }
+
+    #[test]
+    #[allow(non_upper_case_globals)]
+    fn mem_spaces_by_security_state_and_el() {
+        let want = |sl, el| match (sl, el) {
+            (ocsd_sec_root, _) => OCSD_MEM_SPACE_ROOT,
+            (ocsd_sec_realm, 0 | 1) => OCSD_MEM_SPACE_EL1R,
+            (ocsd_sec_realm, 2) => OCSD_MEM_SPACE_EL2R,
+            (ocsd_sec_realm, _) => OCSD_MEM_SPACE_ROOT,
+            (ocsd_sec_nonsecure, 0 | 1) => OCSD_MEM_SPACE_EL1N,
+            (ocsd_sec_nonsecure, 2) => OCSD_MEM_SPACE_EL2,
+            (ocsd_sec_nonsecure, _) => OCSD_MEM_SPACE_EL3,
+            (_, 0 | 1) => OCSD_MEM_SPACE_EL1S,
+            (_, 2) => OCSD_MEM_SPACE_EL2S,
+            _ => OCSD_MEM_SPACE_EL3,
+        };
+        for sl in -1..6 {
+            for el in 0..8 {
+                assert_eq!(mem_space_for_el(sl, el), want(sl, el & 3), "{sl} {el}");
+            }
+        }
     }
 
     #[test]
@@ -1071,51 +1112,69 @@ mod tests {
     }
 
     #[test]
-    fn switching_back_to_a_page_is_a_read_from_it() {
-        // A reads through runs and switches back to pages it had; B makes
-        // every read: the callbacks must see the same calls, the LRU the
-        // same uses
+    fn reads_from_known_pages_are_reads_from_them() {
+        // A reads through runs, told which pages it holds views of; B
+        // makes every read: the callbacks must see the same calls, the LRU
+        // the same uses
         let sizes = Some(CacheSizes { page_size: 64, num_pages: 4 });
         let (mut a, mut b) = (MemMapper::with_cache(sizes), MemMapper::with_cache(sizes));
         let (calls_a, _) = perf_like(&mut a);
         let (calls_b, _) = perf_like(&mut b);
         let sp = OCSD_MEM_SPACE_EL1N;
         let mut out = [0u8; 4];
-        let reads = |m: &mut MemMapper, at: u64, n: u64| {
+        let reads = |m: &mut MemMapper, id: u8, at: u64, n: u64| {
             let mut o = [0u8; 4];
             for k in 0..n {
-                m.read(at + 4 * k, sp, 1, &mut o).unwrap();
+                m.read(at + 4 * k, sp, id, &mut o).unwrap();
             }
         };
-        let r1 = a.read_run(0x1000, sp, 1, 4, &mut out).unwrap();
-        let p1 = r1.page.expect("a callback page");
-        reads(&mut b, 0x1000, 4);
-        a.run_uses(3);
-        let r2 = a.read_run(0x2000, sp, 1, 4, &mut out).unwrap();
-        reads(&mut b, 0x2000, 3);
-        // back to the first page: its bytes are the run's view
-        assert!(a.run_switch(p1, 0x1008, sp, 1, 4, 2));
-        reads(&mut b, 0x1008, 1);
-        assert_eq!(r1.view.as_ref().unwrap().bytes()[8..12], [8, 9, 10, 11]);
+        let mut known = [0u64; 4];
+        let note = |k: &mut [u64; 4], r: &MemRun| {
+            assert!(r.view.is_some(), "a new page view");
+            let p = r.page.expect("a cache page");
+            k[p.index as usize % 4] = p.serial;
+        };
+        let r1 = a.read_run_known(0x1000, sp, 1, 4, &mut out, 0, &known).unwrap();
+        note(&mut known, &r1);
+        reads(&mut b, 1, 0x1000, 4);
+        // 3 more reads of the first page, then a second page
+        let r2 = a.read_run_known(0x2000, sp, 1, 4, &mut out, 3, &known).unwrap();
+        note(&mut known, &r2);
+        reads(&mut b, 1, 0x2000, 3);
+        // back to the first page: named, no new view, its bytes given
+        out = [0; 4];
+        let back = a.read_run_known(0x1008, sp, 1, 4, &mut out, 2, &known).unwrap();
+        assert!(back.view.is_none());
+        assert_eq!(back.page, r1.page);
+        assert_eq!((back.got, back.token, out), (4, r1.token, [8, 9, 10, 11]));
+        reads(&mut b, 1, 0x1008, 1);
         // three more pages: the one at 0x2000 is now the oldest and goes
         for at in [0x3000, 0x4000, 0x5000] {
-            a.read_run(at, sp, 1, 4, &mut out).unwrap();
-            reads(&mut b, at, 1);
+            let r = a.read_run_known(at, sp, 1, 4, &mut out, 0, &known).unwrap();
+            note(&mut known, &r);
+            reads(&mut b, 1, at, 1);
         }
-        let p2 = r2.page.unwrap();
-        assert!(!a.run_switch(p2, 0x2004, sp, 1, 4, 0));
-        a.read_run(0x2004, sp, 1, 4, &mut out).unwrap();
-        reads(&mut b, 0x2004, 1);
-        // another trace ID, or a read the page cannot hold, is no switch
-        assert!(!a.run_switch(p1, 0x1008, sp, 2, 4, 0));
-        assert!(!a.run_switch(p1, 0x103e, sp, 1, 4, 0));
-        // plain reads after the switches find the same pages
-        a.read_run(0x1020, sp, 1, 4, &mut out).unwrap();
-        reads(&mut b, 0x1020, 1);
+        let r = a.read_run_known(0x2004, sp, 1, 4, &mut out, 0, &known).unwrap();
+        note(&mut known, &r);
+        reads(&mut b, 1, 0x2004, 1);
+        // another trace ID has its own pages; a read the page cannot hold
+        // in full loads one
+        let r = a.read_run_known(0x1008, sp, 2, 4, &mut out, 0, &known).unwrap();
+        assert!(r.view.is_some());
+        reads(&mut b, 2, 0x1008, 1);
+        let r = a.read_run_known(0x103e, sp, 1, 4, &mut out, 0, &known).unwrap();
+        note(&mut known, &r);
+        reads(&mut b, 1, 0x103e, 1);
+        // without a known list: a plain run
+        let r = a.read_run_known(0x1040, sp, 1, 4, &mut out, 1, &[]).unwrap();
+        assert!(r.view.is_some());
+        reads(&mut b, 1, 0x103e, 1);
+        reads(&mut b, 1, 0x1040, 1);
         assert_eq!(calls_a.lock().unwrap().len(), calls_b.lock().unwrap().len());
-        for at in [0x1000u64, 0x1030, 0x3000, 0x5000, 0x6000, 0x2000] {
+        // plain reads after them find the same pages
+        for at in [0x1000u64, 0x1030, 0x3000, 0x5000, 0x6000, 0x2000, 0x4000] {
             a.read(at, sp, 1, &mut out).unwrap();
-            reads(&mut b, at, 1);
+            reads(&mut b, 1, at, 1);
         }
         assert_eq!(*calls_a.lock().unwrap(), *calls_b.lock().unwrap());
     }

@@ -26,26 +26,26 @@ pub(super) struct MemWindow {
     primed: Option<(ocsd_vaddr_t, ocsd_mem_space_acc_t, Fetch)>,
     /// The memory's [`MemAccess::epoch`] when the view was taken.
     epoch: Option<u64>,
-    /// Cache page views the window had before, to go back to with
-    /// [`MemAccess::run_switch`] (which checks the memory would serve the
-    /// read from that page) instead of a new [`MemAccess::read_run`].
+    /// The views of cache pages the window had, by page index (modulo
+    /// [`KEPT`]): when the memory serves a read from one of them
+    /// ([`MemAccess::read_run_known`]), the window goes back to its view
+    /// instead of being given a new one.
     kept: [Kept; KEPT],
-    /// The place the next view kept goes to.
-    next: usize,
+    /// The [`CachePage::serial`] of each kept view (0: none).
+    serials: [u64; KEPT],
 }
 
-/// Number of earlier page views a [`MemWindow`] keeps.
-pub(super) const KEPT: usize = 3;
+/// Number of page views a [`MemWindow`] keeps: OpenCSD's default number
+/// of cache pages.
+pub(super) const KEPT: usize = crate::mem::cache::DEFAULT_PAGES;
 
-/// A page view a [`MemWindow`] had before (`view` None: none).
+/// A page view a [`MemWindow`] had (`view` None: none).
 #[derive(Default)]
 pub(super) struct Kept {
     base: ocsd_vaddr_t,
     len: usize,
-    space: ocsd_mem_space_acc_t,
     token: u64,
     view: Option<MemView>,
-    page: CachePage,
 }
 
 /// One instruction fetch: the opcode word (zero-filled) and the bytes
@@ -69,7 +69,7 @@ impl MemWindow {
             primed: None,
             epoch: None,
             kept: Default::default(),
-            next: 0,
+            serials: [0; KEPT],
         }
     }
 
@@ -84,16 +84,25 @@ impl MemWindow {
         self.view = None;
         self.page = None;
         self.primed = None;
-        self.kept = Default::default();
+        // the views stay as the bytes of their tokens (see
+        // `kept_equal`), no longer of pages the memory serves from
+        self.serials = [0; KEPT];
     }
 
-    /// No current view any more: one of a cache page is kept.
+    /// Whether a kept view of bytes under `token` holds `bytes` at `addr`.
+    pub(super) fn kept_equal(&self, token: u64, addr: ocsd_vaddr_t, bytes: &[u8]) -> bool {
+        self.kept.iter().any(|k| {
+            k.token == token
+                && addr >= k.base
+                && (addr - k.base).saturating_add(bytes.len() as u64) <= k.len as u64
+                && matches!(&k.view, Some(v) if v.bytes()[(addr - k.base) as usize..][..bytes.len()] == *bytes)
+        })
+    }
+
+    /// No current view any more (those of cache pages stay kept).
     #[inline]
     pub(super) fn stash(&mut self) {
-        if let (Some(page), true) = (self.page.take(), self.len > 0) {
-            self.kept[self.next] = Kept { base: self.base, len: self.len, space: self.space, token: self.token, view: self.view.take(), page };
-            self.next = (self.next + 1) % KEPT;
-        }
+        self.page = None;
         self.len = 0;
         self.view = None;
     }
@@ -115,12 +124,6 @@ impl MemWindow {
         if self.len > 0 && (self.epoch.is_none() || mem.epoch() != self.epoch) {
             self.stash();
         }
-    }
-
-    /// A kept page view with 4 bytes at `addr` for reads in `space`.
-    #[inline]
-    pub(super) fn kept_at(&self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t) -> Option<usize> {
-        self.kept.iter().position(|k| k.view.is_some() && space == k.space && addr >= k.base && (addr - k.base).saturating_add(4) <= k.len as u64)
     }
 
     #[inline]
@@ -167,35 +170,12 @@ impl MemWindow {
 
     pub(super) fn refill(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> Result<Fetch, ocsd_err_t> {
         self.primed = None;
-        if let Some(k) = self.kept_at(addr, space) {
-            let back = std::mem::take(&mut self.kept[k]);
-            let uses = std::mem::take(&mut self.uses);
-            if mem.run_switch(back.page, addr, space, trace_id, 4, uses) {
-                // the current view takes the freed place
-                self.next = k;
-                self.stash();
-                self.base = back.base;
-                self.len = back.len;
-                self.space = back.space;
-                self.token = back.token;
-                self.view = back.view;
-                self.page = Some(back.page);
-                self.epoch = mem.epoch();
-                let off = (addr - self.base) as usize;
-                let w = &self.bytes()[off..off + 4];
-                return Ok(Fetch { opcode: u32::from_le_bytes([w[0], w[1], w[2], w[3]]), avail: 4 });
-            }
-            // the page is gone, or another one serves the read
-        }
-        if self.uses > 0 {
-            mem.run_uses(self.uses);
-            self.uses = 0;
-        }
+        let uses = std::mem::take(&mut self.uses);
         self.stash();
         // never wrapping past the top of memory
         let room = (u64::MAX - addr).saturating_add(1).min(4) as usize;
         let mut b = [0u8; 4];
-        let run = mem.read_run(addr, space, trace_id, room, &mut b[..room])?;
+        let run = mem.read_run_known(addr, space, trace_id, room, &mut b[..room], uses, &self.serials)?;
         let got = run.got.min(room);
         b[got..].fill(0);
         self.base = addr;
@@ -203,15 +183,33 @@ impl MemWindow {
         self.token = run.token;
         self.epoch = mem.epoch();
         if got == 4 {
-            if let Some(v) = run.view {
-                // the view may start before the read (never below 0)
-                let before = run.before.min(v.len).min(addr as usize);
-                self.base = addr - before as u64;
-                // never past the top of memory
-                let after = (v.len - before).min((u64::MAX - addr).saturating_add(1).min(usize::MAX as u64) as usize);
-                self.len = before + after;
-                self.view = Some(v);
-                self.page = run.page;
+            match (run.view, run.page) {
+                (Some(v), page) => {
+                    // the view may start before the read (never below 0)
+                    let before = run.before.min(v.len).min(addr as usize);
+                    self.base = addr - before as u64;
+                    // never past the top of memory
+                    let after = (v.len - before).min((u64::MAX - addr).saturating_add(1).min(usize::MAX as u64) as usize);
+                    self.len = before + after;
+                    if let Some(p) = page {
+                        let k = p.index as usize % KEPT;
+                        self.kept[k] = Kept { base: self.base, len: self.len, token: run.token, view: Some(v.clone()) };
+                        self.serials[k] = p.serial;
+                    }
+                    self.view = Some(v);
+                    self.page = page;
+                }
+                (None, Some(p)) => {
+                    // a page viewed before: back to its view if it holds the read
+                    let k = &self.kept[p.index as usize % KEPT];
+                    if addr >= k.base && (addr - k.base).saturating_add(4) <= k.len as u64 {
+                        self.base = k.base;
+                        self.len = k.len;
+                        self.view = k.view.clone();
+                        self.page = Some(p);
+                    }
+                }
+                (None, None) => {}
             }
         }
         Ok(Fetch { opcode: u32::from_le_bytes(b), avail: got })
@@ -300,48 +298,67 @@ pub(super) const BLOCK_CACHE_MAX: usize = 4096;
 /// One decoded block: the A64 instructions from `start` up to and
 /// including the first waypoint, as an instruction walk without a target
 /// address finds them (`traceInstrToWP`), and the decode state that walk
-/// leaves behind.
+/// leaves behind. 32 bytes: the address after the waypoint is `start + 4
+/// * num_instr`, a direct branch's target an offset from the waypoint.
 #[derive(Clone, Copy, Default)]
 pub(super) struct Block {
     start: ocsd_vaddr_t,
-    /// [`crate::common::MemRun::token`] of the bytes it was decoded from.
+    /// [`crate::common::MemRun::token`] of the bytes it was decoded from
+    /// (0: no block).
     token: u64,
-    aa64_chk: bool,
-    valid: bool,
-    num_instr: u32,
-    /// Address after the waypoint instruction.
-    next_addr: ocsd_vaddr_t,
+    /// The waypoint's opcode.
     opcode: u32,
-    type_: ocsd_instr_type,
-    sub_type: ocsd_instr_subtype,
-    branch_addr: ocsd_vaddr_t,
-    is_link: u8,
-    is_conditional: u8,
-    /// The block's instruction words (blocks of up to [`BLOCK_WORDS`]):
-    /// bytes found equal under another token replay the block too.
-    words: [u32; BLOCK_WORDS],
+    /// Branch target minus the waypoint's address (direct branches).
+    branch_off: i32,
+    num_instr: u16,
+    type_: u8,
+    sub_type: u8,
+    /// [`Block::AA64_CHK`], [`Block::LINK`], [`Block::COND`].
+    flags: u8,
 }
 
-/// Longest block whose instruction words a block cache entry keeps.
-pub(super) const BLOCK_WORDS: usize = 4;
+impl Block {
+    const AA64_CHK: u8 = 1;
+    const LINK: u8 = 2;
+    const COND: u8 = 4;
+
+    #[inline(always)]
+    fn next_addr(&self) -> ocsd_vaddr_t {
+        self.start.wrapping_add(4 * self.num_instr as u64)
+    }
+
+    #[inline(always)]
+    fn aa64_chk(&self) -> bool {
+        self.flags & Block::AA64_CHK != 0
+    }
+}
 
 /// Decoded-block cache: an A64 instruction walk depends only on its start
 /// address and the bytes it reads (A64 carries no IT-block state, and the
 /// decoder's configuration is fixed), so a walk from an address seen
 /// before is replayed instead of decoded again when its first read finds
-/// the same bytes (the same memory token, or a comparison of the block's
-/// words) with the whole block inside the bytes that read vouches for:
-/// every read of the walk would then have been served, and served the
-/// same bytes, by the same cache page.
+/// the same bytes (the same memory token, or bytes found equal to those of
+/// a view the window kept under the block's token) with the whole block
+/// inside the bytes that read vouches for: every read of the walk would
+/// then have been served, and served the same bytes, by the same cache
+/// page.
 pub(super) struct BlockCache {
     entries: Vec<Block>,
+    /// The instruction words of each entry's block, for blocks of up to
+    /// [`BLOCK_WORDS`] instructions: made once a block was found under
+    /// another token than its own (callback memory read again after a
+    /// context), so file memory, whose tokens never change, goes without.
+    words: Vec<[u32; BLOCK_WORDS]>,
     /// Blocks decoded since the size last changed.
     puts: usize,
 }
 
+/// Longest block whose instruction words are kept ([`BlockCache::words`]).
+pub(super) const BLOCK_WORDS: usize = 4;
+
 impl BlockCache {
     pub(super) fn new() -> Self {
-        BlockCache { entries: Vec::new(), puts: 0 }
+        BlockCache { entries: Vec::new(), words: Vec::new(), puts: 0 }
     }
 
     /// The entry for a block at `addr` (entries are a power of two; none
@@ -351,22 +368,32 @@ impl BlockCache {
         ((addr >> 2) ^ (addr >> 14)) as usize & self.entries.len().wrapping_sub(1)
     }
 
-    /// The block at `start` if its bytes are those of `window`'s view
-    /// (token `token`), the whole block inside it.
+    /// The block at `start` if its bytes are those of the window's view at
+    /// `start` (`bytes`, token `token`), the whole block inside them.
     #[inline]
-    pub(super) fn get(&mut self, start: ocsd_vaddr_t, token: u64, aa64_chk: bool, window: &[u8]) -> Option<&Block> {
+    pub(super) fn get(&mut self, start: ocsd_vaddr_t, token: u64, aa64_chk: bool, bytes: &[u8], window: &MemWindow) -> Option<&Block> {
         let i = self.slot(start);
+        let entries = self.entries.len();
         let b = self.entries.get_mut(i)?;
-        if !(b.valid && b.start == start && b.aa64_chk == aa64_chk && token != 0) {
+        if !(b.token != 0 && b.start == start && b.aa64_chk() == aa64_chk && token != 0) {
             return None;
         }
         let n = b.num_instr as usize;
-        if 4 * n > window.len() {
+        if 4 * n > bytes.len() {
             return None;
         }
         if b.token != token {
-            // other bytes, or the same bytes read again: compare
-            if n > BLOCK_WORDS || window[..4 * n].chunks_exact(4).zip(&b.words[..n]).any(|(w, &x)| u32::from_le_bytes([w[0], w[1], w[2], w[3]]) != x) {
+            // other bytes, or the same bytes read again: compare with the
+            // block's words, or the bytes of a view kept under its token
+            let bytes = &bytes[..4 * n];
+            let same = match self.words.get(i) {
+                Some(w) if n <= BLOCK_WORDS => bytes.chunks_exact(4).zip(w).all(|(b, &x)| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) == x),
+                _ => window.kept_equal(b.token, start, bytes),
+            };
+            if !same {
+                if self.words.is_empty() {
+                    self.words = vec![[0; BLOCK_WORDS]; entries];
+                }
                 return None;
             }
             b.token = token;
@@ -375,53 +402,55 @@ impl BlockCache {
     }
 
     pub(super) fn put(&mut self, start: ocsd_vaddr_t, token: u64, aa64_chk: bool, num_instr: u32, instr: &ocsd_instr_info, bytes: &[u8]) {
+        let wp = instr.instr_addr.wrapping_sub(4);
+        let branch_off = if instr.type_ == OCSD_INSTR_BR { instr.branch_addr.wrapping_sub(wp) as i64 } else { 0 };
+        // what a compact entry cannot hold is not cached (never for A64)
+        let (Ok(num_instr), Ok(type_), Ok(sub_type), Ok(branch_off)) =
+            (u16::try_from(num_instr), u8::try_from(instr.type_), u8::try_from(instr.sub_type), i32::try_from(branch_off))
+        else {
+            return;
+        };
+        if instr.is_link > 1 || instr.is_conditional > 1 || start.wrapping_add(4 * num_instr as u64) != instr.instr_addr || token == 0 {
+            return;
+        }
         self.puts += 1;
         if self.entries.is_empty() || (self.puts > 2 * self.entries.len() && self.entries.len() < BLOCK_CACHE_MAX) {
             let n = (2 * self.entries.len()).clamp(BLOCK_CACHE_MIN, BLOCK_CACHE_MAX);
             // the old table goes first: never both at once
             self.entries = Vec::new();
             self.entries = vec![Block::default(); n];
+            if !self.words.is_empty() {
+                self.words = Vec::new();
+                self.words = vec![[0; BLOCK_WORDS]; n];
+            }
             self.puts = 0;
         }
-        let mut words = [0u32; BLOCK_WORDS];
-        if num_instr as usize <= BLOCK_WORDS {
-            for (w, c) in words.iter_mut().zip(bytes.chunks_exact(4)) {
+        let i = self.slot(start);
+        if let (Some(w), true) = (self.words.get_mut(i), num_instr as usize <= BLOCK_WORDS) {
+            for (w, c) in w.iter_mut().zip(bytes.chunks_exact(4)) {
                 *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
             }
         }
-        let i = self.slot(start);
-        self.entries[i] = Block {
-            start,
-            token,
-            aa64_chk,
-            valid: true,
-            num_instr,
-            next_addr: instr.instr_addr,
-            opcode: instr.opcode,
-            type_: instr.type_,
-            sub_type: instr.sub_type,
-            branch_addr: instr.branch_addr,
-            is_link: instr.is_link,
-            is_conditional: instr.is_conditional,
-            words,
-        };
+        let flags = if aa64_chk { Block::AA64_CHK } else { 0 } | instr.is_link * Block::LINK | instr.is_conditional * Block::COND;
+        self.entries[i] = Block { start, token, opcode: instr.opcode, branch_off, num_instr, type_, sub_type, flags };
     }
 
     /// Leave `instr` as the walk did: the waypoint's decode (an A64
     /// decode writes these fields; `branch_addr` only for direct branches).
-    #[inline]
+    #[inline(always)]
     pub(super) fn replay(b: &Block, instr: &mut ocsd_instr_info) {
-        instr.instr_addr = b.next_addr;
+        let next = b.next_addr();
+        instr.instr_addr = next;
         instr.opcode = b.opcode;
         instr.instr_size = 4;
-        instr.type_ = b.type_;
-        instr.sub_type = b.sub_type;
-        if b.type_ == OCSD_INSTR_BR {
-            instr.branch_addr = b.branch_addr;
+        instr.type_ = b.type_ as ocsd_instr_type;
+        instr.sub_type = b.sub_type as ocsd_instr_subtype;
+        if instr.type_ == OCSD_INSTR_BR {
+            instr.branch_addr = next.wrapping_sub(4).wrapping_add(b.branch_off as i64 as u64);
         }
         instr.next_isa = instr.isa;
-        instr.is_link = b.is_link;
-        instr.is_conditional = b.is_conditional;
+        instr.is_link = (b.flags & Block::LINK != 0) as u8;
+        instr.is_conditional = (b.flags & Block::COND != 0) as u8;
         instr.thumb_it_conditions = 0;
     }
 }
@@ -474,8 +503,8 @@ impl EtmV4IPktDecoder {
             if self.mem.holds(r.st_addr, 4, space) {
                 cache_token = self.mem.token;
                 let off = (r.st_addr - self.mem.base) as usize;
-                if let Some(b) = self.blocks.get(r.st_addr, cache_token, aa64_chk, &self.mem.bytes()[off..]) {
-                    let n = b.num_instr;
+                if let Some(b) = self.blocks.get(r.st_addr, cache_token, aa64_chk, &self.mem.bytes()[off..], &self.mem) {
+                    let n = b.num_instr as u32;
                     BlockCache::replay(b, &mut self.instr);
                     self.mem.take_reads(r.st_addr, n);
                     r.num_instr = n;
@@ -549,10 +578,10 @@ impl EtmV4IPktDecoder {
         }
         let avail = (w.len as u64).checked_sub(st - w.base)?;
         let b = self.blocks.entries.get(self.blocks.slot(st))?;
-        if !(b.valid && b.start == st && b.token == w.token && b.aa64_chk == aa64_chk) {
+        if !(b.start == st && b.token == w.token && b.aa64_chk() == aa64_chk) {
             return None;
         }
-        let n = b.num_instr;
+        let n = b.num_instr as u32;
         // a block holds at least its waypoint: avail >= 4 too
         if n == 0 || 4 * n as u64 > avail {
             return None;
@@ -560,5 +589,15 @@ impl EtmV4IPktDecoder {
         BlockCache::replay(b, &mut self.instr);
         w.uses += n;
         Some(InstrRange { st_addr: st, en_addr: self.instr.instr_addr, num_instr: n })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_entries_are_compact() {
+        assert_eq!(std::mem::size_of::<Block>(), 32);
     }
 }
