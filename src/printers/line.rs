@@ -351,105 +351,65 @@ impl<'a, const L: usize> Room<'a, L> {
     }
 }
 
-impl<const L: usize> std::fmt::Write for Room<'_, L> {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        self.put_bytes(s.as_bytes());
-        Ok(())
-    }
-}
-
-impl<const L: usize> TextOut for Room<'_, L> {
-    #[inline(always)]
-    fn put_str(&mut self, s: &str) {
-        self.put_bytes(s.as_bytes())
-    }
-    #[inline]
-    fn put_char(&mut self, c: char) {
-        if c.is_ascii() {
-            self.put_byte(c as u8);
-        } else {
-            let mut b = [0u8; 4];
-            self.put_bytes(c.encode_utf8(&mut b).as_bytes());
+/// `std::fmt::Write` and [`TextOut`] for a cursor type with the inherent
+/// writers `put_bytes`, `put_byte`, `hex`, `dec`, `put_chunk` and
+/// `put_padded` ([`Room`] and [`LineBuf`] write the same way).
+macro_rules! cursor_text_out {
+    ([$($g:tt)*] $t:ty) => {
+        impl<$($g)*> std::fmt::Write for $t {
+            fn write_str(&mut self, s: &str) -> std::fmt::Result {
+                self.put_bytes(s.as_bytes());
+                Ok(())
+            }
         }
-    }
-    #[inline(always)]
-    fn put_hex(&mut self, v: u64, width: usize) {
-        self.hex(v, width, false)
-    }
-    #[inline]
-    fn put_hex_upper(&mut self, v: u64, width: usize) {
-        self.hex(v, width, true)
-    }
-    #[inline(always)]
-    fn put_dec(&mut self, v: u64) {
-        self.dec(v)
-    }
-    fn put_fmt(&mut self, args: std::fmt::Arguments) {
-        let _ = std::fmt::Write::write_fmt(self, args);
-    }
-    #[inline]
-    fn put_utf8(&mut self, b: &[u8]) {
-        self.put_bytes(b)
-    }
-    #[inline(always)]
-    fn put_chunk<const N: usize>(&mut self, bytes: &[u8; N], len: usize) {
-        Room::put_chunk(self, bytes, len)
-    }
-    #[inline(always)]
-    fn put_padded<const N: usize>(&mut self, p: &Padded<N>) {
-        Room::put_padded(self, p)
-    }
-}
 
-impl std::fmt::Write for LineBuf {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        self.put_bytes(s.as_bytes());
-        Ok(())
-    }
-}
-
-impl TextOut for LineBuf {
-    #[inline(always)]
-    fn put_str(&mut self, s: &str) {
-        self.put_bytes(s.as_bytes())
-    }
-    #[inline]
-    fn put_char(&mut self, c: char) {
-        if c.is_ascii() {
-            self.put_byte(c as u8);
-        } else {
-            let mut b = [0u8; 4];
-            self.put_bytes(c.encode_utf8(&mut b).as_bytes());
+        impl<$($g)*> TextOut for $t {
+            #[inline(always)]
+            fn put_str(&mut self, s: &str) {
+                self.put_bytes(s.as_bytes())
+            }
+            #[inline]
+            fn put_char(&mut self, c: char) {
+                if c.is_ascii() {
+                    self.put_byte(c as u8);
+                } else {
+                    let mut b = [0u8; 4];
+                    self.put_bytes(c.encode_utf8(&mut b).as_bytes());
+                }
+            }
+            #[inline(always)]
+            fn put_hex(&mut self, v: u64, width: usize) {
+                self.hex(v, width, false)
+            }
+            #[inline]
+            fn put_hex_upper(&mut self, v: u64, width: usize) {
+                self.hex(v, width, true)
+            }
+            #[inline(always)]
+            fn put_dec(&mut self, v: u64) {
+                self.dec(v)
+            }
+            fn put_fmt(&mut self, args: std::fmt::Arguments) {
+                let _ = std::fmt::Write::write_fmt(self, args);
+            }
+            #[inline]
+            fn put_utf8(&mut self, b: &[u8]) {
+                self.put_bytes(b)
+            }
+            #[inline(always)]
+            fn put_chunk<const N: usize>(&mut self, bytes: &[u8; N], len: usize) {
+                <$t>::put_chunk(self, bytes, len)
+            }
+            #[inline(always)]
+            fn put_padded<const N: usize>(&mut self, p: &Padded<N>) {
+                <$t>::put_padded(self, p)
+            }
         }
-    }
-    #[inline(always)]
-    fn put_hex(&mut self, v: u64, width: usize) {
-        self.hex(v, width, false)
-    }
-    #[inline]
-    fn put_hex_upper(&mut self, v: u64, width: usize) {
-        self.hex(v, width, true)
-    }
-    #[inline(always)]
-    fn put_dec(&mut self, v: u64) {
-        self.dec(v)
-    }
-    fn put_fmt(&mut self, args: std::fmt::Arguments) {
-        let _ = std::fmt::Write::write_fmt(self, args);
-    }
-    #[inline]
-    fn put_utf8(&mut self, b: &[u8]) {
-        self.put_bytes(b)
-    }
-    #[inline(always)]
-    fn put_chunk<const N: usize>(&mut self, bytes: &[u8; N], len: usize) {
-        LineBuf::put_chunk(self, bytes, len)
-    }
-    #[inline(always)]
-    fn put_padded<const N: usize>(&mut self, p: &Padded<N>) {
-        LineBuf::put_padded(self, p)
-    }
+    };
 }
+
+cursor_text_out!([const L: usize] Room<'_, L>);
+cursor_text_out!([] LineBuf);
 
 #[cfg(test)]
 mod tests {
