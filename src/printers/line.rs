@@ -169,42 +169,6 @@ impl LineBuf {
     pub fn put_byte(&mut self, b: u8) {
         self.put_chunk(&[b], 1);
     }
-
-    /// `v` in hexadecimal, at least `width` digits.
-    #[inline(always)]
-    fn hex(&mut self, v: u64, width: usize, upper: bool) {
-        let sig = if v == 0 { 1 } else { (67 - v.leading_zeros() as usize) / 4 };
-        let mut n = sig.max(width);
-        if n > 16 {
-            for _ in 16..n {
-                self.put_byte(b'0');
-            }
-            n = 16;
-        }
-        if n <= 8 {
-            let d = hex_digits32(v as u32, upper) << (8 * (8 - n));
-            self.put_chunk(&d.to_be_bytes(), n);
-        } else {
-            let d = hex_digits(v, upper) << (8 * (16 - n));
-            self.put_chunk(&d.to_be_bytes(), n);
-        }
-    }
-
-    /// `v` in decimal.
-    #[inline(always)]
-    pub fn dec(&mut self, v: u64) {
-        if v < 10 {
-            self.put_byte(b'0' + v as u8);
-        } else if v < 100_000_000 {
-            let d = dec_digits8(v as u32);
-            // the leading '0' digits are 0x30 bytes: skip them
-            let lead = ((d ^ 0x3030_3030_3030_3030).leading_zeros() / 8) as usize;
-            self.put_chunk(&(d << (8 * lead)).to_be_bytes(), 8 - lead);
-        } else {
-            let (buf, start) = dec_long_digits(v);
-            self.put_bytes(&buf[start..]);
-        }
-    }
 }
 
 impl LineBuf {
@@ -283,42 +247,6 @@ impl<'a, const L: usize> Room<'a, L> {
         }
     }
 
-    /// `v` in hexadecimal, at least `width` digits.
-    #[inline(always)]
-    pub fn hex(&mut self, v: u64, width: usize, upper: bool) {
-        let sig = if v == 0 { 1 } else { (67 - v.leading_zeros() as usize) / 4 };
-        let mut n = sig.max(width);
-        if n > 16 {
-            for _ in 16..n {
-                self.put_byte(b'0');
-            }
-            n = 16;
-        }
-        if n <= 8 {
-            let d = hex_digits32(v as u32, upper) << (8 * (8 - n));
-            self.put_chunk(&d.to_be_bytes(), n);
-        } else {
-            let d = hex_digits(v, upper) << (8 * (16 - n));
-            self.put_chunk(&d.to_be_bytes(), n);
-        }
-    }
-
-    /// `v` in decimal.
-    #[inline(always)]
-    pub fn dec(&mut self, v: u64) {
-        if v < 10 {
-            self.put_byte(b'0' + v as u8);
-        } else if v < 100_000_000 {
-            let d = dec_digits8(v as u32);
-            // the leading '0' digits are 0x30 bytes: skip them
-            let lead = ((d ^ 0x3030_3030_3030_3030).leading_zeros() / 8) as usize;
-            self.put_chunk(&(d << (8 * lead)).to_be_bytes(), 8 - lead);
-        } else {
-            let (buf, start) = dec_long_digits(v);
-            self.put_bytes(&buf[start..]);
-        }
-    }
-
     /// Bytes written so far.
     #[inline(always)]
     pub fn len(&self) -> usize {
@@ -351,11 +279,49 @@ impl<'a, const L: usize> Room<'a, L> {
     }
 }
 
-/// `std::fmt::Write` and [`TextOut`] for a cursor type with the inherent
-/// writers `put_bytes`, `put_byte`, `hex`, `dec`, `put_chunk` and
+/// Numbers (`hex`, `dec`), `std::fmt::Write` and [`TextOut`] for a cursor
+/// type with the inherent writers `put_bytes`, `put_byte`, `put_chunk` and
 /// `put_padded` ([`Room`] and [`LineBuf`] write the same way).
 macro_rules! cursor_text_out {
     ([$($g:tt)*] $t:ty) => {
+        impl<$($g)*> $t {
+            /// `v` in hexadecimal, at least `width` digits.
+            #[inline(always)]
+            pub fn hex(&mut self, v: u64, width: usize, upper: bool) {
+                let sig = if v == 0 { 1 } else { (67 - v.leading_zeros() as usize) / 4 };
+                let mut n = sig.max(width);
+                if n > 16 {
+                    for _ in 16..n {
+                        self.put_byte(b'0');
+                    }
+                    n = 16;
+                }
+                if n <= 8 {
+                    let d = hex_digits32(v as u32, upper) << (8 * (8 - n));
+                    self.put_chunk(&d.to_be_bytes(), n);
+                } else {
+                    let d = hex_digits(v, upper) << (8 * (16 - n));
+                    self.put_chunk(&d.to_be_bytes(), n);
+                }
+        }
+
+        /// `v` in decimal.
+        #[inline(always)]
+        pub fn dec(&mut self, v: u64) {
+            if v < 10 {
+                self.put_byte(b'0' + v as u8);
+            } else if v < 100_000_000 {
+                let d = dec_digits8(v as u32);
+                // the leading '0' digits are 0x30 bytes: skip them
+                let lead = ((d ^ 0x3030_3030_3030_3030).leading_zeros() / 8) as usize;
+                self.put_chunk(&(d << (8 * lead)).to_be_bytes(), 8 - lead);
+            } else {
+                let (buf, start) = dec_long_digits(v);
+                self.put_bytes(&buf[start..]);
+            }
+        }
+        }
+
         impl<$($g)*> std::fmt::Write for $t {
             fn write_str(&mut self, s: &str) -> std::fmt::Result {
                 self.put_bytes(s.as_bytes());
