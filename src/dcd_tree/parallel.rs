@@ -581,7 +581,9 @@ impl<O: SegmentOutput + 'static> Runner<O> {
     /// go nowhere: it writes little, to the output its tree came with.
     fn new(cx: &Ctx<'_, O>, stream: usize, probe: bool) -> Option<Self> {
         if let Some(Kit { tree, stack, out, .. }) = take_kit::<O>(cx.decode, stream, probe) {
-            match cx.spare.take().filter(|_| !probe) {
+            // (a probe writes little: it must not take a spare output, which
+            // would be dropped with it)
+            match if probe { None } else { cx.spare.take() } {
                 Some(mut o) => {
                     o.recycle();
                     *out.borrow_mut() = o;
