@@ -25,20 +25,32 @@ const ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK: u32 = 0x0002_0000;
 
 /// Where the log goes: any of stdout, stderr and a file; or, for a
 /// parallel decode segment, kept in memory.
+///
+/// Log text is gathered in blocks of [`BLOCK`] bytes taken from one pool
+/// ([`take_block`], [`give_block`]). A full block of the log file goes to a
+/// writer thread ([`Writer`]), which writes it while the decode goes on and
+/// then puts it back in the pool. A parallel decode segment's log is kept
+/// as a chain of blocks; once stitched, whole blocks go to the writer as
+/// they are, without a copy. After warm-up, no block is allocated and no
+/// fresh memory is touched.
 struct Log {
     stdout: bool,
     stderr: bool,
+    /// The log file (written by the writer thread while there is one).
     file: Option<File>,
-    /// The log file's buffer (it goes to the file once it holds
-    /// `FILE_BUF` bytes), or a parallel decode segment's log, kept here and
-    /// written out in order once the segments are stitched (`keep`). The
-    /// printers write their lines straight into it when it is the only
-    /// output (`direct`).
+    writer: Option<Writer>,
+    /// The block being written: the log file's next block, or the last
+    /// block of a kept log. The printers write their lines straight into
+    /// it when it is the only output (`direct`).
     buf: LineBuf,
+    /// A kept log's full blocks before `buf`: (offset in the log, block).
+    chain: Vec<(usize, LineBuf)>,
+    /// Bytes of a kept log in `chain`.
+    chain_len: usize,
     /// Standard output through a large buffer when it is not a terminal
     /// (a line-buffered stdout costs a system call per log line).
     stdout_buf: Option<std::io::BufWriter<std::io::Stdout>>,
-    /// The log is kept in `buf` (never together with a file).
+    /// The log is kept in memory (never together with a file).
     keep: bool,
     /// Bytes still to drop: what a parallel decode that had to stop
     /// already wrote, when the serial decode writes it again.
@@ -46,12 +58,71 @@ struct Log {
     /// `buf` is the only output: lines go straight into it. Follows the
     /// fields above (see [`Log::update_direct`]).
     direct: bool,
-    /// `buf` goes to the file once it holds this many bytes (never when
-    /// kept).
+    /// `buf` is full once it holds this many bytes (never when there is
+    /// neither a file nor a kept log).
     flush_at: usize,
     /// `Idx:<n>` of the last line's index, shared by the packet and
     /// element lines.
     idx: IdxText,
+}
+
+/// Bytes of log text in a block.
+const BLOCK: usize = 256 * 1024;
+/// Room of a block: a line begun before `BLOCK` ends in it.
+const BLOCK_ROOM: usize = BLOCK + 8192;
+
+/// Blocks not in use, shared by every log and the writer thread.
+static BLOCKS: std::sync::Mutex<Vec<LineBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// An empty block: from the pool, or new.
+fn take_block() -> LineBuf {
+    let b = BLOCKS.lock().ok().and_then(|mut v| v.pop());
+    b.unwrap_or_else(|| LineBuf::with_capacity(BLOCK_ROOM))
+}
+
+/// A block no longer needed back to the pool (smaller buffers are
+/// dropped).
+fn give_block(mut b: LineBuf) {
+    if b.capacity() >= BLOCK_ROOM {
+        b.clear();
+        if let Ok(mut v) = BLOCKS.lock() {
+            v.push(b);
+        }
+    }
+}
+
+/// The thread that writes the log file's full blocks, in the order it is
+/// given them, and puts them back in the pool. Write errors are ignored,
+/// as the lister always has.
+struct Writer {
+    /// At most 2 blocks wait: the decode waits for the writer beyond.
+    tx: std::sync::mpsc::SyncSender<LineBuf>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Writer {
+    /// A writer thread on a handle of `f` (None: the file is written on
+    /// the calling thread).
+    fn start(f: &File) -> Option<Writer> {
+        let mut f = f.try_clone().ok()?;
+        let (tx, rx) = std::sync::mpsc::sync_channel::<LineBuf>(2);
+        let thread = std::thread::Builder::new()
+            .name("log writer".into())
+            .spawn(move || {
+                for b in rx {
+                    let _ = f.write_all(b.as_bytes());
+                    give_block(b);
+                }
+            })
+            .ok()?;
+        Some(Writer { tx, thread })
+    }
+
+    /// Wait until everything given is written.
+    fn finish(self) {
+        drop(self.tx);
+        let _ = self.thread.join();
+    }
 }
 
 impl Default for Log {
@@ -60,7 +131,10 @@ impl Default for Log {
             stdout: false,
             stderr: false,
             file: None,
+            writer: None,
             buf: LineBuf::new(),
+            chain: Vec::new(),
+            chain_len: 0,
             stdout_buf: None,
             keep: true,
             skip: 0,
@@ -73,12 +147,29 @@ impl Default for Log {
     }
 }
 
+impl Drop for Log {
+    fn drop(&mut self) {
+        self.finish();
+        for (_, b) in self.chain.drain(..) {
+            give_block(b);
+        }
+        give_block(std::mem::take(&mut self.buf));
+    }
+}
+
 impl SegmentOutput for Log {
     fn len(&self) -> usize {
-        self.buf.len()
+        self.chain_len + self.buf.len()
     }
     fn recycle(&mut self) {
+        for (_, b) in self.chain.drain(..) {
+            give_block(b);
+        }
+        self.chain_len = 0;
         self.buf.clear();
+        if self.buf.capacity() < BLOCK_ROOM {
+            give_block(std::mem::replace(&mut self.buf, take_block()));
+        }
         self.skip = 0;
         self.update_direct();
     }
@@ -91,8 +182,23 @@ impl Log {
     fn new(stdout: bool, stderr: bool, file: Option<File>) -> Self {
         use std::io::IsTerminal;
         let stdout_buf = (stdout && !std::io::stdout().is_terminal()).then(|| std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()));
-        let buf = if file.is_some() { LineBuf::with_capacity(FILE_BUF + 4096) } else { LineBuf::new() };
-        let mut l = Log { stdout, stderr, file, buf, stdout_buf, keep: false, skip: 0, direct: false, flush_at: FILE_BUF, idx: IdxText::default() };
+        let buf = if file.is_some() { take_block() } else { LineBuf::new() };
+        let writer = file.as_ref().and_then(Writer::start);
+        let mut l = Log {
+            stdout,
+            stderr,
+            file,
+            writer,
+            buf,
+            chain: Vec::new(),
+            chain_len: 0,
+            stdout_buf,
+            keep: false,
+            skip: 0,
+            direct: false,
+            flush_at: usize::MAX,
+            idx: IdxText::default(),
+        };
         l.update_direct();
         l
     }
@@ -101,7 +207,7 @@ impl Log {
     fn update_direct(&mut self) {
         debug_assert!(!(self.keep && self.file.is_some()));
         self.direct = !self.stdout && !self.stderr && self.skip == 0 && (self.keep || self.file.is_some());
-        self.flush_at = if self.keep { usize::MAX } else { FILE_BUF };
+        self.flush_at = if self.keep || self.file.is_some() { BLOCK } else { usize::MAX };
     }
 
     fn set_skip(&mut self, n: usize) {
@@ -127,17 +233,46 @@ impl Log {
     fn line_done(&mut self, direct: bool, scratch: &LineBuf) {
         if direct {
             if self.buf.len() >= self.flush_at {
-                self.flush_file();
+                self.block_full();
             }
         } else {
             self.msg_bytes(scratch.as_bytes());
         }
     }
 
-    fn flush_file(&mut self) {
-        if let Some(f) = self.file.as_mut() {
-            let _ = f.write_all(self.buf.as_bytes());
-            self.buf.clear();
+    /// `buf` is full (or must go out): a kept log chains it, a log file
+    /// writes it; the next block comes from the pool.
+    #[cold]
+    #[inline(never)]
+    fn block_full(&mut self) {
+        if self.keep {
+            let b = std::mem::replace(&mut self.buf, take_block());
+            let n = b.len();
+            self.chain.push((self.chain_len, b));
+            self.chain_len += n;
+        } else if self.file.is_some() && !self.buf.is_empty() {
+            let b = std::mem::replace(&mut self.buf, take_block());
+            self.write_block(b);
+        }
+    }
+
+    /// Give a block of log file text to the file, in order.
+    fn write_block(&mut self, b: LineBuf) {
+        match &self.writer {
+            Some(w) => {
+                if let Err(e) = w.tx.send(b) {
+                    // the writer is gone (it cannot be, short of a panic):
+                    // write here
+                    self.writer = None;
+                    self.write_block(e.0);
+                }
+            }
+            None => {
+                if let Some(f) = self.file.as_mut() {
+                    let _ = f.write_all(b.as_bytes());
+                }
+                give_block(b);
+            }
         }
     }
 
@@ -145,26 +280,40 @@ impl Log {
         self.msg_bytes(s.as_bytes())
     }
 
-    /// A large piece of log text (a parallel decode segment's): written
-    /// straight to the file when the file is the only output.
-    fn msg_large(&mut self, s: &[u8]) {
-        if s.len() >= FILE_BUF && self.direct && !self.keep {
-            if let Some(f) = self.file.as_mut() {
-                if !self.buf.is_empty() {
-                    let _ = f.write_all(self.buf.as_bytes());
-                    self.buf.clear();
-                }
-                let _ = f.write_all(s);
-                return;
+    /// Give bytes `r` of `seg`'s kept log (a parallel decode segment's)
+    /// to the log. Chained blocks wholly in `r` go to the log file as they
+    /// are when it is the only output (they are no longer needed in `seg`:
+    /// its log is given out in order, each byte once; the chain keeps
+    /// their offsets, so `seg`'s length stays).
+    fn put_kept(&mut self, seg: &mut Log, r: std::ops::Range<usize>) {
+        let move_whole = self.direct && !self.keep && self.file.is_some();
+        let blocks = seg.chain.iter_mut().map(|(s, b)| (*s, b, true)).chain(std::iter::once((seg.chain_len, &mut seg.buf, false)));
+        for (start, b, chained) in blocks {
+            let end = start + b.len();
+            if end <= r.start || b.is_empty() {
+                continue;
+            }
+            if start >= r.end {
+                break;
+            }
+            let (a, z) = (r.start.max(start) - start, r.end.min(end) - start);
+            if move_whole && chained && a == 0 && z == b.len() {
+                // the text before it first
+                self.block_full();
+                self.write_block(std::mem::take(b));
+            } else {
+                self.msg_bytes(&b.as_bytes()[a..z]);
             }
         }
-        self.msg_bytes(s)
     }
 
     /// Log text given as bytes (valid UTF-8: the printers' byte lines).
     fn msg_bytes(&mut self, mut s: &[u8]) {
         if self.keep {
             self.buf.put_bytes(s);
+            if self.buf.len() >= self.flush_at {
+                self.block_full();
+            }
         }
         if self.skip > 0 {
             let k = self.skip.min(s.len());
@@ -188,25 +337,39 @@ impl Log {
             let _ = std::io::stderr().write_all(s);
         }
         if self.file.is_some() {
-            self.buf.put_bytes(s);
-            if self.buf.len() >= self.flush_at {
-                self.flush_file();
+            while !s.is_empty() {
+                let n = s.len().min(BLOCK);
+                self.buf.put_bytes(&s[..n]);
+                s = &s[n..];
+                if self.buf.len() >= self.flush_at {
+                    self.block_full();
+                }
             }
         }
     }
+
+    /// Write out everything logged, and wait until it is written.
     fn flush(&mut self) {
-        self.flush_file();
+        self.finish();
         if let Some(b) = self.stdout_buf.as_mut() {
             let _ = b.flush();
         }
         let _ = std::io::stdout().flush();
     }
+
+    /// The log file's text so far written, and the writer thread ended
+    /// (what is logged after goes to the file from this thread).
+    fn finish(&mut self) {
+        if !self.keep {
+            self.block_full();
+        }
+        if let Some(w) = self.writer.take() {
+            w.finish();
+        }
+    }
 }
 
 type SharedLog = Rc<RefCell<Log>>;
-
-/// Log file bytes gathered before a write.
-const FILE_BUF: usize = 1 << 20;
 
 /// OpenCSD's default error logger writing into the log.
 struct ErrLogger {
@@ -943,7 +1106,7 @@ fn parallel_decode(o: &Opts, snap: &Snapshot, path: &str, log: &SharedLog) -> Re
         let mut t = create_tree(o, snap, &seg_log, &last, &mut TreePlan { skip_memory: true, ..TreePlan::default() })?.tree;
         configure_tree(o, &mut t, &seg_log, false);
         // what building the tree logged is not decode output
-        seg_log.borrow_mut().buf.clear();
+        seg_log.borrow_mut().recycle();
         Some((t, seg_log))
     };
     let t1 = Instant::now();
@@ -952,7 +1115,7 @@ fn parallel_decode(o: &Opts, snap: &Snapshot, path: &str, log: &SharedLog) -> Re
         let mut l = log.borrow_mut();
         parallel::decode(&rec, &tree.mapper, &opts, make, |out: &mut Log, r| {
             written += r.len();
-            l.msg_large(&out.buf.as_bytes()[r]);
+            l.put_kept(out, r);
         })
     };
     match outcome {
