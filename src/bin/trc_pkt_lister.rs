@@ -74,10 +74,11 @@ const BLOCK_ROOM: usize = BLOCK + 8192;
 /// Blocks not in use, shared by every log and the writer thread.
 static BLOCKS: std::sync::Mutex<Vec<LineBuf>> = std::sync::Mutex::new(Vec::new());
 
+static NEWB: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 /// An empty block: from the pool, or new.
 fn take_block() -> LineBuf {
     let b = BLOCKS.lock().ok().and_then(|mut v| v.pop());
-    b.unwrap_or_else(|| LineBuf::with_capacity(BLOCK_ROOM))
+    b.unwrap_or_else(|| { NEWB.fetch_add(1, std::sync::atomic::Ordering::Relaxed); LineBuf::with_capacity(BLOCK_ROOM) })
 }
 
 /// A block no longer needed back to the pool (smaller buffers are
@@ -337,8 +338,9 @@ impl Log {
             let _ = std::io::stderr().write_all(s);
         }
         if self.file.is_some() {
+            // blocks filled up to `BLOCK`, never grown
             while !s.is_empty() {
-                let n = s.len().min(BLOCK);
+                let n = s.len().min(BLOCK.saturating_sub(self.buf.len()));
                 self.buf.put_bytes(&s[..n]);
                 s = &s[n..];
                 if self.buf.len() >= self.flush_at {
@@ -1131,6 +1133,7 @@ fn parallel_decode(o: &Opts, snap: &Snapshot, path: &str, log: &SharedLog) -> Re
                     (t1 - t0).as_secs_f64(),
                     t1.elapsed().as_secs_f64()
                 );
+                eprintln!("blocks {}", NEWB.load(std::sync::atomic::Ordering::Relaxed));
             }
             Ok(index)
         }

@@ -518,7 +518,10 @@ struct Spare<O> {
 }
 
 impl<O: SegmentOutput> Spare<O> {
-    fn put(&self, o: O) {
+    /// Keep `o`, emptied at once: what it held is free for other outputs
+    /// (see [`SegmentOutput::recycle`]) while it waits.
+    fn put(&self, mut o: O) {
+        o.recycle();
         let Ok((sum, n)) = self.seen.lock().map(|g| *g) else { return };
         if n > 0 && o.capacity() > 4 * (sum / n) + 4096 {
             return;
@@ -727,7 +730,16 @@ where
     start_order.sort_by_key(|&i| rec.streams[plans[i].stream].chunks.get(plans[i].first).map_or(u32::MAX, |c| c.seq));
     let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(threads).build() else { return Outcome::Fallback };
     let cancel = std::sync::atomic::AtomicBool::new(false);
-    let limit = rec.streams.len() + threads + opts.lookahead;
+    // Segments of streams cut in several count against the limit: one per
+    // such stream (the one being given out), one per thread, and the
+    // look-ahead. A stream decoded whole is started once, when the output
+    // reaches it, and does not count (it would hold a place to the end).
+    let mut segs_of = vec![0usize; rec.streams.len()];
+    for p in &plans {
+        segs_of[p.stream] += 1;
+    }
+    let counts: Vec<bool> = plans.iter().map(|p| segs_of[p.stream] > 1).collect();
+    let limit = segs_of.iter().filter(|&&n| n > 1).count() + threads + opts.lookahead;
     let spare = Spare { outs: std::sync::Mutex::new(Vec::new()), keep: limit + threads, seen: std::sync::Mutex::new((0, 0)) };
     let decode = DECODES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let cx = Ctx { rec, plans: &plans, mem, spare: &spare, make: &make, cancel: &cancel, decode };
@@ -738,6 +750,7 @@ where
             order: &start_order,
             next: 0,
             started: vec![false; plans.len()],
+            counts: &counts,
             in_flight: 0,
             most: 0,
             // each stream's current segment, and the look-ahead
@@ -771,6 +784,8 @@ struct Starter<'a> {
     order: &'a [usize],
     next: usize,
     started: Vec<bool>,
+    /// Which segments count against the limit.
+    counts: &'a [bool],
     in_flight: usize,
     most: usize,
     limit: usize,
@@ -782,7 +797,7 @@ impl Starter<'_> {
         let Some(&i) = self.order.get(self.next) else { return false };
         self.next += 1;
         self.started[i] = true;
-        self.in_flight += 1;
+        self.in_flight += self.counts[i] as usize;
         self.most = self.most.max(self.in_flight);
         (self.start)(i);
         true
@@ -797,9 +812,9 @@ impl Starter<'_> {
         while !self.started[i] && self.start_next() {}
     }
 
-    /// A segment's output was given out.
-    fn done(&mut self) {
-        self.in_flight = self.in_flight.saturating_sub(1);
+    /// Segment `i`'s output was given out.
+    fn done(&mut self, i: usize) {
+        self.in_flight = self.in_flight.saturating_sub(self.counts[i] as usize);
         self.top_up();
     }
 }
@@ -998,7 +1013,7 @@ fn stitch<O: SegmentOutput, E: FnMut(&mut O, std::ops::Range<usize>)>(
                             summary.largest_output = summary.largest_output.max(r.out.len());
                             spare.put_given(r.out);
                         }
-                        starter.done();
+                        starter.done(k);
                     }
                     chain[si] = t;
                 }
