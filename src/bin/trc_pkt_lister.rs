@@ -74,11 +74,15 @@ const BLOCK_ROOM: usize = BLOCK + 8192;
 /// Blocks not in use, shared by every log and the writer thread.
 static BLOCKS: std::sync::Mutex<Vec<LineBuf>> = std::sync::Mutex::new(Vec::new());
 
-static NEWB: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// Blocks made (the most in use at once: `OCSD_PARALLEL_REPORT`).
+static BLOCKS_MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 /// An empty block: from the pool, or new.
 fn take_block() -> LineBuf {
     let b = BLOCKS.lock().ok().and_then(|mut v| v.pop());
-    b.unwrap_or_else(|| { NEWB.fetch_add(1, std::sync::atomic::Ordering::Relaxed); LineBuf::with_capacity(BLOCK_ROOM) })
+    b.unwrap_or_else(|| {
+        BLOCKS_MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        LineBuf::with_capacity(BLOCK_ROOM)
+    })
 }
 
 /// A block no longer needed back to the pool (smaller buffers are
@@ -1124,16 +1128,17 @@ fn parallel_decode(o: &Opts, snap: &Snapshot, path: &str, log: &SharedLog) -> Re
         parallel::Outcome::Done(sum) => {
             if std::env::var_os("OCSD_PARALLEL_REPORT").is_some() {
                 eprintln!(
-                    "trc_pkt_lister: parallel decode: {} segments, {} stitches, {} chunks decoded again, at most {} segments in flight, largest output {} bytes; recorded in {:.3} s, decoded in {:.3} s",
+                    "trc_pkt_lister: parallel decode: {} segments, {} stitches, {} chunks decoded again, at most {} segments in flight, largest output {} bytes, {} log blocks of {} KiB; recorded in {:.3} s, decoded in {:.3} s",
                     sum.segments,
                     sum.stitches,
                     sum.overlap_chunks,
                     sum.most_in_flight,
                     sum.largest_output,
+                    BLOCKS_MADE.load(std::sync::atomic::Ordering::Relaxed),
+                    BLOCK / 1024,
                     (t1 - t0).as_secs_f64(),
                     t1.elapsed().as_secs_f64()
                 );
-                eprintln!("blocks {}", NEWB.load(std::sync::atomic::Ordering::Relaxed));
             }
             Ok(index)
         }
