@@ -18,8 +18,9 @@
 #     and this library, with the speed-up ratios and the number of memory
 #     callback calls of each;
 #   - trc_pkt_lister -decode to a log file (no OpenCSD lister is installed:
-#     this library's alone), and -decode_only serial against -parallel 2
-#     (the logs must be identical);
+#     this library's alone), and -decode_only and -decode serial against
+#     -parallel 2 (the logs must be identical), with the peak memory and
+#     page faults of one run of each;
 #   - peak memory (max RSS) of the C client on both libraries;
 #   - this library's C client time on the trace buffer repeated 1x, 4x, 16x.
 set -u
@@ -74,16 +75,25 @@ for name in "$@"; do
     python3 "$here/compare.py" -n "$rounds" \
         "lister=$lister -ss_dir $ss -decode -no_time_print -logfile -logfilename $out/$name.ppl" || exit 1
 
-    echo
-    echo "== $name: parallel decode, trc_pkt_lister -decode_only to a log file (ratio = serial / parallel)"
-    python3 "$here/compare.py" -n "$rounds" \
-        "serial=$lister -ss_dir $ss -decode -decode_only -no_time_print -logfile -logfilename $out/$name.serial.ppl" \
-        "parallel-2=$lister -ss_dir $ss -decode -decode_only -parallel 2 -no_time_print -logfile -logfilename $out/$name.par.ppl" || exit 1
-    # the logs differ only in the command line they echo
-    sed '/ -ss_dir /d' "$out/$name.serial.ppl" >"$out/$name.serial.cmp"
-    sed '/ -ss_dir /d' "$out/$name.par.ppl" >"$out/$name.par.cmp"
-    cmp -s "$out/$name.serial.cmp" "$out/$name.par.cmp" || { echo "parallel log differs from the serial log"; exit 1; }
-    rm -f "$out/$name.serial.ppl" "$out/$name.par.ppl" "$out/$name.serial.cmp" "$out/$name.par.cmp"
+    for mode in -decode_only -decode; do
+        echo
+        echo "== $name: parallel decode, trc_pkt_lister $mode to a log file (ratio = serial / parallel)"
+        python3 "$here/compare.py" -n "$rounds" \
+            "serial=$lister -ss_dir $ss -decode $mode -no_time_print -logfile -logfilename $out/$name.serial.ppl" \
+            "parallel-2=$lister -ss_dir $ss -decode $mode -parallel 2 -no_time_print -logfile -logfilename $out/$name.par.ppl" || exit 1
+        # the logs differ only in the command line they echo
+        sed '/ -ss_dir /d' "$out/$name.serial.ppl" >"$out/$name.serial.cmp"
+        sed '/ -ss_dir /d' "$out/$name.par.ppl" >"$out/$name.par.cmp"
+        cmp -s "$out/$name.serial.cmp" "$out/$name.par.cmp" || { echo "parallel log differs from the serial log"; exit 1; }
+        for run in serial parallel-2; do
+            extra=""
+            [ "$run" = parallel-2 ] && extra="-parallel 2"
+            # shellcheck disable=SC2086
+            printf "%-12s %s\n" "$run" "$(/usr/bin/time -f "%M KiB max RSS, %R minor page faults, %U s user, %S s sys" \
+                "$lister" -ss_dir "$ss" -decode $mode $extra -no_time_print -logfile -logfilename "$out/$name.mem.ppl" 2>&1 >/dev/null | tail -n 1)"
+        done
+        rm -f "$out/$name.serial.ppl" "$out/$name.par.ppl" "$out/$name.serial.cmp" "$out/$name.par.cmp" "$out/$name.mem.ppl"
+    done
 
     echo
     echo "== $name: peak memory (max RSS, KiB)"
