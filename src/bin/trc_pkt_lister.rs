@@ -67,7 +67,7 @@ struct Log {
 }
 
 /// Bytes of log text in a block.
-const BLOCK: usize = 256 * 1024;
+const BLOCK: usize = 128 * 1024;
 /// Room of a block: a line begun before `BLOCK` ends in it.
 const BLOCK_ROOM: usize = BLOCK + 8192;
 
