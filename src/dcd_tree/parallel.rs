@@ -19,8 +19,9 @@
 //!    per ID.
 //! 3. **Decode.** Segments are started on a thread pool in the order the
 //!    output needs them, at most [`ParallelOptions::lookahead`] beyond one
-//!    per thread and one per stream being given out, so the output waiting
-//!    in memory is bounded whatever the trace's size. Each is decoded by a
+//!    per thread and one per split stream being given out (a stream decoded
+//!    whole starts when the output reaches it, outside that count), so the
+//!    output waiting in memory is bounded whatever the trace's size. Each is decoded by a
 //!    decode stack in the state of a new one (built by the caller's
 //!    factory, exactly as the serial one) from its first chunk; the output
 //!    length after each chunk is noted. At its end a probe (another such
