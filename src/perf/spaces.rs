@@ -233,7 +233,7 @@ impl Spaces {
     pub fn with_vmlinux(pd: &PerfData, symfs: Option<&Path>, vmlinux: Option<&Path>) -> Spaces {
         let mut s = Spaces::empty(symfs, vmlinux);
         s.os_release = pd.os_release.clone();
-        let mut bin_index: FxHashMap<&str, usize> = FxHashMap::default();
+        let mut bin_index: FxHashMap<&str, usize> = FxHashMap::with_capacity_and_hasher(pd.sideband.len(), Default::default());
         for r in &pd.sideband {
             match &r.event {
                 Sideband::Mmap(m) => {
@@ -542,21 +542,22 @@ pub fn insert_map(list: &mut Vec<Map>, map: Map) {
         list.insert(at, map);
         return;
     }
-    let mut keep = Vec::with_capacity(3);
-    if n > 0 {
-        let first = &list[at];
-        if first.start < map.start {
-            keep.push(Map { end: map.start, ..first.clone() });
-        }
+    // what stays of the first and last overlapped, around `map`
+    let mut keep = [map; 3];
+    let mut k = 0;
+    let first = &list[at];
+    if first.start < map.start {
+        keep[k] = Map { end: map.start, ..first.clone() };
+        k += 1;
     }
-    keep.push(map);
-    if n > 0 {
-        let last = &list[at + n - 1];
-        if last.end > map.end {
-            keep.push(Map { start: map.end, end: last.end, pgoff: last.pgoff + (map.end - last.start), bin: last.bin });
-        }
+    keep[k] = map;
+    k += 1;
+    let last = &list[at + n - 1];
+    if last.end > map.end {
+        keep[k] = Map { start: map.end, end: last.end, pgoff: last.pgoff + (map.end - last.start), bin: last.bin };
+        k += 1;
     }
-    list.splice(at..at + n, keep);
+    list.splice(at..at + n, keep[..k].iter().copied());
 }
 
 /// The kernel's name in perf's records.
