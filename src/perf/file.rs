@@ -370,6 +370,9 @@ impl PerfData {
             bytes: Vec::new(),
         };
         let raw = pd.walk_records(&bytes)?;
+        // sized once: growing these vectors would touch fresh pages for
+        // each copy (a page fault each, in a run this short)
+        pd.sideband.reserve(raw.len());
         if data_offset.saturating_add(data_size) > file_len {
             return Err(PerfError::Format {
                 what: "data section".into(),

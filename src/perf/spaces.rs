@@ -233,6 +233,8 @@ impl Spaces {
     pub fn with_vmlinux(pd: &PerfData, symfs: Option<&Path>, vmlinux: Option<&Path>) -> Spaces {
         let mut s = Spaces::empty(symfs, vmlinux);
         s.os_release = pd.os_release.clone();
+        // at most a binary per mapping: sized once (see `PerfData::from_bytes`)
+        s.binaries.reserve(pd.sideband.len());
         let mut bin_index: FxHashMap<&str, usize> = FxHashMap::with_capacity_and_hasher(pd.sideband.len(), Default::default());
         for r in &pd.sideband {
             match &r.event {
