@@ -8,7 +8,8 @@
 //! blocks, in the serial order (queue after queue, each queue's blocks in
 //! file order), are taken in windows of a bounded number of trace bytes:
 //!
-//! 1. **Decode.** The window's blocks are decoded on a thread pool, each
+//! 1. **Decode.** The window's blocks are decoded on scoped threads (the
+//!    calling thread one of them), the largest blocks first, each
 //!    by a fresh decode tree built as the serial decode builds its queue's
 //!    tree, assuming the threads known at the start of the window. Each
 //!    keeps the elements the sample logic uses (ranges, discontinuities,
@@ -274,7 +275,27 @@ pub fn decode(s: &Setup, queues: &[Vec<&Block>], mut sh: Shared, out: &mut dyn S
 
 #[cfg(test)]
 mod tests {
-    use super::BlockOut;
+    use super::{decode_window, BlockOut};
+
+    #[test]
+    fn window_results_come_back_in_item_order_whatever_the_threads() {
+        let items: Vec<usize> = vec![3, 50, 7, 50, 1, 20];
+        for threads in [1, 2, 3, 8] {
+            let ran = std::sync::Mutex::new(Vec::new());
+            let out = decode_window(&items, threads, |&n| {
+                ran.lock().unwrap().push(n);
+                n * 10
+            }, |&n| n);
+            assert_eq!(out, items.iter().map(|&n| Some(n * 10)).collect::<Vec<_>>());
+            let ran = ran.into_inner().unwrap();
+            assert_eq!(ran.len(), items.len());
+            if threads == 1 {
+                // one thread: largest first, ties in item order
+                assert_eq!(ran, vec![50, 50, 20, 7, 3, 1]);
+            }
+        }
+        assert!(decode_window(&[] as &[usize], 2, |&n| n, |&n| n).is_empty());
+    }
 
     #[test]
     fn a_block_is_decoded_again_only_when_a_thread_it_read_with_was_wrong() {
