@@ -203,6 +203,15 @@ impl SimpleperfDso {
     }
 }
 
+/// Bytes as text (invalid UTF-8 replaced, as `String::from_utf8_lossy`
+/// does); valid text, the usual case, is checked by the faster validator.
+fn text(b: &[u8]) -> String {
+    match std::str::from_utf8(b) {
+        Ok(s) => s.to_owned(),
+        Err(_) => String::from_utf8_lossy(b).into_owned(),
+    }
+}
+
 /// A protobuf varint at `*at` of `b`.
 fn varint(b: &[u8], at: &mut usize) -> Option<u64> {
     let mut v = 0u64;
@@ -270,7 +279,7 @@ pub fn parse_file2_section(sec: &[u8], e: Endianness) -> FxHashMap<String, Simpl
         if ok.is_none() {
             break;
         }
-        let path = path.map(|p| String::from_utf8_lossy(p).into_owned());
+        let path = path.map(|p| text(p));
         if let Some(p) = path {
             out.insert(p, SimpleperfFile { kind: SimpleperfDso::of(kind), min_vaddr, offset_of_min_vaddr: off });
         }
@@ -361,6 +370,9 @@ impl PerfData {
             bytes: Vec::new(),
         };
         let raw = pd.walk_records(&bytes)?;
+        // sized once: growing these vectors would touch fresh pages for
+        // each copy (a page fault each, in a run this short)
+        pd.sideband.reserve(raw.len());
         if data_offset.saturating_add(data_size) > file_len {
             return Err(PerfError::Format {
                 what: "data section".into(),
@@ -448,7 +460,7 @@ impl PerfData {
                             start: m.address,
                             len: m.length,
                             pgoff: m.page_offset,
-                            path: String::from_utf8_lossy(&m.path.as_slice()).into_owned(),
+                            path: text(&m.path.as_slice()),
                             build_id: None,
                             exec: m.is_executable,
                             kernel: matches!(m.cpu_mode, linux_perf_data::linux_perf_event_reader::CpuMode::Kernel),
@@ -465,7 +477,7 @@ impl PerfData {
                                 start: m.address,
                                 len: m.length,
                                 pgoff: m.page_offset,
-                                path: String::from_utf8_lossy(&m.path.as_slice()).into_owned(),
+                                path: text(&m.path.as_slice()),
                                 build_id,
                                 exec: m.protection & 4 != 0,
                                 kernel: matches!(m.cpu_mode, linux_perf_data::linux_perf_event_reader::CpuMode::Kernel),
@@ -474,7 +486,7 @@ impl PerfData {
                         EventRecord::Comm(c) => Some(Sideband::Comm {
                             pid: c.pid,
                             tid: c.tid,
-                            name: String::from_utf8_lossy(&c.name.as_slice()).into_owned(),
+                            name: text(&c.name.as_slice()),
                             exec: c.is_execve,
                         }),
                         EventRecord::ContextSwitch(s) => {
@@ -624,7 +636,8 @@ fn pick_parse_info(
 /// A damaged entry ends the table.
 pub fn parse_build_id_section(sec: &[u8], e: Endianness) -> FxHashMap<String, Vec<u8>> {
     const MISC_BUILD_ID_SIZE: u16 = 1 << 15;
-    let mut out = FxHashMap::default();
+    // perf's entries are at least 36 bytes, and usually about 100
+    let mut out = FxHashMap::with_capacity_and_hasher(sec.len() / 96, Default::default());
     let mut at = 0usize;
     while at + 36 <= sec.len() {
         let (Some(misc), Some(size)) = (rd_u16(sec, at + 4, e), rd_u16(sec, at + 6, e)) else { break };
@@ -644,7 +657,7 @@ pub fn parse_build_id_section(sec: &[u8], e: Endianness) -> FxHashMap<String, Ve
         };
         let path = &sec[at + 36..at + size];
         let path = &path[..path.iter().position(|&b| b == 0).unwrap_or(path.len())];
-        let path = String::from_utf8(path.to_vec()).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        let path = text(path);
         out.insert(path, id[..len].to_vec());
         at += size;
     }

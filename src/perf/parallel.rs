@@ -8,7 +8,8 @@
 //! blocks, in the serial order (queue after queue, each queue's blocks in
 //! file order), are taken in windows of a bounded number of trace bytes:
 //!
-//! 1. **Decode.** The window's blocks are decoded on a thread pool, each
+//! 1. **Decode.** The window's blocks are decoded on scoped threads (the
+//!    calling thread one of them), the largest blocks first, each
 //!    by a fresh decode tree built as the serial decode builds its queue's
 //!    tree, assuming the threads known at the start of the window. Each
 //!    keeps the elements the sample logic uses (ranges, discontinuities,
@@ -32,7 +33,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
-use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use rustc_hash::FxHashMap;
 
 use crate::abi::gen_elem::ocsd_generic_trace_elem;
@@ -197,14 +198,37 @@ fn unpool(pool: Arc<Pool>) -> Result<Spaces, PerfError> {
     Arc::try_unwrap(pool).map(|p| p.spaces).map_err(|_| PerfError::Decode("memory callbacks still held".into()))
 }
 
+/// Run `work` on each item of `items` on `threads` threads (the calling
+/// thread one of them), the largest items (by `size`) first so that the
+/// threads end close together; the results in the order of `items` (None:
+/// not run, which a worker's panic going on through the scope prevents).
+fn decode_window<T: Sync, R: Send>(items: &[T], threads: usize, work: impl Fn(&T) -> R + Sync, size: impl Fn(&T) -> usize) -> Vec<Option<R>> {
+    let mut by_size: Vec<usize> = (0..items.len()).collect();
+    by_size.sort_by_key(|&i| std::cmp::Reverse(size(&items[i])));
+    let slots: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let run = || loop {
+        let k = next.fetch_add(1, Ordering::Relaxed);
+        let Some(&i) = by_size.get(k) else { break };
+        let r = work(&items[i]);
+        if let Ok(mut slot) = slots[i].lock() {
+            *slot = Some(r);
+        }
+    };
+    std::thread::scope(|sc| {
+        for _ in 1..threads.min(items.len()) {
+            sc.spawn(run);
+        }
+        run();
+    });
+    slots.into_iter().map(|m| m.into_inner().ok().flatten()).collect()
+}
+
 /// The timeless decode of `queues` (each a queue's blocks, in the serial
 /// order) on `threads` threads, samples to `out`; the address spaces
 /// returned with the warnings, as the serial decode returns them.
 pub fn decode(s: &Setup, queues: &[Vec<&Block>], mut sh: Shared, out: &mut dyn SampleSink, threads: usize) -> Result<(Spaces, Vec<String>), PerfError> {
-    let pool_threads = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.max(1))
-        .build()
-        .map_err(|e| PerfError::Decode(format!("thread pool: {}", e)))?;
+    let threads = threads.max(1);
     // (queue, block) in the serial order
     let order: Vec<(usize, usize)> = queues.iter().enumerate().flat_map(|(q, bs)| (0..bs.len()).map(move |b| (q, b))).collect();
     let mut warnings = Vec::new();
@@ -223,13 +247,11 @@ pub fn decode(s: &Setup, queues: &[Vec<&Block>], mut sh: Shared, out: &mut dyn S
         let spaces = std::mem::replace(&mut sh.spaces, Spaces::from_parts(Vec::new(), Vec::new()));
         let pool = Arc::new(Pool { spaces, looked_up: Mutex::new(FxHashMap::default()) });
         let tid0 = sh.tid;
-        let outs: Vec<Result<BlockOut, PerfError>> = pool_threads.install(|| {
-            window.par_iter().map(|&(q, b)| decode_block(s, &pool, queues[q][0], queues[q][b], tid0, b == 0)).collect()
-        });
+        let outs = decode_window(window, threads, |&(q, b)| decode_block(s, &pool, queues[q][0], queues[q][b], tid0, b == 0), |&(q, b)| queues[q][b].len);
         sh.spaces = unpool(pool)?;
         // 2. replay in the serial order
         for (&(q, b), o) in window.iter().zip(outs) {
-            let mut o = o?;
+            let mut o = o.ok_or_else(|| PerfError::Decode("a block was not decoded".into()))??;
             if !o.valid_with(&sh.tid) {
                 o = decode_block_now(s, &mut sh, queues[q][0], queues[q][b], b == 0)?;
             }
@@ -253,7 +275,27 @@ pub fn decode(s: &Setup, queues: &[Vec<&Block>], mut sh: Shared, out: &mut dyn S
 
 #[cfg(test)]
 mod tests {
-    use super::BlockOut;
+    use super::{decode_window, BlockOut};
+
+    #[test]
+    fn window_results_come_back_in_item_order_whatever_the_threads() {
+        let items: Vec<usize> = vec![3, 50, 7, 50, 1, 20];
+        for threads in [1, 2, 3, 8] {
+            let ran = std::sync::Mutex::new(Vec::new());
+            let out = decode_window(&items, threads, |&n| {
+                ran.lock().unwrap().push(n);
+                n * 10
+            }, |&n| n);
+            assert_eq!(out, items.iter().map(|&n| Some(n * 10)).collect::<Vec<_>>());
+            let ran = ran.into_inner().unwrap();
+            assert_eq!(ran.len(), items.len());
+            if threads == 1 {
+                // one thread: largest first, ties in item order
+                assert_eq!(ran, vec![50, 50, 20, 7, 3, 1]);
+            }
+        }
+        assert!(decode_window(&[] as &[usize], 2, |&n| n, |&n| n).is_empty());
+    }
 
     #[test]
     fn a_block_is_decoded_again_only_when_a_thread_it_read_with_was_wrong() {

@@ -233,7 +233,12 @@ impl Spaces {
     pub fn with_vmlinux(pd: &PerfData, symfs: Option<&Path>, vmlinux: Option<&Path>) -> Spaces {
         let mut s = Spaces::empty(symfs, vmlinux);
         s.os_release = pd.os_release.clone();
-        let mut bin_index: FxHashMap<&str, usize> = FxHashMap::default();
+        // at most a binary per mapping: sized once (see `PerfData::from_bytes`)
+        s.binaries.reserve(pd.sideband.len());
+        let mut bin_index: FxHashMap<&str, usize> = FxHashMap::with_capacity_and_hasher(pd.sideband.len(), Default::default());
+        // each list's mappings in record order, laid out at the end
+        let mut kernel = Vec::new();
+        let mut by_pid: IdMap<Vec<Map>> = IdMap::default();
         for r in &pd.sideband {
             match &r.event {
                 Sideband::Mmap(m) => {
@@ -260,8 +265,11 @@ impl Spaces {
                         }
                     };
                     let map = Map { start: m.start, end: m.start.saturating_add(m.len), pgoff: m.pgoff, bin };
-                    let list = if m.pid == -1 || (m.kernel && m.pid <= 0) { &mut s.kernel } else { s.by_pid.entry(m.pid).or_default() };
-                    insert_map(list, map);
+                    if m.pid == -1 || (m.kernel && m.pid <= 0) {
+                        kernel.push(map);
+                    } else {
+                        by_pid.entry(m.pid).or_default().push(map);
+                    }
                     if m.pid > 0 {
                         s.tid_to_pid.insert(m.tid, m.pid);
                     }
@@ -282,6 +290,8 @@ impl Spaces {
                 _ => {}
             }
         }
+        s.kernel = maps_in_order(kernel);
+        s.by_pid = by_pid.into_iter().map(|(pid, v)| (pid, maps_in_order(v))).collect();
         s
     }
 
@@ -529,6 +539,22 @@ impl Binary {
     }
 }
 
+/// The list [`insert_map`] makes of `maps` inserted one after the other
+/// into an empty list: when no two overlap, they are only sorted (stable,
+/// by start), which takes a sort instead of a shift of the list per map.
+pub fn maps_in_order(maps: Vec<Map>) -> Vec<Map> {
+    let mut sorted = maps.clone();
+    sorted.sort_by_key(|m| m.start);
+    if sorted.windows(2).all(|w| w[0].end <= w[1].start) {
+        return sorted;
+    }
+    let mut list = Vec::with_capacity(maps.len());
+    for m in maps {
+        insert_map(&mut list, m);
+    }
+    list
+}
+
 /// Insert `map` into a sorted list of non-overlapping mappings: what it
 /// overlaps is cut away, the parts of an overlapped mapping outside it
 /// stay (with their file offsets moved), as perf and simpleperf do.
@@ -542,21 +568,22 @@ pub fn insert_map(list: &mut Vec<Map>, map: Map) {
         list.insert(at, map);
         return;
     }
-    let mut keep = Vec::with_capacity(3);
-    if n > 0 {
-        let first = &list[at];
-        if first.start < map.start {
-            keep.push(Map { end: map.start, ..first.clone() });
-        }
+    // what stays of the first and last overlapped, around `map`
+    let mut keep = [map; 3];
+    let mut k = 0;
+    let first = &list[at];
+    if first.start < map.start {
+        keep[k] = Map { end: map.start, ..first.clone() };
+        k += 1;
     }
-    keep.push(map);
-    if n > 0 {
-        let last = &list[at + n - 1];
-        if last.end > map.end {
-            keep.push(Map { start: map.end, end: last.end, pgoff: last.pgoff + (map.end - last.start), bin: last.bin });
-        }
+    keep[k] = map;
+    k += 1;
+    let last = &list[at + n - 1];
+    if last.end > map.end {
+        keep[k] = Map { start: map.end, end: last.end, pgoff: last.pgoff + (map.end - last.start), bin: last.bin };
+        k += 1;
     }
-    list.splice(at..at + n, keep);
+    list.splice(at..at + n, keep[..k].iter().copied());
 }
 
 /// The kernel's name in perf's records.
@@ -686,6 +713,33 @@ mod tests {
             got,
             vec![(0x1000, 0x2000, 0, 0), (0x2000, 0x3000, 0x1000, 2), (0x3000, 0x3800, 0x2000, 0), (0x3800, 0x5800, 0, 3), (0x5800, 0x6000, 0x800, 1)]
         );
+    }
+
+    #[test]
+    fn mappings_laid_out_at_once_as_inserted_one_by_one() {
+        // pseudo-random mappings, some overlapping, some empty, some equal
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for round in 0..300 {
+            let spread = if round % 3 == 0 { 0x100 } else { 0x10_0000 };
+            let maps: Vec<Map> = (0..(1 + next(40)))
+                .map(|i| {
+                    let start = next(spread) * 0x10;
+                    m(start, start + next(0x40) * 0x10, next(0x1000), i as usize)
+                })
+                .collect();
+            let mut one_by_one = Vec::new();
+            for &mp in &maps {
+                insert_map(&mut one_by_one, mp);
+            }
+            let key = |l: &[Map]| l.iter().map(|x| (x.start, x.end, x.pgoff, x.bin)).collect::<Vec<_>>();
+            assert_eq!(key(&maps_in_order(maps.clone())), key(&one_by_one), "round {}", round);
+        }
     }
 
     #[test]

@@ -127,9 +127,12 @@ fn run_inner(args: &PerfArgs) -> Result<(), PerfError> {
         perf::dump::dump(&pd, &meta, mode, style, &mut w)?;
         w.flush().map_err(|e| PerfError::Io(e.to_string()))?;
     }
+    // the warnings in one write (stderr is not buffered)
     let warn = |ws: Vec<String>| {
-        for w in ws {
-            eprintln!("{}", w);
+        if !ws.is_empty() {
+            let mut all = ws.join("\n");
+            all.push('\n');
+            let _ = std::io::stderr().lock().write_all(all.as_bytes());
         }
     };
     if args.branches {
