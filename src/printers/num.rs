@@ -98,10 +98,11 @@ pub fn push_dec(out: &mut String, v: u64) {
 
 
 /// A text buffer the printers append to: a `String` (the C API's string
-/// functions, tests) or a byte buffer (`Vec<u8>`: the lister's log lines,
-/// where numbers go in as fixed-size chunks, with no per-digit appends and
-/// no UTF-8 checks; everything appended is ASCII or whole `&str`s, so the
-/// bytes stay valid UTF-8).
+/// functions, tests) or a line buffer ([`super::line::LineBuf`] and
+/// [`super::line::Room`]: the lister's log lines, where numbers go in as
+/// fixed-size chunks, with no per-digit appends and no UTF-8 checks;
+/// everything appended is ASCII or whole `&str`s, so the bytes stay valid
+/// UTF-8).
 pub trait TextOut {
     fn put_str(&mut self, s: &str);
     fn put_char(&mut self, c: char);
@@ -189,30 +190,6 @@ pub(crate) fn hex_digits32(v: u32, upper: bool) -> u64 {
     x + b'0' as u64 * ONES + letters * if upper { 7 } else { 39 }
 }
 
-#[inline(always)]
-fn put_hex_bytes(out: &mut Vec<u8>, v: u64, width: usize, upper: bool) {
-    let sig = if v == 0 { 1 } else { (67 - v.leading_zeros() as usize) / 4 };
-    let mut n = sig;
-    if width > sig {
-        if width > 16 {
-            out.resize(out.len() + (width - 16), b'0');
-            n = 16;
-        } else {
-            n = width;
-        }
-    }
-    // the n digits first in a fixed-size chunk; the rest dropped again
-    let len = out.len();
-    if n <= 8 {
-        let d = hex_digits32(v as u32, upper) << (8 * (8 - n));
-        out.extend_from_slice(&d.to_be_bytes());
-    } else {
-        let d = hex_digits(v, upper) << (8 * (16 - n));
-        out.extend_from_slice(&d.to_be_bytes());
-    }
-    out.truncate(len + n);
-}
-
 /// The 8 decimal digits of `v` (< 10^8, zero padded) as ASCII, most
 /// significant first, in the big-endian bytes of a `u64`: split into
 /// 4-digit, 2-digit and 1-digit lanes with multiply-shift division.
@@ -228,22 +205,6 @@ pub(crate) fn dec_digits8(v: u32) -> u64 {
     let q = ((x * 103) >> 10) & 0x000F_000F_000F_000F;
     let x = (q << 8) | (x - q * 10);
     x | 0x3030_3030_3030_3030
-}
-
-/// Decimal digits of `v` (at least 1).
-#[inline(always)]
-fn dec_len(v: u64) -> usize {
-    if v == 0 {
-        1
-    } else {
-        v.ilog10() as usize + 1
-    }
-}
-
-#[inline(never)]
-fn put_dec_long(out: &mut Vec<u8>, v: u64) {
-    let (buf, i) = dec_long_digits(v);
-    out.extend_from_slice(&buf[i..]);
 }
 
 /// The decimal digits of `v` at the end of a 20-byte buffer, and where
@@ -272,54 +233,14 @@ pub(crate) fn dec_long_digits(v: u64) -> ([u8; 20], usize) {
     (buf, i)
 }
 
-impl TextOut for Vec<u8> {
-    #[inline(always)]
-    fn put_str(&mut self, s: &str) {
-        self.extend_from_slice(s.as_bytes())
-    }
-    #[inline]
-    fn put_char(&mut self, c: char) {
-        let mut b = [0u8; 4];
-        self.extend_from_slice(c.encode_utf8(&mut b).as_bytes())
-    }
-    #[inline(always)]
-    fn put_hex(&mut self, v: u64, width: usize) {
-        put_hex_bytes(self, v, width, false)
-    }
-    #[inline]
-    fn put_hex_upper(&mut self, v: u64, width: usize) {
-        put_hex_bytes(self, v, width, true)
-    }
-    #[inline(always)]
-    fn put_dec(&mut self, v: u64) {
-        if v < 10 {
-            self.push(b'0' + v as u8);
-        } else if v < 100_000_000 {
-            let n = dec_len(v);
-            let d = dec_digits8(v as u32) << (8 * (8 - n));
-            let len = self.len();
-            self.extend_from_slice(&d.to_be_bytes());
-            self.truncate(len + n);
-        } else {
-            put_dec_long(self, v);
-        }
-    }
-    fn put_fmt(&mut self, args: std::fmt::Arguments) {
-        let _ = std::io::Write::write_fmt(self, args);
-    }
-    #[inline]
-    fn put_utf8(&mut self, b: &[u8]) {
-        self.extend_from_slice(b)
-    }
-}
-
 #[cfg(test)]
 mod text_out_tests {
     use super::*;
 
-    /// The byte buffer writes exactly what the string does.
+    /// The string's number writers write what `format!` writes (the line
+    /// buffers' are checked against `format!` in `line.rs`).
     #[test]
-    fn bytes_match_string() {
+    fn string_numbers_match_fmt() {
         let vals = [
             0u64, 1, 9, 10, 15, 16, 99, 100, 101, 255, 256, 999, 1000, 4095, 4096, 65535, 123456, 0xdead_beef,
             0x4d0a1c, 1 << 63, u64::MAX, u64::MAX - 1, 10_000_000_000_000_000_000, 0x0123_4567_89ab_cdef,
@@ -327,35 +248,27 @@ mod text_out_tests {
         for v in vals {
             for width in [0usize, 1, 2, 4, 8, 12, 16, 17, 20] {
                 let mut s = String::new();
-                let mut b = Vec::new();
                 s.put_hex(v, width);
-                b.put_hex(v, width);
-                assert_eq!(s.as_bytes(), &b[..], "hex {v:#x} width {width}");
                 assert_eq!(s, format!("{v:0width$x}"));
                 s.clear();
-                b.clear();
                 s.put_hex_upper(v, width);
-                b.put_hex_upper(v, width);
-                assert_eq!(s.as_bytes(), &b[..], "HEX {v:#x} width {width}");
                 assert_eq!(s, format!("{v:0width$X}"));
             }
             let mut s = String::new();
-            let mut b = Vec::new();
             s.put_dec(v);
-            b.put_dec(v);
-            assert_eq!(s.as_bytes(), &b[..], "dec {v}");
             assert_eq!(s, v.to_string());
         }
         for v in (0..100_000u64).chain((100_000..2_000_000_000u64).step_by(9_973)).chain(99_999_990..100_000_010) {
-            let mut b = Vec::new();
-            b.put_dec(v);
-            b.put_hex(v, 3);
-            assert_eq!(b, format!("{v}{v:03x}").into_bytes());
+            let mut s = String::new();
+            s.put_dec(v);
+            s.put_hex(v, 3);
+            assert_eq!(s, format!("{v}{v:03x}"));
         }
-        let mut b = b"x".to_vec();
-        b.put_char('é');
-        b.put_str("ab");
-        b.put_fmt(format_args!("{}-{:02x}", 7, 3));
-        assert_eq!(String::from_utf8(b).unwrap(), "xéab7-03");
+        let mut s = String::from("x");
+        s.put_char('é');
+        s.put_str("ab");
+        s.put_fmt(format_args!("{}-{:02x}", 7, 3));
+        s.put_utf8(b"!");
+        assert_eq!(s, "xéab7-03!");
     }
 }
