@@ -427,6 +427,7 @@ impl EtmV4IPktDecoder {
     // ------------------------------------------------------------------
     // packet processing
 
+    #[inline(always)]
     fn process_packet(&mut self, pkt: &ocsd_etmv4_i_pkt, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
         let mut resp = OCSD_RESP_CONT;
         loop {
@@ -1693,6 +1694,7 @@ impl PacketDecoder for EtmV4IPktDecoder {
         EtmV4IPktDecoder::name(self)
     }
 
+    #[inline(always)]
     fn packet_in(&mut self, index_sop: ocsd_trc_index_t, pkt: &ocsd_etmv4_i_pkt, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
         self.index_curr_pkt = index_sop;
         self.mem.check(ctx.mem);
