@@ -40,10 +40,7 @@ fn run(conf: &Path, snap: &str, args: &[&str], outs: &[&str], file: &Path) -> (V
 
 #[test]
 fn every_output_gets_the_same_log_serial_and_parallel() {
-    let Some(shared) = common::shared_dir() else {
-        eprintln!("{}", common::SKIPPED);
-        return;
-    };
+    let Some(shared) = common::shared_or_skip() else { return };
     let conf = shared.join("conformance");
     let dir = std::env::temp_dir().join(format!("lister_output_{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

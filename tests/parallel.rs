@@ -74,10 +74,7 @@ fn stitches(report: &str) -> usize {
 
 #[test]
 fn parallel_decode_matches_serial_on_every_conformance_case() {
-    let Some(shared) = common::shared_dir() else {
-        eprintln!("{}", common::SKIPPED);
-        return;
-    };
+    let Some(shared) = common::shared_or_skip() else { return };
     let conf = shared.join("conformance");
     let tmp = std::env::temp_dir().join(format!("ocsd-parallel-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
@@ -114,10 +111,7 @@ fn parallel_decode_matches_serial_on_every_conformance_case() {
 #[test]
 fn api_decode_parallel_matches_decode() {
     use opencsd_c_api::api::{Decoder, ParallelOptions};
-    let Some(shared) = common::shared_dir() else {
-        eprintln!("{}", common::SKIPPED);
-        return;
-    };
+    let Some(shared) = common::shared_or_skip() else { return };
     let snaps = [
         "snapshots/juno_r1_1",
         "snapshots/a57_single_step",
