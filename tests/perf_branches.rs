@@ -11,7 +11,7 @@ use std::process::Command;
 use std::rc::Rc;
 
 use opencsd_c_api::perf::autofdo::AutoFdo;
-use opencsd_c_api::perf::decode::{decode, decode_on, BranchSample, SampleSink};
+use opencsd_c_api::perf::decode::{decode, BranchSample, SampleSink};
 use opencsd_c_api::perf::dump::BlockMode;
 use opencsd_c_api::perf::profile::Profile;
 use opencsd_c_api::perf::spaces::Spaces;
@@ -153,7 +153,7 @@ fn branches_match_perf_script_on_synthetic_binaries() {
         let want: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect();
         let lines = Rc::new(RefCell::new(Lines(Vec::new())));
         let spaces = Spaces::new(&pd, Some(&symfs));
-        let (spaces, warnings) = decode(&pd, &meta, BlockMode::Auto, spaces, lines.clone()).unwrap();
+        let (spaces, warnings) = decode(&pd, &meta, BlockMode::Auto, spaces, lines.clone(), 1).unwrap();
         assert!(spaces.binaries.iter().any(|b| b.found_at.as_deref() == Some(bin.as_path())), "{:?}", warnings);
         let got = lines.borrow().0.clone();
         assert!(!want.is_empty(), "pattern {}: perf printed no branches", n);
@@ -164,10 +164,10 @@ fn branches_match_perf_script_on_synthetic_binaries() {
         // source's thread)
         for mode in [BlockMode::Auto, BlockMode::ByAux, BlockMode::Whole] {
             let serial = Rc::new(RefCell::new(Lines(Vec::new())));
-            let (_, sw) = decode(&pd, &meta, mode, Spaces::new(&pd, Some(&symfs)), serial.clone()).unwrap();
+            let (_, sw) = decode(&pd, &meta, mode, Spaces::new(&pd, Some(&symfs)), serial.clone(), 1).unwrap();
             for threads in [2, 3] {
                 let par = Rc::new(RefCell::new(Lines(Vec::new())));
-                let (_, pw) = decode_on(&pd, &meta, mode, Spaces::new(&pd, Some(&symfs)), par.clone(), threads).unwrap();
+                let (_, pw) = decode(&pd, &meta, mode, Spaces::new(&pd, Some(&symfs)), par.clone(), threads).unwrap();
                 assert_eq!(par.borrow().0, serial.borrow().0, "pattern {}, {:?}, {} threads", n, mode, threads);
                 assert_eq!(pw, sw);
             }
@@ -175,7 +175,7 @@ fn branches_match_perf_script_on_synthetic_binaries() {
 
         // the AutoFDO profile of the same decode: ranges inside the binary
         let a = Rc::new(RefCell::new(AutoFdo::default()));
-        let (spaces, _) = decode(&pd, &meta, BlockMode::ByAux, Spaces::new(&pd, Some(&symfs)), a.clone()).unwrap();
+        let (spaces, _) = decode(&pd, &meta, BlockMode::ByAux, Spaces::new(&pd, Some(&symfs)), a.clone(), 1).unwrap();
         let mut text = Vec::new();
         a.borrow_mut().finish();
         a.borrow().write(&spaces, &mut text).unwrap();
@@ -195,7 +195,7 @@ fn missing_binaries_warn_once_each_and_decode_goes_on() {
     let meta = pd.cs_meta().unwrap();
     let lines = Rc::new(RefCell::new(Lines(Vec::new())));
     let empty = std::env::temp_dir().join("ocsd-perf-empty-symfs");
-    let (_, warnings) = decode(&pd, &meta, BlockMode::Auto, Spaces::new(&pd, Some(&empty)), lines.clone()).unwrap();
+    let (_, warnings) = decode(&pd, &meta, BlockMode::Auto, Spaces::new(&pd, Some(&empty)), lines.clone(), 1).unwrap();
     assert!(!warnings.is_empty());
     let mut seen = std::collections::HashSet::new();
     for w in &warnings {
@@ -222,7 +222,7 @@ fn functions_and_flamegraph_from_symbols() {
     let funcs = [("main", 0x1000, 0x80), ("loop_body", 0x1080, 0xf80)];
     std::fs::write(&bin, synthetic_elf_syms(&hex("0c9a20bf9c009d0e4e8bbf9fad0300ae"), &words, &funcs)).unwrap();
     let prof = Rc::new(RefCell::new(Profile::default()));
-    let (_, _) = decode(&pd, &meta, BlockMode::Auto, Spaces::new(&pd, Some(&symfs)), prof.clone()).unwrap();
+    let (_, _) = decode(&pd, &meta, BlockMode::Auto, Spaces::new(&pd, Some(&symfs)), prof.clone(), 1).unwrap();
     let p = prof.borrow();
     let main = p.functions.get("main").expect("main executed");
     let body = p.functions.get("loop_body").expect("loop_body executed");
@@ -271,7 +271,7 @@ fn timestamped_recording_without_timestamps_gives_what_perf_gives() {
     std::fs::write(&bin, synthetic_elf(&hex("0c9a20bf9c009d0e4e8bbf9fad0300ae"), PATTERNS[1])).unwrap();
     let run = |pd: &PerfData| {
         let lines = Rc::new(RefCell::new(Lines(Vec::new())));
-        decode(pd, &pd.cs_meta().unwrap(), BlockMode::Auto, Spaces::new(pd, Some(&symfs)), lines.clone()).unwrap();
+        decode(pd, &pd.cs_meta().unwrap(), BlockMode::Auto, Spaces::new(pd, Some(&symfs)), lines.clone(), 1).unwrap();
         let v = lines.borrow().0.clone();
         v
     };

@@ -491,14 +491,11 @@ pub(crate) fn merge_by_time(queues: usize, mut next: impl FnMut(usize) -> Option
 /// timestamps in the trace); samples before a queue's first timestamp
 /// come first (perf drops them), samples after its last one keep that
 /// timestamp.
-pub fn decode(pd: &PerfData, meta: &CsMeta, mode: BlockMode, spaces: Spaces, out: Rc<RefCell<dyn SampleSink>>) -> Result<(Spaces, Vec<String>), PerfError> {
-    decode_ordered(pd, meta, mode, spaces, out, pd.timestamped(), 1)
-}
-
-/// As [`decode`], on `threads` threads (0: one per core) where the decode
-/// is timeless: the samples and warnings are exactly those of [`decode`]
+///
+/// On `threads` threads (0: one per core; 1: serially) where the decode
+/// is timeless, with exactly the samples and warnings of the serial decode
 /// (see [`super::parallel`]).
-pub fn decode_on(
+pub fn decode(
     pd: &PerfData,
     meta: &CsMeta,
     mode: BlockMode,
@@ -512,13 +509,7 @@ pub fn decode_on(
 /// As [`decode`], always queue after queue whatever the recording's
 /// timestamps (simpleperf's `inject` decodes the trace as it comes and
 /// drops nothing).
-pub fn decode_timeless(pd: &PerfData, meta: &CsMeta, mode: BlockMode, spaces: Spaces, out: Rc<RefCell<dyn SampleSink>>) -> Result<(Spaces, Vec<String>), PerfError> {
-    decode_ordered(pd, meta, mode, spaces, out, false, 1)
-}
-
-/// As [`decode_timeless`], on `threads` threads (0: one per core), with
-/// exactly the same samples and warnings.
-pub fn decode_timeless_on(
+pub fn decode_timeless(
     pd: &PerfData,
     meta: &CsMeta,
     mode: BlockMode,

@@ -139,7 +139,7 @@ fn run_inner(args: &PerfArgs) -> Result<(), PerfError> {
         let spaces = spaces_for(&pd, args);
         let stdout = std::io::stdout();
         let p = Rc::new(RefCell::new(BranchPrinter { w: std::io::BufWriter::with_capacity(1 << 16, stdout.lock()), err: None }));
-        warn(perf::decode::decode_on(&pd, &meta, mode, spaces, p.clone(), args.threads)?.1);
+        warn(perf::decode::decode(&pd, &meta, mode, spaces, p.clone(), args.threads)?.1);
         let mut p = p.borrow_mut();
         if let Some(e) = p.err.take() {
             return Err(PerfError::Io(e.to_string()));
@@ -150,7 +150,7 @@ fn run_inner(args: &PerfArgs) -> Result<(), PerfError> {
         // simpleperf decodes each AUX record's data, format from its flags
         let spaces = spaces_for(&pd, args);
         let a = Rc::new(RefCell::new(perf::autofdo::AutoFdo::default()));
-        let spaces = perf::decode::decode_timeless_on(&pd, &meta, BlockMode::ByAux, spaces, a.clone(), args.threads)?;
+        let spaces = perf::decode::decode_timeless(&pd, &meta, BlockMode::ByAux, spaces, a.clone(), args.threads)?;
         warn(spaces.1);
         a.borrow_mut().finish();
         let mut f = std::io::BufWriter::new(std::fs::File::create(out).map_err(|e| PerfError::Io(format!("{}: {}", out.display(), e)))?);
@@ -163,7 +163,7 @@ fn run_inner(args: &PerfArgs) -> Result<(), PerfError> {
     if args.flamegraph.is_some() || args.folded.is_some() || args.lcov.is_some() || args.functions {
         let spaces = spaces_for(&pd, args);
         let prof = Rc::new(RefCell::new(perf::profile::Profile::default()));
-        let (mut spaces, ws) = perf::decode::decode_on(&pd, &meta, mode, spaces, prof.clone(), args.threads)?;
+        let (mut spaces, ws) = perf::decode::decode(&pd, &meta, mode, spaces, prof.clone(), args.threads)?;
         warn(ws);
         let prof = prof.borrow();
         let create = |p: &PathBuf| {
