@@ -315,10 +315,7 @@ impl Log {
     /// Log text given as bytes (valid UTF-8: the printers' byte lines).
     fn msg_bytes(&mut self, mut s: &[u8]) {
         if self.keep {
-            self.buf.put_bytes(s);
-            if self.buf.len() >= self.flush_at {
-                self.block_full();
-            }
+            self.put_in_blocks(s);
         }
         if self.skip > 0 {
             let k = self.skip.min(s.len());
@@ -342,14 +339,20 @@ impl Log {
             let _ = std::io::stderr().write_all(s);
         }
         if self.file.is_some() {
-            // blocks filled up to `BLOCK`, never grown
-            while !s.is_empty() {
-                let n = s.len().min(BLOCK.saturating_sub(self.buf.len()));
-                self.buf.put_bytes(&s[..n]);
-                s = &s[n..];
-                if self.buf.len() >= self.flush_at {
-                    self.block_full();
-                }
+            self.put_in_blocks(s);
+        }
+    }
+
+    /// `s` into the kept log's or the log file's blocks, each filled up to
+    /// `BLOCK` and never grown (a kept log's text is read back by offset,
+    /// so a piece may span blocks).
+    fn put_in_blocks(&mut self, mut s: &[u8]) {
+        while !s.is_empty() {
+            let n = s.len().min(BLOCK.saturating_sub(self.buf.len()));
+            self.buf.put_bytes(&s[..n]);
+            s = &s[n..];
+            if self.buf.len() >= self.flush_at {
+                self.block_full();
             }
         }
     }
