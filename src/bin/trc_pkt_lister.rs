@@ -37,7 +37,7 @@ struct Log {
     stdout: bool,
     stderr: bool,
     /// The log file (written by the writer thread while there is one).
-    file: Option<File>,
+    file: Option<LogFile>,
     writer: Option<Writer>,
     /// The block being written: the log file's next block, or the last
     /// block of a kept log. The printers write their lines straight into
@@ -184,11 +184,11 @@ impl SegmentOutput for Log {
 }
 
 impl Log {
-    fn new(stdout: bool, stderr: bool, file: Option<File>) -> Self {
+    fn new(stdout: bool, stderr: bool, file: Option<LogFile>) -> Self {
         use std::io::IsTerminal;
         let stdout_buf = (stdout && !std::io::stdout().is_terminal()).then(|| std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()));
         let buf = if file.is_some() { take_block() } else { LineBuf::new() };
-        let writer = file.as_ref().and_then(Writer::start);
+        let writer = file.as_ref().and_then(|f| Writer::start(&f.file));
         let mut l = Log {
             stdout,
             stderr,
@@ -274,7 +274,7 @@ impl Log {
             }
             None => {
                 if let Some(f) = self.file.as_mut() {
-                    let _ = f.write_all(b.as_bytes());
+                    let _ = f.file.write_all(b.as_bytes());
                 }
                 give_block(b);
             }
@@ -357,9 +357,13 @@ impl Log {
         }
     }
 
-    /// Write out everything logged, and wait until it is written.
+    /// Write out everything logged, and wait until it is written; the
+    /// log file ends where its text ends.
     fn flush(&mut self) {
         self.finish();
+        if let Some(f) = self.file.as_mut() {
+            f.end();
+        }
         if let Some(b) = self.stdout_buf.as_mut() {
             let _ = b.flush();
         }
@@ -379,6 +383,106 @@ impl Log {
 }
 
 type SharedLog = Rc<RefCell<Log>>;
+
+/// The log file. A regular file that is already there is not truncated
+/// when opened: the log is written over it from its start, and the file is cut where the log ends
+/// ([`LogFile::end`], called at the end of the run and when the log file
+/// is dropped: after an error return or a panic unwinding; and from a
+/// handler of SIGINT, SIGTERM and SIGHUP). It then holds the bytes
+/// truncation gives. Users rewrite the same log run after run (the default
+/// name is fixed): writing over the old log's pages in the page cache
+/// costs far less than freeing them all on open and filling new ones.
+/// Anything else (a FIFO, a terminal, `/dev/null`, a new file) is opened
+/// as before; so is a file that cannot be cut.
+struct LogFile {
+    file: File,
+    /// Opened without truncation: to cut at its end.
+    over: bool,
+}
+
+/// The descriptor of the log file being written over, for the signal
+/// handler (-1: none).
+static CUT_FD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
+impl LogFile {
+    fn open(path: &str) -> Option<LogFile> {
+        if let Ok(file) = std::fs::OpenOptions::new().write(true).create(true).open(path) {
+            match file.metadata() {
+                // truncation means nothing there
+                Ok(m) if !m.is_file() => return Some(LogFile { file, over: false }),
+                // it can be cut (cutting at its length frees nothing)
+                Ok(m) if file.set_len(m.len()).is_ok() => {
+                    let f = LogFile { file, over: true };
+                    if m.len() > 0 {
+                        f.cut_on_signals();
+                    }
+                    return Some(f);
+                }
+                // opened as before, to fail or not as before
+                _ => {}
+            }
+        }
+        File::create(path).ok().map(|file| LogFile { file, over: false })
+    }
+
+    /// Cut the file where the text written ends (the writer thread's
+    /// handle shares the file position).
+    fn end(&mut self) {
+        use std::io::Seek;
+        if self.over {
+            if let Ok(pos) = self.file.stream_position() {
+                let _ = self.file.set_len(pos);
+            }
+        }
+    }
+
+    /// A run ended by SIGINT, SIGTERM or SIGHUP (where they are not
+    /// ignored) cuts the file first, as if it had been truncated.
+    fn cut_on_signals(&self) {
+        use std::os::fd::AsRawFd;
+        CUT_FD.store(self.file.as_raw_fd(), std::sync::atomic::Ordering::SeqCst);
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            // SAFETY: sigaction with a zeroed action to read into and a
+            // handler that makes only async-signal-safe calls.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, std::ptr::null(), &mut old) != 0 || old.sa_sigaction != libc::SIG_DFL {
+                    continue;
+                }
+                let mut act: libc::sigaction = std::mem::zeroed();
+                act.sa_sigaction = cut_and_die as extern "C" fn(libc::c_int) as libc::sighandler_t;
+                libc::sigemptyset(&mut act.sa_mask);
+                libc::sigaction(sig, &act, std::ptr::null_mut());
+            }
+        }
+    }
+}
+
+impl Drop for LogFile {
+    fn drop(&mut self) {
+        self.end();
+        CUT_FD.store(-1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Signal handler: cut the log file being written over at its position,
+/// then die of the signal as without the handler.
+extern "C" fn cut_and_die(sig: libc::c_int) {
+    let fd = CUT_FD.load(std::sync::atomic::Ordering::SeqCst);
+    // SAFETY: lseek, ftruncate, signal and raise are async-signal-safe;
+    // `fd` is the log file's descriptor, open until CUT_FD is reset.
+    unsafe {
+        if fd >= 0 {
+            let pos = libc::lseek(fd, 0, libc::SEEK_CUR);
+            if pos >= 0 {
+                libc::ftruncate(fd, pos);
+            }
+        }
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
+
 
 /// OpenCSD's default error logger writing into the log.
 struct ErrLogger {
@@ -662,7 +766,7 @@ fn run(args: &[String]) -> i32 {
             (out_stdout, out_stderr, out_file) = (so, se, sf);
         }
     }
-    let file = if out_file { File::create(&logfile).ok() } else { None };
+    let file = if out_file { LogFile::open(&logfile) } else { None };
     let log: SharedLog = Rc::new(RefCell::new(Log::new(out_stdout, out_stderr, file)));
     let res = run_logged(args, &log);
     log.borrow_mut().flush();
