@@ -608,7 +608,8 @@ impl PacketObserver for PacketPrinter {
 struct ElemPrinter {
     log: SharedLog,
     ids: Option<Vec<u8>>,
-    writer: ElemLineWriter,
+    /// (None only once dropped: the writer goes back to the pool)
+    writer: Option<ElemLineWriter>,
     /// The line being written, when the log has several outputs.
     line: LineBuf,
     /// `-test_waits N`: answer WAIT to the first N elements (each printed
@@ -625,7 +626,9 @@ impl GenElemSink for ElemPrinter {
         }
         let mut log = self.log.borrow_mut();
         let (line, idx, direct) = log.line_buf(&mut self.line);
-        self.writer.write_line(line, idx, index_sop, chan, elem);
+        if let Some(w) = self.writer.as_mut() {
+            w.write_line(line, idx, index_sop, chan, elem);
+        }
         log.line_done(direct, &self.line);
         drop(log);
         if self.test_waits > 0 {
@@ -633,6 +636,35 @@ impl GenElemSink for ElemPrinter {
             return OCSD_RESP_WAIT;
         }
         OCSD_RESP_CONT
+    }
+}
+
+impl Drop for ElemPrinter {
+    fn drop(&mut self) {
+        if let Some(w) = self.writer.take() {
+            give_elem_writer(w);
+        }
+    }
+}
+
+/// Element line writers of printers dropped, for the printers of later
+/// trees: a parallel decode builds a tree for every segment (and for every
+/// probe) where its stacks cannot be renewed, and a writer's line table is
+/// 442 KiB to fill and to touch afresh. The table only keeps lines already
+/// written (keyed by all their text depends on), so a writer used before
+/// writes the same lines as a new one.
+static ELEM_WRITERS: std::sync::Mutex<Vec<ElemLineWriter>> = std::sync::Mutex::new(Vec::new());
+
+fn take_elem_writer() -> ElemLineWriter {
+    ELEM_WRITERS.lock().ok().and_then(|mut v| v.pop()).unwrap_or_default()
+}
+
+fn give_elem_writer(w: ElemLineWriter) {
+    if let Ok(mut v) = ELEM_WRITERS.lock() {
+        // one per thread that builds trees is enough
+        if v.len() < 8 {
+            v.push(w);
+        }
     }
 }
 
@@ -1005,7 +1037,7 @@ fn configure_tree(o: &Opts, tree: &mut DecodeTree, log: &SharedLog, announce: bo
         tree.set_elem_sink(Some(Box::new(ElemPrinter {
             log: log.clone(),
             ids,
-            writer: ElemLineWriter::new(),
+            writer: Some(take_elem_writer()),
             line: LineBuf::with_capacity(256),
             test_waits: o.test_waits,
         })));
