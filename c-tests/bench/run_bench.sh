@@ -18,7 +18,8 @@
 #     and this library, with the speed-up ratios and the number of memory
 #     callback calls of each;
 #   - trc_pkt_lister -decode to a log file (no OpenCSD lister is installed:
-#     this library's alone), and -decode_only and -decode serial against
+#     this library's alone; each run writes over the log of the run
+#     before, as users rerunning it do), and -decode_only and -decode serial against
 #     -parallel 2 (the logs must be identical), with the peak memory and
 #     page faults of one run of each;
 #   - peak memory (max RSS) of the C client on both libraries;
@@ -70,14 +71,21 @@ for name in "$@"; do
         python3 "$here/compare.py" -n "$rounds" "$@" || exit 1
     fi
 
+    # The lister's runs write over the log of the run before, as a user
+    # running it again does (its default log name is fixed): one run first,
+    # so that every timed round finds a log there (the lister writes over
+    # it and cuts it where the new log ends, instead of truncating it).
     echo
     echo "== $name: trc_pkt_lister -decode to a log file (this library; no OpenCSD lister installed)"
+    "$lister" -ss_dir "$ss" -decode -no_time_print -logfile -logfilename "$out/$name.ppl" >/dev/null || exit 1
     python3 "$here/compare.py" -n "$rounds" \
         "lister=$lister -ss_dir $ss -decode -no_time_print -logfile -logfilename $out/$name.ppl" || exit 1
 
     for mode in -decode_only -decode; do
         echo
         echo "== $name: parallel decode, trc_pkt_lister $mode to a log file (ratio = serial / parallel)"
+        "$lister" -ss_dir "$ss" -decode $mode -no_time_print -logfile -logfilename "$out/$name.serial.ppl" >/dev/null || exit 1
+        cp "$out/$name.serial.ppl" "$out/$name.par.ppl"
         python3 "$here/compare.py" -n "$rounds" \
             "serial=$lister -ss_dir $ss -decode $mode -no_time_print -logfile -logfilename $out/$name.serial.ppl" \
             "parallel-2=$lister -ss_dir $ss -decode $mode -parallel 2 -no_time_print -logfile -logfilename $out/$name.par.ppl" || exit 1
