@@ -500,8 +500,9 @@ impl LogFile {
 
 impl Drop for LogFile {
     fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
         self.end();
-        CUT_FD.store(-1, std::sync::atomic::Ordering::SeqCst);
+        let _ = CUT_FD.compare_exchange(self.file.as_raw_fd(), -1, std::sync::atomic::Ordering::SeqCst, std::sync::atomic::Ordering::SeqCst);
     }
 }
 
@@ -1394,5 +1395,62 @@ fn print_stats(tree: &mut DecodeTree, log: &SharedLog) {
             d.frame_bytes,
             d.valid_id_bytes + d.no_id_bytes + d.unknown_id_bytes + d.reserved_id_bytes + d.frame_bytes
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!("lister_logfile_{}_{name}", std::process::id()))
+    }
+
+    /// A log written over a longer file through a [`Log`] and its writer
+    /// thread, then dropped by a panic unwinding: the file holds the log
+    /// alone, as after truncation.
+    #[test]
+    fn a_panic_unwinding_through_the_log_cuts_the_old_file() {
+        let p = temp("panic");
+        std::fs::write(&p, vec![b'#'; 3 * BLOCK + 5]).unwrap();
+        let path = p.to_str().unwrap().to_string();
+        let r = std::panic::catch_unwind(move || {
+            let f = LogFile::open(&path).unwrap();
+            assert!(f.over);
+            let mut log = Log::new(false, false, Some(f));
+            for i in 0..20_000 {
+                log.msg(&format!("line {i}\n"));
+            }
+            panic!("decode failed");
+        });
+        assert!(r.is_err());
+        let want: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
+        assert!(want.len() > BLOCK && want.len() < 3 * BLOCK);
+        assert!(std::fs::read(&p).unwrap() == want.as_bytes());
+        let _ = std::fs::remove_file(&p);
+    }
+
+    /// Written over and ended: exactly what was written, longer or
+    /// shorter than the old file, or nothing.
+    #[test]
+    fn an_ended_log_file_is_as_long_as_its_text() {
+        let p = temp("end");
+        let path = p.to_str().unwrap();
+        for (old, new) in [(100usize, 10usize), (10, 100), (50, 0), (0, 7)] {
+            std::fs::write(&p, vec![b'#'; old]).unwrap();
+            let mut f = LogFile::open(path).unwrap();
+            f.file.write_all(&vec![b'x'; new]).unwrap();
+            f.end();
+            drop(f);
+            assert_eq!(std::fs::read(&p).unwrap(), vec![b'x'; new], "old {old}, new {new}");
+        }
+        let _ = std::fs::remove_file(&p);
+    }
+
+    /// A device is opened as before: nothing to cut.
+    #[test]
+    fn dev_null_is_not_written_over() {
+        let f = LogFile::open("/dev/null").unwrap();
+        assert!(!f.over);
     }
 }
