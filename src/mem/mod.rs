@@ -752,6 +752,51 @@ impl MemAccess for MemMapper {
         Ok(self.run_of(serve, got, addr, req, out))
     }
 
+    /// [`MemAccess::read_run_known`]'s read of a known page, without its
+    /// run: while the lookup stays on the current accessor, the page
+    /// search finds a page `known` names; the uses, then the read's use of
+    /// that page, are counted as there.
+    #[inline]
+    fn read_known_word(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, uses: u32, known: &[u64]) -> Option<(CachePage, [u8; 4])> {
+        if self.static_only || known.is_empty() {
+            return None;
+        }
+        match self.curr {
+            Some(a) if self.fits(a, addr, space, trace_id) => {}
+            _ => return None,
+        }
+        let c = self.cache.as_mut()?;
+        let old = c.mru;
+        // a miss leaves `mru` where it was
+        if !c.find(addr, 4, trace_id) {
+            return None;
+        }
+        let i = c.mru;
+        let p = &c.pages[i];
+        let serial = p.serial;
+        if known[i % known.len()] != serial {
+            c.mru = old;
+            return None;
+        }
+        let off = (addr - p.st_addr) as usize;
+        let bytes: &[u8] = match p.data {
+            PageData::Owned => c.owned(i),
+            PageData::Static(a) => self.accessors[a].static_from(p.st_addr).unwrap_or(&[]),
+        };
+        let Some(w) = bytes.get(off..off + 4) else {
+            c.mru = old;
+            return None;
+        };
+        let word = [w[0], w[1], w[2], w[3]];
+        // the uses were of the page current before the search
+        c.mru = old;
+        c.use_mru(uses);
+        c.mru = i;
+        c.use_mru(1);
+        self.epoch += 1;
+        Some((CachePage { index: i as u32, serial }, word))
+    }
+
     fn run_uses(&mut self, n: u32) {
         if let Some(c) = &mut self.cache {
             c.use_mru(n);

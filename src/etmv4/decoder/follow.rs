@@ -168,7 +168,38 @@ impl MemWindow {
         Ok(())
     }
 
+    /// The read at `addr` when the memory serves it from a cache page the
+    /// window kept a view of ([`MemAccess::read_known_word`]): the window
+    /// goes back to that view, as [`MemWindow::refill`] would after the
+    /// same read made through [`MemAccess::read_run_known`]. None: nothing
+    /// done.
+    #[inline]
+    fn switch_known(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> Option<Fetch> {
+        let (p, w) = mem.read_known_word(addr, space, trace_id, self.uses, &self.serials)?;
+        self.uses = 0;
+        self.primed = None;
+        self.stash();
+        let k = &self.kept[p.index as usize % KEPT];
+        // a known page's view was kept with the page's token
+        self.token = k.token;
+        self.base = addr;
+        self.space = space;
+        self.epoch = mem.epoch();
+        if addr >= k.base && (addr - k.base).saturating_add(4) <= k.len as u64 {
+            self.base = k.base;
+            self.len = k.len;
+            self.view = k.view.clone();
+            self.page = Some(p);
+        }
+        Some(Fetch { opcode: u32::from_le_bytes(w), avail: 4 })
+    }
+
     pub(super) fn refill(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> Result<Fetch, ocsd_err_t> {
+        if addr <= u64::MAX - 3 {
+            if let Some(f) = self.switch_known(mem, addr, space, trace_id) {
+                return Ok(f);
+            }
+        }
         self.primed = None;
         let uses = std::mem::take(&mut self.uses);
         self.stash();
