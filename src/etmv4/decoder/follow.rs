@@ -385,7 +385,7 @@ pub(super) struct BlockCache {
 }
 
 /// Longest block whose instruction words are kept ([`BlockCache::words`]).
-pub(super) const BLOCK_WORDS: usize = 4;
+pub(super) const BLOCK_WORDS: usize = 16;
 
 impl BlockCache {
     pub(super) fn new() -> Self {
