@@ -65,9 +65,11 @@ impl Page {
     #[inline]
     pub fn holds(&self, addr: u64, len: usize, trace_id: u8) -> bool {
         // st_addr + valid_len >= addr + len, without overflow (a page holds
-        // at most PAGE_SIZE_MAX bytes, so d < valid_len keeps d + len small)
+        // at most PAGE_SIZE_MAX bytes, so d < valid_len keeps d + len small;
+        // and never past the top of memory, so an address below st_addr
+        // gives d >= valid_len)
         let d = addr.wrapping_sub(self.st_addr);
-        self.trace_id == trace_id && self.st_addr <= addr && d < self.valid_len as u64 && d + len as u64 <= self.valid_len as u64
+        d < self.valid_len as u64 && d + len as u64 <= self.valid_len as u64 && self.trace_id == trace_id
     }
 
     /// End (exclusive) of the page's bytes.

@@ -512,7 +512,8 @@ impl EtmV4IPktDecoder {
 
     /// Walk instructions from the current address to the next waypoint
     /// (any branch-like instruction), or, with `to_addr`, until the next
-    /// instruction address is `to_addr` (`traceInstrToWP`).
+    /// instruction address is `to_addr` (`traceInstrToWP`). Without
+    /// `to_addr`, the caller has tried [`Self::replay_block`] first.
     pub(super) fn trace_to_wp(&mut self, ctx: &mut DecodeCtx, to_addr: Option<ocsd_vaddr_t>) -> (InstrRange, WpRes, ocsd_err_t) {
         let mut r = InstrRange { st_addr: self.instr.instr_addr, en_addr: self.instr.instr_addr, num_instr: 0 };
         let space = self.curr_mem_space();
@@ -524,9 +525,7 @@ impl EtmV4IPktDecoder {
         let mut cache_token = 0u64;
         let cached = a64 && to_addr.is_none() && self.range_limit == 0;
         if cached {
-            if let Some(r) = self.replay_block(space, aa64_chk) {
-                return (r, WpRes::Found, OCSD_OK);
-            }
+            // (the caller tried `replay_block` with this state)
             // the walk's first read, as OpenCSD makes it
             if let Err(e) = self.mem.prime(ctx.mem, r.st_addr, space, self.trace_id) {
                 return (r, res, e);
