@@ -489,6 +489,7 @@ impl MemMapper {
                 (n, PageData::Owned, *t)
             }
         };
+        c.unindex(i);
         let p = &mut c.pages[i];
         if n > ps {
             p.valid_len = 0;
@@ -501,6 +502,7 @@ impl MemMapper {
             p.data = data;
             p.token = token;
             p.serial = next_uid();
+            c.reindex(i);
             c.use_mru(1);
         }
         Ok(i)
