@@ -357,7 +357,7 @@ impl MemCache {
     }
 
     /// `n` uses of the most recently used page (`incSequence`, n times).
-    #[inline]
+    #[inline(always)]
     pub fn use_mru(&mut self, n: u32) {
         if n == 0 {
             return;
@@ -367,11 +367,15 @@ impl MemCache {
                 self.pages[self.mru].use_seq = next - 1;
                 self.seq = next;
             }
-            _ => {
-                for _ in 0..n {
-                    self.use_mru_once();
-                }
-            }
+            _ => self.use_mru_wrapping(n),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn use_mru_wrapping(&mut self, n: u32) {
+        for _ in 0..n {
+            self.use_mru_once();
         }
     }
 

@@ -211,6 +211,10 @@ pub struct MemMapper {
     /// Per trace ID, the token of the callback pages it loads (0: take a
     /// new one at the next load). See [`MemMapper::new_callback_bytes`].
     cb_tokens: Vec<u64>,
+    /// (epoch, address, trace ID) of the last [`MemAccess::read_known_word`]
+    /// whose page search found no page: while the epoch stays, the same
+    /// search in [`MemAccess::read_run_known`] would find none either.
+    searched_miss: Option<(u64, ocsd_vaddr_t, u8)>,
 }
 
 fn next_uid() -> u64 {
@@ -254,6 +258,7 @@ impl MemMapper {
             any_filtered: false,
             contexts: vec![MemContext::default(); 256],
             cb_tokens: vec![0; 256],
+            searched_miss: None,
         }
     }
 
@@ -320,6 +325,7 @@ impl MemMapper {
             any_filtered: false,
             contexts: self.contexts.iter().map(|_| MemContext::default()).collect(),
             cb_tokens: vec![0; 256],
+            searched_miss: None,
         })
     }
 
@@ -738,9 +744,10 @@ impl MemAccess for MemMapper {
             Some(a) if self.fits(a, addr, space, trace_id) => a,
             _ => return self.read_run(addr, space, trace_id, req, out),
         };
+        let searched_miss = req == 4 && self.searched_miss == Some((self.epoch, addr, trace_id));
         self.epoch += 1;
         let c = self.cache.as_mut().expect("cached");
-        let hit = c.find(addr, req, trace_id).then_some(c.mru);
+        let hit = if searched_miss { None } else { c.find(addr, req, trace_id).then_some(c.mru) };
         if let Some(i) = hit {
             let serial = c.pages[i].serial;
             if known[i % known.len()] == serial {
@@ -771,6 +778,7 @@ impl MemAccess for MemMapper {
         let old = c.mru;
         // a miss leaves `mru` where it was
         if !c.find(addr, 4, trace_id) {
+            self.searched_miss = Some((self.epoch, addr, trace_id));
             return None;
         }
         let i = c.mru;
