@@ -1234,6 +1234,75 @@ mod tests {
         assert_eq!(*calls_a.lock().unwrap(), *calls_b.lock().unwrap());
     }
 
+    /// Reads made as the decoders' memory window makes them (a known
+    /// page's read through `read_known_word`, others through
+    /// `read_run_known`, uses of the current page reported with the next
+    /// read) call the callbacks and leave the cache as plain reads do.
+    #[test]
+    fn known_word_reads_are_plain_reads() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rnd = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let sp = OCSD_MEM_SPACE_EL1N;
+        for sizes in [CacheSizes { page_size: 64, num_pages: 4 }, CacheSizes { page_size: 128, num_pages: 7 }] {
+            let (mut a, mut b) = (MemMapper::with_cache(Some(sizes)), MemMapper::with_cache(Some(sizes)));
+            let (calls_a, _) = perf_like(&mut a);
+            let (calls_b, _) = perf_like(&mut b);
+            let mut known = vec![0u64; 4];
+            let (mut known_hits, mut last) = (0, None);
+            for step in 0..5000 {
+                let id = 1 + (rnd() % 2) as u8;
+                let at = 0x1000 + 2 * (rnd() % 400);
+                let uses = if last.is_some() { (rnd() % 3) as u32 } else { 0 };
+                if step % 500 == 499 {
+                    a.invalidate_cache(id);
+                    b.invalidate_cache(id);
+                    last = None;
+                    continue;
+                }
+                // the uses: reads again at the last read's address
+                if let Some((l_at, l_id)) = last {
+                    for _ in 0..uses {
+                        b.read(l_at, sp, l_id, &mut [0u8; 4]).unwrap();
+                    }
+                }
+                let uses = if last.is_some() { uses } else { 0 };
+                let mut want = [0u8; 4];
+                let n = b.read(at, sp, id, &mut want).unwrap();
+                let got = match a.read_known_word(at, sp, id, uses, &known) {
+                    Some((p, w)) => {
+                        known_hits += 1;
+                        assert_eq!(known[p.index as usize % known.len()], p.serial);
+                        w
+                    }
+                    None => {
+                        let mut o = [0u8; 4];
+                        let r = a.read_run_known(at, sp, id, 4, &mut o, uses, &known).unwrap();
+                        if let (Some(p), Some(_)) = (r.page, &r.view) {
+                            let k = p.index as usize % known.len();
+                            known[k] = p.serial;
+                        }
+                        assert_eq!(r.got, n, "step {step}");
+                        o
+                    }
+                };
+                assert_eq!(got, want, "step {step}");
+                last = (n == 4).then_some((at, id));
+                let (ca, cb) = (a.cache.as_ref().unwrap(), b.cache.as_ref().unwrap());
+                assert_eq!(ca.mru, cb.mru, "step {step}");
+                for (pa, pb) in ca.pages.iter().zip(&cb.pages) {
+                    assert_eq!((pa.st_addr, pa.valid_len, pa.trace_id, pa.use_seq), (pb.st_addr, pb.valid_len, pb.trace_id, pb.use_seq), "step {step}");
+                }
+            }
+            assert_eq!(*calls_a.lock().unwrap(), *calls_b.lock().unwrap());
+            assert!(known_hits > 500, "{known_hits} reads of known pages");
+        }
+    }
+
     #[test]
     fn callback_answering_too_much_is_an_error() {
         let mut m = cached();
