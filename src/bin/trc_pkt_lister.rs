@@ -37,7 +37,7 @@ struct Log {
     stdout: bool,
     stderr: bool,
     /// The log file (written by the writer thread while there is one).
-    file: Option<File>,
+    file: Option<LogFile>,
     writer: Option<Writer>,
     /// The block being written: the log file's next block, or the last
     /// block of a kept log. The printers write their lines straight into
@@ -96,12 +96,21 @@ fn give_block(mut b: LineBuf) {
     }
 }
 
+/// Blocks handed to the writer thread at a time: it wakes once per batch
+/// instead of once per block (the decode fills a block in about 0.1 ms;
+/// a wake-up and the sleep after it cost both threads a few microseconds).
+const BATCH: usize = 4;
+
 /// The thread that writes the log file's full blocks, in the order it is
 /// given them, and puts them back in the pool. Write errors are ignored,
 /// as the lister always has.
 struct Writer {
-    /// At most 2 blocks wait: the decode waits for the writer beyond.
-    tx: std::sync::mpsc::SyncSender<LineBuf>,
+    /// At most one batch waits: the decode waits for the writer beyond.
+    tx: std::sync::mpsc::SyncSender<Vec<LineBuf>>,
+    /// Batches written, emptied, to fill again.
+    back: std::sync::mpsc::Receiver<Vec<LineBuf>>,
+    /// The next batch.
+    batch: Vec<LineBuf>,
     thread: std::thread::JoinHandle<()>,
 }
 
@@ -110,23 +119,49 @@ impl Writer {
     /// the calling thread).
     fn start(f: &File) -> Option<Writer> {
         let mut f = f.try_clone().ok()?;
-        let (tx, rx) = std::sync::mpsc::sync_channel::<LineBuf>(2);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<LineBuf>>(1);
+        let (back_tx, back) = std::sync::mpsc::channel::<Vec<LineBuf>>();
         let thread = std::thread::Builder::new()
             .name("log writer".into())
             .spawn(move || {
-                for b in rx {
-                    let _ = f.write_all(b.as_bytes());
-                    give_block(b);
+                for mut v in rx {
+                    for b in v.drain(..) {
+                        let _ = f.write_all(b.as_bytes());
+                        give_block(b);
+                    }
+                    let _ = back_tx.send(v);
                 }
             })
             .ok()?;
-        Some(Writer { tx, thread })
+        Some(Writer { tx, back, batch: Vec::with_capacity(BATCH), thread })
     }
 
-    /// Wait until everything given is written.
-    fn finish(self) {
+    /// Queue block `b`. Err: the thread is gone (it cannot be, short of a
+    /// panic), with the blocks it was not given.
+    fn put(&mut self, b: LineBuf) -> Result<(), Vec<LineBuf>> {
+        self.batch.push(b);
+        if self.batch.len() >= BATCH {
+            self.send()
+        } else {
+            Ok(())
+        }
+    }
+
+    fn send(&mut self) -> Result<(), Vec<LineBuf>> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let next = self.back.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
+        let full = std::mem::replace(&mut self.batch, next);
+        self.tx.send(full).map_err(|e| e.0)
+    }
+
+    /// Wait until everything given is written (Err: as [`Writer::put`]).
+    fn finish(mut self) -> Result<(), Vec<LineBuf>> {
+        let r = self.send();
         drop(self.tx);
         let _ = self.thread.join();
+        r
     }
 }
 
@@ -184,11 +219,11 @@ impl SegmentOutput for Log {
 }
 
 impl Log {
-    fn new(stdout: bool, stderr: bool, file: Option<File>) -> Self {
+    fn new(stdout: bool, stderr: bool, file: Option<LogFile>) -> Self {
         use std::io::IsTerminal;
         let stdout_buf = (stdout && !std::io::stdout().is_terminal()).then(|| std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()));
         let buf = if file.is_some() { take_block() } else { LineBuf::new() };
-        let writer = file.as_ref().and_then(Writer::start);
+        let writer = file.as_ref().and_then(|f| Writer::start(&f.file));
         let mut l = Log {
             stdout,
             stderr,
@@ -263,18 +298,19 @@ impl Log {
 
     /// Give a block of log file text to the file, in order.
     fn write_block(&mut self, b: LineBuf) {
-        match &self.writer {
+        match self.writer.as_mut() {
             Some(w) => {
-                if let Err(e) = w.tx.send(b) {
-                    // the writer is gone (it cannot be, short of a panic):
-                    // write here
+                if let Err(left) = w.put(b) {
+                    // the writer is gone: write here
                     self.writer = None;
-                    self.write_block(e.0);
+                    for b in left {
+                        self.write_block(b);
+                    }
                 }
             }
             None => {
                 if let Some(f) = self.file.as_mut() {
-                    let _ = f.write_all(b.as_bytes());
+                    let _ = f.file.write_all(b.as_bytes());
                 }
                 give_block(b);
             }
@@ -357,9 +393,13 @@ impl Log {
         }
     }
 
-    /// Write out everything logged, and wait until it is written.
+    /// Write out everything logged, and wait until it is written; the
+    /// log file ends where its text ends.
     fn flush(&mut self) {
         self.finish();
+        if let Some(f) = self.file.as_mut() {
+            f.end();
+        }
         if let Some(b) = self.stdout_buf.as_mut() {
             let _ = b.flush();
         }
@@ -373,12 +413,117 @@ impl Log {
             self.block_full();
         }
         if let Some(w) = self.writer.take() {
-            w.finish();
+            if let Err(left) = w.finish() {
+                for b in left {
+                    self.write_block(b);
+                }
+            }
         }
     }
 }
 
 type SharedLog = Rc<RefCell<Log>>;
+
+/// The log file. A regular file that is already there is not truncated
+/// when opened: the log is written over it from its start, and the file is cut where the log ends
+/// ([`LogFile::end`], called at the end of the run and when the log file
+/// is dropped: after an error return or a panic unwinding; and from a
+/// handler of SIGINT, SIGTERM and SIGHUP). It then holds the bytes
+/// truncation gives. Users rewrite the same log run after run (the default
+/// name is fixed): writing over the old log's pages in the page cache
+/// costs far less than freeing them all on open and filling new ones.
+/// Anything else (a FIFO, a terminal, `/dev/null`, a new file) is opened
+/// as before; so is a file that cannot be cut.
+struct LogFile {
+    file: File,
+    /// Opened without truncation: to cut at its end.
+    over: bool,
+}
+
+/// The descriptor of the log file being written over, for the signal
+/// handler (-1: none).
+static CUT_FD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
+impl LogFile {
+    fn open(path: &str) -> Option<LogFile> {
+        if let Ok(file) = std::fs::OpenOptions::new().write(true).create(true).open(path) {
+            match file.metadata() {
+                // truncation means nothing there
+                Ok(m) if !m.is_file() => return Some(LogFile { file, over: false }),
+                // it can be cut (cutting at its length frees nothing)
+                Ok(m) if file.set_len(m.len()).is_ok() => {
+                    let f = LogFile { file, over: true };
+                    if m.len() > 0 {
+                        f.cut_on_signals();
+                    }
+                    return Some(f);
+                }
+                // opened as before, to fail or not as before
+                _ => {}
+            }
+        }
+        File::create(path).ok().map(|file| LogFile { file, over: false })
+    }
+
+    /// Cut the file where the text written ends (the writer thread's
+    /// handle shares the file position).
+    fn end(&mut self) {
+        use std::io::Seek;
+        if self.over {
+            if let Ok(pos) = self.file.stream_position() {
+                let _ = self.file.set_len(pos);
+            }
+        }
+    }
+
+    /// A run ended by SIGINT, SIGTERM or SIGHUP (where they are not
+    /// ignored) cuts the file first, as if it had been truncated.
+    fn cut_on_signals(&self) {
+        use std::os::fd::AsRawFd;
+        CUT_FD.store(self.file.as_raw_fd(), std::sync::atomic::Ordering::SeqCst);
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            // SAFETY: sigaction with a zeroed action to read into and a
+            // handler that makes only async-signal-safe calls.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, std::ptr::null(), &mut old) != 0 || old.sa_sigaction != libc::SIG_DFL {
+                    continue;
+                }
+                let mut act: libc::sigaction = std::mem::zeroed();
+                act.sa_sigaction = cut_and_die as extern "C" fn(libc::c_int) as libc::sighandler_t;
+                libc::sigemptyset(&mut act.sa_mask);
+                libc::sigaction(sig, &act, std::ptr::null_mut());
+            }
+        }
+    }
+}
+
+impl Drop for LogFile {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
+        self.end();
+        let _ = CUT_FD.compare_exchange(self.file.as_raw_fd(), -1, std::sync::atomic::Ordering::SeqCst, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Signal handler: cut the log file being written over at its position,
+/// then die of the signal as without the handler.
+extern "C" fn cut_and_die(sig: libc::c_int) {
+    let fd = CUT_FD.load(std::sync::atomic::Ordering::SeqCst);
+    // SAFETY: lseek, ftruncate, signal and raise are async-signal-safe;
+    // `fd` is the log file's descriptor, open until CUT_FD is reset.
+    unsafe {
+        if fd >= 0 {
+            let pos = libc::lseek(fd, 0, libc::SEEK_CUR);
+            if pos >= 0 {
+                libc::ftruncate(fd, pos);
+            }
+        }
+        libc::signal(sig, libc::SIG_DFL);
+        libc::raise(sig);
+    }
+}
+
 
 /// OpenCSD's default error logger writing into the log.
 struct ErrLogger {
@@ -504,7 +649,8 @@ impl PacketObserver for PacketPrinter {
 struct ElemPrinter {
     log: SharedLog,
     ids: Option<Vec<u8>>,
-    writer: ElemLineWriter,
+    /// (None only once dropped: the writer goes back to the pool)
+    writer: Option<ElemLineWriter>,
     /// The line being written, when the log has several outputs.
     line: LineBuf,
     /// `-test_waits N`: answer WAIT to the first N elements (each printed
@@ -521,7 +667,9 @@ impl GenElemSink for ElemPrinter {
         }
         let mut log = self.log.borrow_mut();
         let (line, idx, direct) = log.line_buf(&mut self.line);
-        self.writer.write_line(line, idx, index_sop, chan, elem);
+        if let Some(w) = self.writer.as_mut() {
+            w.write_line(line, idx, index_sop, chan, elem);
+        }
         log.line_done(direct, &self.line);
         drop(log);
         if self.test_waits > 0 {
@@ -529,6 +677,35 @@ impl GenElemSink for ElemPrinter {
             return OCSD_RESP_WAIT;
         }
         OCSD_RESP_CONT
+    }
+}
+
+impl Drop for ElemPrinter {
+    fn drop(&mut self) {
+        if let Some(w) = self.writer.take() {
+            give_elem_writer(w);
+        }
+    }
+}
+
+/// Element line writers of printers dropped, for the printers of later
+/// trees: a parallel decode builds a tree for every segment (and for every
+/// probe) where its stacks cannot be renewed, and a writer's line table is
+/// 442 KiB to fill and to touch afresh. The table only keeps lines already
+/// written (keyed by all their text depends on), so a writer used before
+/// writes the same lines as a new one.
+static ELEM_WRITERS: std::sync::Mutex<Vec<ElemLineWriter>> = std::sync::Mutex::new(Vec::new());
+
+fn take_elem_writer() -> ElemLineWriter {
+    ELEM_WRITERS.lock().ok().and_then(|mut v| v.pop()).unwrap_or_default()
+}
+
+fn give_elem_writer(w: ElemLineWriter) {
+    if let Ok(mut v) = ELEM_WRITERS.lock() {
+        // one per thread that builds trees is enough
+        if v.len() < 8 {
+            v.push(w);
+        }
     }
 }
 
@@ -662,7 +839,7 @@ fn run(args: &[String]) -> i32 {
             (out_stdout, out_stderr, out_file) = (so, se, sf);
         }
     }
-    let file = if out_file { File::create(&logfile).ok() } else { None };
+    let file = if out_file { LogFile::open(&logfile) } else { None };
     let log: SharedLog = Rc::new(RefCell::new(Log::new(out_stdout, out_stderr, file)));
     let res = run_logged(args, &log);
     log.borrow_mut().flush();
@@ -901,7 +1078,7 @@ fn configure_tree(o: &Opts, tree: &mut DecodeTree, log: &SharedLog, announce: bo
         tree.set_elem_sink(Some(Box::new(ElemPrinter {
             log: log.clone(),
             ids,
-            writer: ElemLineWriter::new(),
+            writer: Some(take_elem_writer()),
             line: LineBuf::with_capacity(256),
             test_waits: o.test_waits,
         })));
@@ -1218,5 +1395,62 @@ fn print_stats(tree: &mut DecodeTree, log: &SharedLog) {
             d.frame_bytes,
             d.valid_id_bytes + d.no_id_bytes + d.unknown_id_bytes + d.reserved_id_bytes + d.frame_bytes
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!("lister_logfile_{}_{name}", std::process::id()))
+    }
+
+    /// A log written over a longer file through a [`Log`] and its writer
+    /// thread, then dropped by a panic unwinding: the file holds the log
+    /// alone, as after truncation.
+    #[test]
+    fn a_panic_unwinding_through_the_log_cuts_the_old_file() {
+        let p = temp("panic");
+        std::fs::write(&p, vec![b'#'; 3 * BLOCK + 5]).unwrap();
+        let path = p.to_str().unwrap().to_string();
+        let r = std::panic::catch_unwind(move || {
+            let f = LogFile::open(&path).unwrap();
+            assert!(f.over);
+            let mut log = Log::new(false, false, Some(f));
+            for i in 0..20_000 {
+                log.msg(&format!("line {i}\n"));
+            }
+            panic!("decode failed");
+        });
+        assert!(r.is_err());
+        let want: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
+        assert!(want.len() > BLOCK && want.len() < 3 * BLOCK);
+        assert!(std::fs::read(&p).unwrap() == want.as_bytes());
+        let _ = std::fs::remove_file(&p);
+    }
+
+    /// Written over and ended: exactly what was written, longer or
+    /// shorter than the old file, or nothing.
+    #[test]
+    fn an_ended_log_file_is_as_long_as_its_text() {
+        let p = temp("end");
+        let path = p.to_str().unwrap();
+        for (old, new) in [(100usize, 10usize), (10, 100), (50, 0), (0, 7)] {
+            std::fs::write(&p, vec![b'#'; old]).unwrap();
+            let mut f = LogFile::open(path).unwrap();
+            f.file.write_all(&vec![b'x'; new]).unwrap();
+            f.end();
+            drop(f);
+            assert_eq!(std::fs::read(&p).unwrap(), vec![b'x'; new], "old {old}, new {new}");
+        }
+        let _ = std::fs::remove_file(&p);
+    }
+
+    /// A device is opened as before: nothing to cut.
+    #[test]
+    fn dev_null_is_not_written_over() {
+        let f = LogFile::open("/dev/null").unwrap();
+        assert!(!f.over);
     }
 }
