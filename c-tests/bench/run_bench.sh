@@ -18,8 +18,9 @@
 #     and this library, with the speed-up ratios and the number of memory
 #     callback calls of each;
 #   - trc_pkt_lister -decode to a log file (no OpenCSD lister is installed:
-#     this library's alone; each run writes over the log of the run
-#     before, as users rerunning it do), and -decode_only and -decode serial against
+#     this library's alone; the lister appends to a log file that is there,
+#     as OpenCSD's does, so the log is removed, untimed, before each run),
+#     and -decode_only and -decode serial against
 #     -parallel 2 (the logs must be identical), with the peak memory and
 #     page faults of one run of each;
 #   - peak memory (max RSS) of the C client on both libraries;
@@ -71,22 +72,19 @@ for name in "$@"; do
         python3 "$here/compare.py" -n "$rounds" "$@" || exit 1
     fi
 
-    # The lister's runs write over the log of the run before, as a user
-    # running it again does (its default log name is fixed): one run first,
-    # so that every timed round finds a log there (the lister writes over
-    # it and cuts it where the new log ends, instead of truncating it).
+    # The lister appends to a log file already there (as OpenCSD's lister
+    # does): the log is removed, untimed, before each timed run.
     echo
     echo "== $name: trc_pkt_lister -decode to a log file (this library; no OpenCSD lister installed)"
-    "$lister" -ss_dir "$ss" -decode -no_time_print -logfile -logfilename "$out/$name.ppl" >/dev/null || exit 1
-    python3 "$here/compare.py" -n "$rounds" \
+    python3 "$here/compare.py" -n "$rounds" --before "lister=rm -f $out/$name.ppl" \
         "lister=$lister -ss_dir $ss -decode -no_time_print -logfile -logfilename $out/$name.ppl" || exit 1
+    rm -f "$out/$name.ppl"
 
     for mode in -decode_only -decode; do
         echo
         echo "== $name: parallel decode, trc_pkt_lister $mode to a log file (ratio = serial / parallel)"
-        "$lister" -ss_dir "$ss" -decode $mode -no_time_print -logfile -logfilename "$out/$name.serial.ppl" >/dev/null || exit 1
-        cp "$out/$name.serial.ppl" "$out/$name.par.ppl"
         python3 "$here/compare.py" -n "$rounds" \
+            --before "serial=rm -f $out/$name.serial.ppl" --before "parallel-2=rm -f $out/$name.par.ppl" \
             "serial=$lister -ss_dir $ss -decode $mode -no_time_print -logfile -logfilename $out/$name.serial.ppl" \
             "parallel-2=$lister -ss_dir $ss -decode $mode -parallel 2 -no_time_print -logfile -logfilename $out/$name.par.ppl" || exit 1
         # the logs differ only in the command line they echo: compared
@@ -98,6 +96,7 @@ for name in "$@"; do
             extra=""
             [ "$run" = parallel-2 ] && extra="-parallel 2"
             # shellcheck disable=SC2086
+            rm -f "$out/$name.mem.ppl"
             printf "%-12s %s\n" "$run" "$(/usr/bin/time -f "%M KiB max RSS, %R minor page faults, %U s user, %S s sys" \
                 "$lister" -ss_dir "$ss" -decode $mode $extra -no_time_print -logfile -logfilename "$out/$name.mem.ppl" 2>&1 >/dev/null | tail -n 1)"
         done

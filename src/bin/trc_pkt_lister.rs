@@ -37,7 +37,7 @@ struct Log {
     stdout: bool,
     stderr: bool,
     /// The log file (written by the writer thread while there is one).
-    file: Option<LogFile>,
+    file: Option<File>,
     writer: Option<Writer>,
     /// The block being written: the log file's next block, or the last
     /// block of a kept log. The printers write their lines straight into
@@ -219,11 +219,11 @@ impl SegmentOutput for Log {
 }
 
 impl Log {
-    fn new(stdout: bool, stderr: bool, file: Option<LogFile>) -> Self {
+    fn new(stdout: bool, stderr: bool, file: Option<File>) -> Self {
         use std::io::IsTerminal;
         let stdout_buf = (stdout && !std::io::stdout().is_terminal()).then(|| std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()));
         let buf = if file.is_some() { take_block() } else { LineBuf::new() };
-        let writer = file.as_ref().and_then(|f| Writer::start(&f.file));
+        let writer = file.as_ref().and_then(Writer::start);
         let mut l = Log {
             stdout,
             stderr,
@@ -310,7 +310,7 @@ impl Log {
             }
             None => {
                 if let Some(f) = self.file.as_mut() {
-                    let _ = f.file.write_all(b.as_bytes());
+                    let _ = f.write_all(b.as_bytes());
                 }
                 give_block(b);
             }
@@ -393,13 +393,9 @@ impl Log {
         }
     }
 
-    /// Write out everything logged, and wait until it is written; the
-    /// log file ends where its text ends.
+    /// Write out everything logged, and wait until it is written.
     fn flush(&mut self) {
         self.finish();
-        if let Some(f) = self.file.as_mut() {
-            f.end();
-        }
         if let Some(b) = self.stdout_buf.as_mut() {
             let _ = b.flush();
         }
@@ -424,106 +420,13 @@ impl Log {
 
 type SharedLog = Rc<RefCell<Log>>;
 
-/// The log file. A regular file that is already there is not truncated
-/// when opened: the log is written over it from its start, and the file is cut where the log ends
-/// ([`LogFile::end`], called at the end of the run and when the log file
-/// is dropped: after an error return or a panic unwinding; and from a
-/// handler of SIGINT, SIGTERM and SIGHUP). It then holds the bytes
-/// truncation gives. Users rewrite the same log run after run (the default
-/// name is fixed): writing over the old log's pages in the page cache
-/// costs far less than freeing them all on open and filling new ones.
-/// Anything else (a FIFO, a terminal, `/dev/null`, a new file) is opened
-/// as before; so is a file that cannot be cut.
-struct LogFile {
-    file: File,
-    /// Opened without truncation: to cut at its end.
-    over: bool,
+/// The log file, opened as OpenCSD's message logger opens it: created if
+/// missing, appended to if there (`std::fstream::out | std::fstream::app`),
+/// so that a log file already there keeps what it held and the new log
+/// follows it, as with OpenCSD's lister.
+fn open_log_file(path: &str) -> Option<File> {
+    std::fs::OpenOptions::new().create(true).append(true).open(path).ok()
 }
-
-/// The descriptor of the log file being written over, for the signal
-/// handler (-1: none).
-static CUT_FD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
-
-impl LogFile {
-    fn open(path: &str) -> Option<LogFile> {
-        if let Ok(file) = std::fs::OpenOptions::new().write(true).create(true).open(path) {
-            match file.metadata() {
-                // truncation means nothing there
-                Ok(m) if !m.is_file() => return Some(LogFile { file, over: false }),
-                // it can be cut (cutting at its length frees nothing)
-                Ok(m) if file.set_len(m.len()).is_ok() => {
-                    let f = LogFile { file, over: true };
-                    if m.len() > 0 {
-                        f.cut_on_signals();
-                    }
-                    return Some(f);
-                }
-                // opened as before, to fail or not as before
-                _ => {}
-            }
-        }
-        File::create(path).ok().map(|file| LogFile { file, over: false })
-    }
-
-    /// Cut the file where the text written ends (the writer thread's
-    /// handle shares the file position).
-    fn end(&mut self) {
-        use std::io::Seek;
-        if self.over {
-            if let Ok(pos) = self.file.stream_position() {
-                let _ = self.file.set_len(pos);
-            }
-        }
-    }
-
-    /// A run ended by SIGINT, SIGTERM or SIGHUP (where they are not
-    /// ignored) cuts the file first, as if it had been truncated.
-    fn cut_on_signals(&self) {
-        use std::os::fd::AsRawFd;
-        CUT_FD.store(self.file.as_raw_fd(), std::sync::atomic::Ordering::SeqCst);
-        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            // SAFETY: sigaction with a zeroed action to read into and a
-            // handler that makes only async-signal-safe calls.
-            unsafe {
-                let mut old: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(sig, std::ptr::null(), &mut old) != 0 || old.sa_sigaction != libc::SIG_DFL {
-                    continue;
-                }
-                let mut act: libc::sigaction = std::mem::zeroed();
-                act.sa_sigaction = cut_and_die as extern "C" fn(libc::c_int) as libc::sighandler_t;
-                libc::sigemptyset(&mut act.sa_mask);
-                libc::sigaction(sig, &act, std::ptr::null_mut());
-            }
-        }
-    }
-}
-
-impl Drop for LogFile {
-    fn drop(&mut self) {
-        use std::os::fd::AsRawFd;
-        self.end();
-        let _ = CUT_FD.compare_exchange(self.file.as_raw_fd(), -1, std::sync::atomic::Ordering::SeqCst, std::sync::atomic::Ordering::SeqCst);
-    }
-}
-
-/// Signal handler: cut the log file being written over at its position,
-/// then die of the signal as without the handler.
-extern "C" fn cut_and_die(sig: libc::c_int) {
-    let fd = CUT_FD.load(std::sync::atomic::Ordering::SeqCst);
-    // SAFETY: lseek, ftruncate, signal and raise are async-signal-safe;
-    // `fd` is the log file's descriptor, open until CUT_FD is reset.
-    unsafe {
-        if fd >= 0 {
-            let pos = libc::lseek(fd, 0, libc::SEEK_CUR);
-            if pos >= 0 {
-                libc::ftruncate(fd, pos);
-            }
-        }
-        libc::signal(sig, libc::SIG_DFL);
-        libc::raise(sig);
-    }
-}
-
 
 /// OpenCSD's default error logger writing into the log.
 struct ErrLogger {
@@ -839,7 +742,7 @@ fn run(args: &[String]) -> i32 {
             (out_stdout, out_stderr, out_file) = (so, se, sf);
         }
     }
-    let file = if out_file { LogFile::open(&logfile) } else { None };
+    let file = if out_file { open_log_file(&logfile) } else { None };
     let log: SharedLog = Rc::new(RefCell::new(Log::new(out_stdout, out_stderr, file)));
     let res = run_logged(args, &log);
     log.borrow_mut().flush();
@@ -1402,55 +1305,24 @@ fn print_stats(tree: &mut DecodeTree, log: &SharedLog) {
 mod tests {
     use super::*;
 
-    fn temp(name: &str) -> std::path::PathBuf {
-        std::env::temp_dir().join(format!("lister_logfile_{}_{name}", std::process::id()))
-    }
-
-    /// A log written over a longer file through a [`Log`] and its writer
-    /// thread, then dropped by a panic unwinding: the file holds the log
-    /// alone, as after truncation.
+    /// A log file already there is appended to (as OpenCSD's message
+    /// logger does), also when written through the writer thread.
     #[test]
-    fn a_panic_unwinding_through_the_log_cuts_the_old_file() {
-        let p = temp("panic");
-        std::fs::write(&p, vec![b'#'; 3 * BLOCK + 5]).unwrap();
-        let path = p.to_str().unwrap().to_string();
-        let r = std::panic::catch_unwind(move || {
-            let f = LogFile::open(&path).unwrap();
-            assert!(f.over);
-            let mut log = Log::new(false, false, Some(f));
-            for i in 0..20_000 {
-                log.msg(&format!("line {i}\n"));
-            }
-            panic!("decode failed");
-        });
-        assert!(r.is_err());
-        let want: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
-        assert!(want.len() > BLOCK && want.len() < 3 * BLOCK);
-        assert!(std::fs::read(&p).unwrap() == want.as_bytes());
-        let _ = std::fs::remove_file(&p);
-    }
-
-    /// Written over and ended: exactly what was written, longer or
-    /// shorter than the old file, or nothing.
-    #[test]
-    fn an_ended_log_file_is_as_long_as_its_text() {
-        let p = temp("end");
-        let path = p.to_str().unwrap();
-        for (old, new) in [(100usize, 10usize), (10, 100), (50, 0), (0, 7)] {
-            std::fs::write(&p, vec![b'#'; old]).unwrap();
-            let mut f = LogFile::open(path).unwrap();
-            f.file.write_all(&vec![b'x'; new]).unwrap();
-            f.end();
-            drop(f);
-            assert_eq!(std::fs::read(&p).unwrap(), vec![b'x'; new], "old {old}, new {new}");
+    fn a_log_file_already_there_is_appended_to() {
+        let p = std::env::temp_dir().join(format!("lister_logfile_{}_append", std::process::id()));
+        let old = vec![b'#'; 3 * BLOCK + 5];
+        std::fs::write(&p, &old).unwrap();
+        let mut log = Log::new(false, false, open_log_file(p.to_str().unwrap()));
+        for i in 0..20_000 {
+            log.msg(&format!("line {i}\n"));
         }
+        log.flush();
+        drop(log);
+        let mut want = old;
+        for i in 0..20_000 {
+            want.extend_from_slice(format!("line {i}\n").as_bytes());
+        }
+        assert!(std::fs::read(&p).unwrap() == want);
         let _ = std::fs::remove_file(&p);
-    }
-
-    /// A device is opened as before: nothing to cut.
-    #[test]
-    fn dev_null_is_not_written_over() {
-        let f = LogFile::open("/dev/null").unwrap();
-        assert!(!f.over);
     }
 }
