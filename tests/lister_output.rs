@@ -76,3 +76,53 @@ fn every_output_gets_the_same_log_serial_and_parallel() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Run the lister on `snap` with `args`, its log to `file` alone (the same
+/// name each time: the log echoes its command line).
+fn lister(conf: &Path, snap: &str, args: &[&str], file: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_trc_pkt_lister"));
+    c.current_dir(conf).arg("-ss_dir").arg(snap).args(args).arg("-no_time_print").arg("-logfilename").arg(file);
+    c
+}
+
+/// A log file already there is appended to, as OpenCSD's lister does (its
+/// message logger opens the file with `std::fstream::app`): the file ends up
+/// holding what it held, then exactly the bytes a new file gets - after a
+/// decode, parallel or not, after a run that stops on an error, and when
+/// there is no snapshot to read.
+#[test]
+fn a_log_file_already_there_is_appended_to() {
+    let Some(shared) = common::shared_or_skip() else { return };
+    let conf = shared.join("conformance");
+    let dir = std::env::temp_dir().join(format!("lister_output_old_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("old.ppl");
+    let runs: [(&str, &[&str]); 4] = [
+        ("snapshots/juno_r1_1", &["-decode"]),
+        ("snapshots/juno_r1_1", &["-decode", "-parallel", "2", "-parallel_min_seg", "256"]),
+        ("snapshots-corrupt/juno_r1_1-c1000", &["-decode"]),
+        // no snapshot: a log of a few lines
+        ("snapshots/no-such-snapshot", &["-decode"]),
+    ];
+    for (snap, args) in runs {
+        let _ = std::fs::remove_file(&file);
+        assert!(lister(&conf, snap, args, &file).output().unwrap().status.success());
+        let new = std::fs::read(&file).unwrap();
+        assert!(!new.is_empty());
+        // not line-shaped, and of a length that ends in mid block
+        for old_len in [1usize, (1 << 17) + 3] {
+            let old = vec![0xffu8; old_len];
+            std::fs::write(&file, &old).unwrap();
+            assert!(lister(&conf, snap, args, &file).output().unwrap().status.success());
+            let got = std::fs::read(&file).unwrap();
+            let mut want = old.clone();
+            want.extend_from_slice(&new);
+            assert!(got == want, "{snap} {args:?} after an old file of {old_len} bytes: {} bytes, want {}", got.len(), want.len());
+        }
+        // run twice: two logs
+        assert!(lister(&conf, snap, args, &file).output().unwrap().status.success());
+        let got = std::fs::read(&file).unwrap();
+        assert_eq!(got.len(), (1 << 17) + 3 + 2 * new.len(), "{snap} {args:?}: a second run does not append its log");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

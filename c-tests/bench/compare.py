@@ -4,12 +4,14 @@ rounds, and print min / median / max wall times and, per round, the ratio
 of each command's time to the first one's (min / median / max over the
 rounds).
 
-    compare.py [-n N] NAME=COMMAND NAME=COMMAND ...
+    compare.py [-n N] [--before NAME=COMMAND ...] NAME=COMMAND NAME=COMMAND ...
 
 COMMAND is run through the shell, output discarded except for lines
 starting with "memory callbacks:" or "elements:" (printed once per
 command, from its last round). The first command is the reference of the
 ratios: put the slower one (e.g. OpenCSD) first to read speed-ups.
+--before NAME=COMMAND runs COMMAND, untimed, before each timed run of the
+command NAME (e.g. removing the log file it appends to).
 """
 import argparse
 import statistics
@@ -31,13 +33,18 @@ def run(cmd):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("-n", type=int, default=5, help="rounds (default 5)")
+    ap.add_argument("--before", metavar="NAME=COMMAND", action="append", default=[],
+                    help="run COMMAND (untimed) before each timed run of NAME")
     ap.add_argument("cmds", nargs="+", metavar="NAME=COMMAND")
     a = ap.parse_args()
     cmds = [c.split("=", 1) for c in a.cmds]
+    before = dict(b.split("=", 1) for b in a.before)
     times = {n: [] for n, _ in cmds}
     counts = {}
     for _ in range(a.n):
         for n, c in cmds:
+            if n in before:
+                subprocess.run(before[n], shell=True, check=True)
             dt, cnt = run(c)
             times[n].append(dt)
             counts[n] = cnt

@@ -18,7 +18,9 @@
 #     and this library, with the speed-up ratios and the number of memory
 #     callback calls of each;
 #   - trc_pkt_lister -decode to a log file (no OpenCSD lister is installed:
-#     this library's alone), and -decode_only and -decode serial against
+#     this library's alone; the lister appends to a log file that is there,
+#     as OpenCSD's does, so the log is removed, untimed, before each run),
+#     and -decode_only and -decode serial against
 #     -parallel 2 (the logs must be identical), with the peak memory and
 #     page faults of one run of each;
 #   - peak memory (max RSS) of the C client on both libraries;
@@ -70,29 +72,35 @@ for name in "$@"; do
         python3 "$here/compare.py" -n "$rounds" "$@" || exit 1
     fi
 
+    # The lister appends to a log file already there (as OpenCSD's lister
+    # does): the log is removed, untimed, before each timed run.
     echo
     echo "== $name: trc_pkt_lister -decode to a log file (this library; no OpenCSD lister installed)"
-    python3 "$here/compare.py" -n "$rounds" \
+    python3 "$here/compare.py" -n "$rounds" --before "lister=rm -f $out/$name.ppl" \
         "lister=$lister -ss_dir $ss -decode -no_time_print -logfile -logfilename $out/$name.ppl" || exit 1
+    rm -f "$out/$name.ppl"
 
     for mode in -decode_only -decode; do
         echo
         echo "== $name: parallel decode, trc_pkt_lister $mode to a log file (ratio = serial / parallel)"
         python3 "$here/compare.py" -n "$rounds" \
+            --before "serial=rm -f $out/$name.serial.ppl" --before "parallel-2=rm -f $out/$name.par.ppl" \
             "serial=$lister -ss_dir $ss -decode $mode -no_time_print -logfile -logfilename $out/$name.serial.ppl" \
             "parallel-2=$lister -ss_dir $ss -decode $mode -parallel 2 -no_time_print -logfile -logfilename $out/$name.par.ppl" || exit 1
-        # the logs differ only in the command line they echo
-        sed '/ -ss_dir /d' "$out/$name.serial.ppl" >"$out/$name.serial.cmp"
-        sed '/ -ss_dir /d' "$out/$name.par.ppl" >"$out/$name.par.cmp"
-        cmp -s "$out/$name.serial.cmp" "$out/$name.par.cmp" || { echo "parallel log differs from the serial log"; exit 1; }
+        # the logs differ only in the command line they echo: compared
+        # after it, in place (no copies of two logs of 200 MB and more)
+        hs=$(sed -n '1,/ -ss_dir /p' "$out/$name.serial.ppl" | wc -c)
+        hp=$(sed -n '1,/ -ss_dir /p' "$out/$name.par.ppl" | wc -c)
+        cmp -s -i "$hs:$hp" "$out/$name.serial.ppl" "$out/$name.par.ppl" || { echo "parallel log differs from the serial log"; exit 1; }
         for run in serial parallel-2; do
             extra=""
             [ "$run" = parallel-2 ] && extra="-parallel 2"
             # shellcheck disable=SC2086
+            rm -f "$out/$name.mem.ppl"
             printf "%-12s %s\n" "$run" "$(/usr/bin/time -f "%M KiB max RSS, %R minor page faults, %U s user, %S s sys" \
                 "$lister" -ss_dir "$ss" -decode $mode $extra -no_time_print -logfile -logfilename "$out/$name.mem.ppl" 2>&1 >/dev/null | tail -n 1)"
         done
-        rm -f "$out/$name.serial.ppl" "$out/$name.par.ppl" "$out/$name.serial.cmp" "$out/$name.par.cmp" "$out/$name.mem.ppl"
+        rm -f "$out/$name.serial.ppl" "$out/$name.par.ppl" "$out/$name.mem.ppl"
     done
 
     echo

@@ -96,12 +96,21 @@ fn give_block(mut b: LineBuf) {
     }
 }
 
+/// Blocks handed to the writer thread at a time: it wakes once per batch
+/// instead of once per block (the decode fills a block in about 0.1 ms;
+/// a wake-up and the sleep after it cost both threads a few microseconds).
+const BATCH: usize = 4;
+
 /// The thread that writes the log file's full blocks, in the order it is
 /// given them, and puts them back in the pool. Write errors are ignored,
 /// as the lister always has.
 struct Writer {
-    /// At most 2 blocks wait: the decode waits for the writer beyond.
-    tx: std::sync::mpsc::SyncSender<LineBuf>,
+    /// At most one batch waits: the decode waits for the writer beyond.
+    tx: std::sync::mpsc::SyncSender<Vec<LineBuf>>,
+    /// Batches written, emptied, to fill again.
+    back: std::sync::mpsc::Receiver<Vec<LineBuf>>,
+    /// The next batch.
+    batch: Vec<LineBuf>,
     thread: std::thread::JoinHandle<()>,
 }
 
@@ -110,23 +119,49 @@ impl Writer {
     /// the calling thread).
     fn start(f: &File) -> Option<Writer> {
         let mut f = f.try_clone().ok()?;
-        let (tx, rx) = std::sync::mpsc::sync_channel::<LineBuf>(2);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<LineBuf>>(1);
+        let (back_tx, back) = std::sync::mpsc::channel::<Vec<LineBuf>>();
         let thread = std::thread::Builder::new()
             .name("log writer".into())
             .spawn(move || {
-                for b in rx {
-                    let _ = f.write_all(b.as_bytes());
-                    give_block(b);
+                for mut v in rx {
+                    for b in v.drain(..) {
+                        let _ = f.write_all(b.as_bytes());
+                        give_block(b);
+                    }
+                    let _ = back_tx.send(v);
                 }
             })
             .ok()?;
-        Some(Writer { tx, thread })
+        Some(Writer { tx, back, batch: Vec::with_capacity(BATCH), thread })
     }
 
-    /// Wait until everything given is written.
-    fn finish(self) {
+    /// Queue block `b`. Err: the thread is gone (it cannot be, short of a
+    /// panic), with the blocks it was not given.
+    fn put(&mut self, b: LineBuf) -> Result<(), Vec<LineBuf>> {
+        self.batch.push(b);
+        if self.batch.len() >= BATCH {
+            self.send()
+        } else {
+            Ok(())
+        }
+    }
+
+    fn send(&mut self) -> Result<(), Vec<LineBuf>> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let next = self.back.try_recv().unwrap_or_else(|_| Vec::with_capacity(BATCH));
+        let full = std::mem::replace(&mut self.batch, next);
+        self.tx.send(full).map_err(|e| e.0)
+    }
+
+    /// Wait until everything given is written (Err: as [`Writer::put`]).
+    fn finish(mut self) -> Result<(), Vec<LineBuf>> {
+        let r = self.send();
         drop(self.tx);
         let _ = self.thread.join();
+        r
     }
 }
 
@@ -263,13 +298,14 @@ impl Log {
 
     /// Give a block of log file text to the file, in order.
     fn write_block(&mut self, b: LineBuf) {
-        match &self.writer {
+        match self.writer.as_mut() {
             Some(w) => {
-                if let Err(e) = w.tx.send(b) {
-                    // the writer is gone (it cannot be, short of a panic):
-                    // write here
+                if let Err(left) = w.put(b) {
+                    // the writer is gone: write here
                     self.writer = None;
-                    self.write_block(e.0);
+                    for b in left {
+                        self.write_block(b);
+                    }
                 }
             }
             None => {
@@ -373,12 +409,24 @@ impl Log {
             self.block_full();
         }
         if let Some(w) = self.writer.take() {
-            w.finish();
+            if let Err(left) = w.finish() {
+                for b in left {
+                    self.write_block(b);
+                }
+            }
         }
     }
 }
 
 type SharedLog = Rc<RefCell<Log>>;
+
+/// The log file, opened as OpenCSD's message logger opens it: created if
+/// missing, appended to if there (`std::fstream::out | std::fstream::app`),
+/// so that a log file already there keeps what it held and the new log
+/// follows it, as with OpenCSD's lister.
+fn open_log_file(path: &str) -> Option<File> {
+    std::fs::OpenOptions::new().create(true).append(true).open(path).ok()
+}
 
 /// OpenCSD's default error logger writing into the log.
 struct ErrLogger {
@@ -504,7 +552,8 @@ impl PacketObserver for PacketPrinter {
 struct ElemPrinter {
     log: SharedLog,
     ids: Option<Vec<u8>>,
-    writer: ElemLineWriter,
+    /// (None only once dropped: the writer goes back to the pool)
+    writer: Option<ElemLineWriter>,
     /// The line being written, when the log has several outputs.
     line: LineBuf,
     /// `-test_waits N`: answer WAIT to the first N elements (each printed
@@ -521,7 +570,9 @@ impl GenElemSink for ElemPrinter {
         }
         let mut log = self.log.borrow_mut();
         let (line, idx, direct) = log.line_buf(&mut self.line);
-        self.writer.write_line(line, idx, index_sop, chan, elem);
+        if let Some(w) = self.writer.as_mut() {
+            w.write_line(line, idx, index_sop, chan, elem);
+        }
         log.line_done(direct, &self.line);
         drop(log);
         if self.test_waits > 0 {
@@ -529,6 +580,35 @@ impl GenElemSink for ElemPrinter {
             return OCSD_RESP_WAIT;
         }
         OCSD_RESP_CONT
+    }
+}
+
+impl Drop for ElemPrinter {
+    fn drop(&mut self) {
+        if let Some(w) = self.writer.take() {
+            give_elem_writer(w);
+        }
+    }
+}
+
+/// Element line writers of printers dropped, for the printers of later
+/// trees: a parallel decode builds a tree for every segment (and for every
+/// probe) where its stacks cannot be renewed, and a writer's line table is
+/// 442 KiB to fill and to touch afresh. The table only keeps lines already
+/// written (keyed by all their text depends on), so a writer used before
+/// writes the same lines as a new one.
+static ELEM_WRITERS: std::sync::Mutex<Vec<ElemLineWriter>> = std::sync::Mutex::new(Vec::new());
+
+fn take_elem_writer() -> ElemLineWriter {
+    ELEM_WRITERS.lock().ok().and_then(|mut v| v.pop()).unwrap_or_default()
+}
+
+fn give_elem_writer(w: ElemLineWriter) {
+    if let Ok(mut v) = ELEM_WRITERS.lock() {
+        // one per thread that builds trees is enough
+        if v.len() < 8 {
+            v.push(w);
+        }
     }
 }
 
@@ -662,7 +742,7 @@ fn run(args: &[String]) -> i32 {
             (out_stdout, out_stderr, out_file) = (so, se, sf);
         }
     }
-    let file = if out_file { File::create(&logfile).ok() } else { None };
+    let file = if out_file { open_log_file(&logfile) } else { None };
     let log: SharedLog = Rc::new(RefCell::new(Log::new(out_stdout, out_stderr, file)));
     let res = run_logged(args, &log);
     log.borrow_mut().flush();
@@ -901,7 +981,7 @@ fn configure_tree(o: &Opts, tree: &mut DecodeTree, log: &SharedLog, announce: bo
         tree.set_elem_sink(Some(Box::new(ElemPrinter {
             log: log.clone(),
             ids,
-            writer: ElemLineWriter::new(),
+            writer: Some(take_elem_writer()),
             line: LineBuf::with_capacity(256),
             test_waits: o.test_waits,
         })));
@@ -1218,5 +1298,31 @@ fn print_stats(tree: &mut DecodeTree, log: &SharedLog) {
             d.frame_bytes,
             d.valid_id_bytes + d.no_id_bytes + d.unknown_id_bytes + d.reserved_id_bytes + d.frame_bytes
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A log file already there is appended to (as OpenCSD's message
+    /// logger does), also when written through the writer thread.
+    #[test]
+    fn a_log_file_already_there_is_appended_to() {
+        let p = std::env::temp_dir().join(format!("lister_logfile_{}_append", std::process::id()));
+        let old = vec![b'#'; 3 * BLOCK + 5];
+        std::fs::write(&p, &old).unwrap();
+        let mut log = Log::new(false, false, open_log_file(p.to_str().unwrap()));
+        for i in 0..20_000 {
+            log.msg(&format!("line {i}\n"));
+        }
+        log.flush();
+        drop(log);
+        let mut want = old;
+        for i in 0..20_000 {
+            want.extend_from_slice(format!("line {i}\n").as_bytes());
+        }
+        assert!(std::fs::read(&p).unwrap() == want);
+        let _ = std::fs::remove_file(&p);
     }
 }

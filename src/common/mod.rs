@@ -226,6 +226,23 @@ pub trait MemAccess {
         self.read_run(addr, space, trace_id, req, out)
     }
 
+    /// The 4-byte read at `addr` as [`MemAccess::read_run_known`] makes it
+    /// (after `uses` further reads of the current run), when the cache
+    /// serves it from a page that `known` names: the page and the bytes
+    /// read. None when it would not be served so: then nothing is done,
+    /// not even the `uses` reported, and the caller makes the read with
+    /// [`MemAccess::read_run_known`]. The default never serves it.
+    fn read_known_word(
+        &mut self,
+        _addr: ocsd_vaddr_t,
+        _space: ocsd_mem_space_acc_t,
+        _trace_id: u8,
+        _uses: u32,
+        _known: &[u64],
+    ) -> Option<(CachePage, [u8; 4])> {
+        None
+    }
+
     /// Changes with every access and change of the memory other than
     /// [`MemAccess::run_uses`]: while it stays the same, the view of the
     /// last [`MemAccess::read_run`] still serves the reads it vouches for.

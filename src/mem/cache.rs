@@ -65,9 +65,11 @@ impl Page {
     #[inline]
     pub fn holds(&self, addr: u64, len: usize, trace_id: u8) -> bool {
         // st_addr + valid_len >= addr + len, without overflow (a page holds
-        // at most PAGE_SIZE_MAX bytes, so d < valid_len keeps d + len small)
+        // at most PAGE_SIZE_MAX bytes, so d < valid_len keeps d + len small;
+        // and never past the top of memory, so an address below st_addr
+        // gives d >= valid_len)
         let d = addr.wrapping_sub(self.st_addr);
-        self.trace_id == trace_id && self.st_addr <= addr && d < self.valid_len as u64 && d + len as u64 <= self.valid_len as u64
+        d < self.valid_len as u64 && d + len as u64 <= self.valid_len as u64 && self.trace_id == trace_id
     }
 
     /// End (exclusive) of the page's bytes.
@@ -155,11 +157,39 @@ pub(crate) struct MemCache {
     pub mru: usize,
     /// Allocation and use sequence (`m_mru_sequence`).
     seq: u32,
+    /// Search index (up to 64 pages; empty: none): per slot, a bit for
+    /// each page whose bytes touch an address bucket (addresses shifted
+    /// right by `shift`) hashed to that slot. A page holding a read's
+    /// first byte is in the slot of that byte's bucket.
+    index: Vec<u64>,
+    /// The buckets each page is in the index for (first, last).
+    spans: Vec<Option<(u64, u64)>>,
+    shift: u32,
+}
+
+/// Slots of the page search index.
+const INDEX_SLOTS: usize = 1024;
+
+#[inline]
+fn index_slot(bucket: u64) -> usize {
+    ((bucket ^ (bucket >> 10) ^ (bucket >> 20)) as usize) & (INDEX_SLOTS - 1)
 }
 
 impl MemCache {
     pub fn new(sizes: CacheSizes) -> Self {
-        MemCache { sizes, pages: vec![Page::CLEAR; sizes.num_pages], bufs: vec![None; sizes.num_pages], spare: Vec::new(), mru: 0, seq: 1 }
+        let mut c = MemCache {
+            sizes,
+            pages: Vec::new(),
+            bufs: Vec::new(),
+            spare: Vec::new(),
+            mru: 0,
+            seq: 1,
+            index: Vec::new(),
+            spans: Vec::new(),
+            shift: 0,
+        };
+        c.resize(sizes);
+        c
     }
 
     /// New sizes: pages are made afresh (the use sequence carries on).
@@ -171,23 +201,88 @@ impl MemCache {
         if self.mru >= sizes.num_pages {
             self.mru = 0;
         }
+        self.index = if sizes.num_pages <= 64 { vec![0; INDEX_SLOTS] } else { Vec::new() };
+        self.spans = vec![None; sizes.num_pages];
+        // buckets no larger than a page: a page touches a few of them
+        self.shift = usize::BITS - 1 - sizes.page_size.max(1).leading_zeros();
     }
 
     pub fn invalidate_all(&mut self) {
         self.pages.iter_mut().for_each(|p| *p = Page::CLEAR);
         self.mru = 0;
+        self.index.iter_mut().for_each(|m| *m = 0);
+        self.spans.iter_mut().for_each(|s| *s = None);
     }
 
     pub fn invalidate_id(&mut self, trace_id: u8) {
-        self.pages.iter_mut().filter(|p| p.trace_id == trace_id).for_each(|p| *p = Page::CLEAR);
+        for i in 0..self.pages.len() {
+            if self.pages[i].trace_id == trace_id {
+                self.unindex(i);
+                self.pages[i] = Page::CLEAR;
+            }
+        }
+    }
+
+    /// Page `i` leaves the search index (before it changes).
+    #[inline]
+    pub fn unindex(&mut self, i: usize) {
+        if let Some((lo, hi)) = self.spans[i].take() {
+            for b in lo..=hi {
+                if let Some(m) = self.index.get_mut(index_slot(b)) {
+                    *m &= !(1u64 << i);
+                }
+            }
+        }
+    }
+
+    /// Page `i` enters the search index as it is now (after it changed).
+    #[inline]
+    pub fn reindex(&mut self, i: usize) {
+        self.unindex(i);
+        let p = &self.pages[i];
+        if self.index.is_empty() || p.valid_len == 0 {
+            return;
+        }
+        let lo = p.st_addr >> self.shift;
+        let hi = (p.st_addr + (p.valid_len as u64 - 1)) >> self.shift;
+        for b in lo..=hi {
+            self.index[index_slot(b)] |= 1u64 << i;
+        }
+        self.spans[i] = Some((lo, hi));
     }
 
     /// Search for a page holding `len` bytes at `addr` for `trace_id`,
     /// from the most recently used page on (`blockInCache`). On a hit the
     /// page becomes the most recently used one; on a miss `mru` is back
     /// where it started.
+    ///
+    /// The pages that may hold the read are those of the index slot of
+    /// `addr`'s bucket: taken in the search's order (from `mru` on, round
+    /// to the first page), the first that holds it is the page the search
+    /// finds.
     #[inline]
     pub fn find(&mut self, addr: u64, len: usize, trace_id: u8) -> bool {
+        if self.index.is_empty() {
+            return self.find_scan(addr, len, trace_id);
+        }
+        let start = if self.mru < self.pages.len() { self.mru } else { 0 };
+        // page k at bit (k - start) mod 64: pages from `start` on first,
+        // then those before it, each in page order
+        let mut m = self.index[index_slot(addr >> self.shift)].rotate_right(start as u32);
+        while m != 0 {
+            let k = (m.trailing_zeros() as usize + start) & 63;
+            if self.pages[k].holds(addr, len, trace_id) {
+                self.mru = k;
+                return true;
+            }
+            m &= m - 1;
+        }
+        false
+    }
+
+    /// [`MemCache::find`] page by page.
+    #[inline]
+    pub fn find_scan(&mut self, addr: u64, len: usize, trace_id: u8) -> bool {
         let start = self.mru.min(self.pages.len());
         for (k, p) in self.pages[start..].iter().enumerate() {
             if p.holds(addr, len, trace_id) {
@@ -262,7 +357,7 @@ impl MemCache {
     }
 
     /// `n` uses of the most recently used page (`incSequence`, n times).
-    #[inline]
+    #[inline(always)]
     pub fn use_mru(&mut self, n: u32) {
         if n == 0 {
             return;
@@ -272,11 +367,15 @@ impl MemCache {
                 self.pages[self.mru].use_seq = next - 1;
                 self.seq = next;
             }
-            _ => {
-                for _ in 0..n {
-                    self.use_mru_once();
-                }
-            }
+            _ => self.use_mru_wrapping(n),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn use_mru_wrapping(&mut self, n: u32) {
+        for _ in 0..n {
+            self.use_mru_once();
         }
     }
 
@@ -323,6 +422,7 @@ mod tests {
         for a in 0..4u64 {
             let i = c.take_new_page();
             c.pages[i] = Page { st_addr: a * 0x100, valid_len: 64, trace_id: 1, ..Page::CLEAR };
+            c.reindex(i);
             c.use_mru(1);
             order.push(i);
         }
@@ -338,6 +438,7 @@ mod tests {
     fn search_needs_trace_id_and_whole_block() {
         let mut c = MemCache::new(CacheSizes { page_size: 64, num_pages: 4 });
         c.pages[2] = Page { st_addr: 0x1000, valid_len: 64, trace_id: 5, ..Page::CLEAR };
+        c.reindex(2);
         assert!(c.find(0x1000, 4, 5));
         assert_eq!(c.mru, 2);
         assert!(c.find(0x103c, 4, 5));
@@ -346,6 +447,76 @@ mod tests {
         assert!(!c.find(0x1000, 4, 6));
         c.invalidate_id(5);
         assert!(!c.find(0x1000, 4, 5));
+    }
+
+    /// The indexed search finds the page the page-by-page search finds,
+    /// through loads (overlapping pages, other trace IDs, pages at the
+    /// top of memory, empty loads) and invalidations.
+    #[test]
+    fn indexed_search_finds_what_the_scan_finds() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for (page_size, num_pages) in [(64, 4), (100, 7), (2048, 16), (16384, 64), (64, 65)] {
+            let (mut hits, mut misses) = (0, 0);
+            let mut c = MemCache::new(CacheSizes { page_size, num_pages });
+            let mut scan = MemCache::new(CacheSizes { page_size, num_pages });
+            let top = u64::MAX - 3 * page_size as u64;
+            let region = |r: u64| if r % 8 == 0 { top + r % (3 * page_size as u64) } else { 0x8000 + r % (8 * page_size as u64) };
+            for step in 0..20_000 {
+                let r = rnd();
+                match r % 16 {
+                    0 => {
+                        let id = (rnd() % 3) as u8;
+                        c.invalidate_id(id);
+                        scan.invalidate_id(id);
+                    }
+                    1 if step % 97 == 0 => {
+                        c.invalidate_all();
+                        scan.invalidate_all();
+                    }
+                    2..=5 => {
+                        // a load at any address, as a miss makes it
+                        let addr = region(rnd());
+                        let room = (u64::MAX - addr).saturating_add(1).min(page_size as u64) as usize;
+                        let len = if r % 29 == 0 { 0 } else { room - (rnd() as usize % room.min(16)) };
+                        let id = (rnd() % 3) as u8;
+                        let i = c.take_new_page();
+                        assert_eq!(i, scan.take_new_page());
+                        for m in [&mut c, &mut scan] {
+                            m.unindex(i);
+                            m.pages[i] = Page { st_addr: addr, valid_len: len, trace_id: id, ..Page::CLEAR };
+                            m.reindex(i);
+                            m.use_mru(1);
+                        }
+                    }
+                    _ => {
+                        let addr = region(rnd());
+                        let len = [1, 2, 4, 8][(rnd() % 4) as usize];
+                        let id = (rnd() % 3) as u8;
+                        if r % 5 == 0 {
+                            c.mru = (rnd() as usize) % num_pages;
+                            scan.mru = c.mru;
+                        }
+                        let found = c.find(addr, len, id);
+                        assert_eq!(found, scan.find_scan(addr, len, id), "{page_size}/{num_pages} step {step}");
+                        assert_eq!(c.mru, scan.mru, "{page_size}/{num_pages} step {step}");
+                        if found {
+                            hits += 1;
+                            c.use_mru(1);
+                            scan.use_mru(1);
+                        } else {
+                            misses += 1;
+                        }
+                    }
+                }
+            }
+            assert!(hits > 1000 && misses > 1000, "{page_size}/{num_pages}: {hits} hits, {misses} misses");
+        }
     }
 
     #[test]

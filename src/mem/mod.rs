@@ -211,6 +211,10 @@ pub struct MemMapper {
     /// Per trace ID, the token of the callback pages it loads (0: take a
     /// new one at the next load). See [`MemMapper::new_callback_bytes`].
     cb_tokens: Vec<u64>,
+    /// (epoch, address, trace ID) of the last [`MemAccess::read_known_word`]
+    /// whose page search found no page: while the epoch stays, the same
+    /// search in [`MemAccess::read_run_known`] would find none either.
+    searched_miss: Option<(u64, ocsd_vaddr_t, u8)>,
 }
 
 fn next_uid() -> u64 {
@@ -254,6 +258,7 @@ impl MemMapper {
             any_filtered: false,
             contexts: vec![MemContext::default(); 256],
             cb_tokens: vec![0; 256],
+            searched_miss: None,
         }
     }
 
@@ -320,6 +325,7 @@ impl MemMapper {
             any_filtered: false,
             contexts: self.contexts.iter().map(|_| MemContext::default()).collect(),
             cb_tokens: vec![0; 256],
+            searched_miss: None,
         })
     }
 
@@ -489,6 +495,7 @@ impl MemMapper {
                 (n, PageData::Owned, *t)
             }
         };
+        c.unindex(i);
         let p = &mut c.pages[i];
         if n > ps {
             p.valid_len = 0;
@@ -501,6 +508,7 @@ impl MemMapper {
             p.data = data;
             p.token = token;
             p.serial = next_uid();
+            c.reindex(i);
             c.use_mru(1);
         }
         Ok(i)
@@ -736,9 +744,10 @@ impl MemAccess for MemMapper {
             Some(a) if self.fits(a, addr, space, trace_id) => a,
             _ => return self.read_run(addr, space, trace_id, req, out),
         };
+        let searched_miss = req == 4 && self.searched_miss == Some((self.epoch, addr, trace_id));
         self.epoch += 1;
         let c = self.cache.as_mut().expect("cached");
-        let hit = c.find(addr, req, trace_id).then_some(c.mru);
+        let hit = if searched_miss { None } else { c.find(addr, req, trace_id).then_some(c.mru) };
         if let Some(i) = hit {
             let serial = c.pages[i].serial;
             if known[i % known.len()] == serial {
@@ -750,6 +759,52 @@ impl MemAccess for MemMapper {
         }
         let (serve, got) = self.serve_page(acc, addr, space, trace_id, req, hit)?;
         Ok(self.run_of(serve, got, addr, req, out))
+    }
+
+    /// [`MemAccess::read_run_known`]'s read of a known page, without its
+    /// run: while the lookup stays on the current accessor, the page
+    /// search finds a page `known` names; the uses, then the read's use of
+    /// that page, are counted as there.
+    #[inline]
+    fn read_known_word(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, uses: u32, known: &[u64]) -> Option<(CachePage, [u8; 4])> {
+        if self.static_only || known.is_empty() {
+            return None;
+        }
+        match self.curr {
+            Some(a) if self.fits(a, addr, space, trace_id) => {}
+            _ => return None,
+        }
+        let c = self.cache.as_mut()?;
+        let old = c.mru;
+        // a miss leaves `mru` where it was
+        if !c.find(addr, 4, trace_id) {
+            self.searched_miss = Some((self.epoch, addr, trace_id));
+            return None;
+        }
+        let i = c.mru;
+        let p = &c.pages[i];
+        let serial = p.serial;
+        if known[i % known.len()] != serial {
+            c.mru = old;
+            return None;
+        }
+        let off = (addr - p.st_addr) as usize;
+        let bytes: &[u8] = match p.data {
+            PageData::Owned => c.owned(i),
+            PageData::Static(a) => self.accessors[a].static_from(p.st_addr).unwrap_or(&[]),
+        };
+        let Some(w) = bytes.get(off..off + 4) else {
+            c.mru = old;
+            return None;
+        };
+        let word = [w[0], w[1], w[2], w[3]];
+        // the uses were of the page current before the search
+        c.mru = old;
+        c.use_mru(uses);
+        c.mru = i;
+        c.use_mru(1);
+        self.epoch += 1;
+        Some((CachePage { index: i as u32, serial }, word))
     }
 
     fn run_uses(&mut self, n: u32) {
@@ -1177,6 +1232,75 @@ mod tests {
             reads(&mut b, 1, at, 1);
         }
         assert_eq!(*calls_a.lock().unwrap(), *calls_b.lock().unwrap());
+    }
+
+    /// Reads made as the decoders' memory window makes them (a known
+    /// page's read through `read_known_word`, others through
+    /// `read_run_known`, uses of the current page reported with the next
+    /// read) call the callbacks and leave the cache as plain reads do.
+    #[test]
+    fn known_word_reads_are_plain_reads() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rnd = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let sp = OCSD_MEM_SPACE_EL1N;
+        for sizes in [CacheSizes { page_size: 64, num_pages: 4 }, CacheSizes { page_size: 128, num_pages: 7 }] {
+            let (mut a, mut b) = (MemMapper::with_cache(Some(sizes)), MemMapper::with_cache(Some(sizes)));
+            let (calls_a, _) = perf_like(&mut a);
+            let (calls_b, _) = perf_like(&mut b);
+            let mut known = vec![0u64; 4];
+            let (mut known_hits, mut last) = (0, None);
+            for step in 0..5000 {
+                let id = 1 + (rnd() % 2) as u8;
+                let at = 0x1000 + 2 * (rnd() % 400);
+                let uses = if last.is_some() { (rnd() % 3) as u32 } else { 0 };
+                if step % 500 == 499 {
+                    a.invalidate_cache(id);
+                    b.invalidate_cache(id);
+                    last = None;
+                    continue;
+                }
+                // the uses: reads again at the last read's address
+                if let Some((l_at, l_id)) = last {
+                    for _ in 0..uses {
+                        b.read(l_at, sp, l_id, &mut [0u8; 4]).unwrap();
+                    }
+                }
+                let uses = if last.is_some() { uses } else { 0 };
+                let mut want = [0u8; 4];
+                let n = b.read(at, sp, id, &mut want).unwrap();
+                let got = match a.read_known_word(at, sp, id, uses, &known) {
+                    Some((p, w)) => {
+                        known_hits += 1;
+                        assert_eq!(known[p.index as usize % known.len()], p.serial);
+                        w
+                    }
+                    None => {
+                        let mut o = [0u8; 4];
+                        let r = a.read_run_known(at, sp, id, 4, &mut o, uses, &known).unwrap();
+                        if let (Some(p), Some(_)) = (r.page, &r.view) {
+                            let k = p.index as usize % known.len();
+                            known[k] = p.serial;
+                        }
+                        assert_eq!(r.got, n, "step {step}");
+                        o
+                    }
+                };
+                assert_eq!(got, want, "step {step}");
+                last = (n == 4).then_some((at, id));
+                let (ca, cb) = (a.cache.as_ref().unwrap(), b.cache.as_ref().unwrap());
+                assert_eq!(ca.mru, cb.mru, "step {step}");
+                for (pa, pb) in ca.pages.iter().zip(&cb.pages) {
+                    assert_eq!((pa.st_addr, pa.valid_len, pa.trace_id, pa.use_seq), (pb.st_addr, pb.valid_len, pb.trace_id, pb.use_seq), "step {step}");
+                }
+            }
+            assert_eq!(*calls_a.lock().unwrap(), *calls_b.lock().unwrap());
+            assert!(known_hits > 500, "{known_hits} reads of known pages");
+        }
     }
 
     #[test]

@@ -168,7 +168,38 @@ impl MemWindow {
         Ok(())
     }
 
+    /// The read at `addr` when the memory serves it from a cache page the
+    /// window kept a view of ([`MemAccess::read_known_word`]): the window
+    /// goes back to that view, as [`MemWindow::refill`] would after the
+    /// same read made through [`MemAccess::read_run_known`]. None: nothing
+    /// done.
+    #[inline]
+    fn switch_known(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> Option<Fetch> {
+        let (p, w) = mem.read_known_word(addr, space, trace_id, self.uses, &self.serials)?;
+        self.uses = 0;
+        self.primed = None;
+        self.stash();
+        let k = &self.kept[p.index as usize % KEPT];
+        // a known page's view was kept with the page's token
+        self.token = k.token;
+        self.base = addr;
+        self.space = space;
+        self.epoch = mem.epoch();
+        if addr >= k.base && (addr - k.base).saturating_add(4) <= k.len as u64 {
+            self.base = k.base;
+            self.len = k.len;
+            self.view = k.view.clone();
+            self.page = Some(p);
+        }
+        Some(Fetch { opcode: u32::from_le_bytes(w), avail: 4 })
+    }
+
     pub(super) fn refill(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> Result<Fetch, ocsd_err_t> {
+        if addr <= u64::MAX - 3 {
+            if let Some(f) = self.switch_known(mem, addr, space, trace_id) {
+                return Ok(f);
+            }
+        }
         self.primed = None;
         let uses = std::mem::take(&mut self.uses);
         self.stash();
@@ -354,7 +385,7 @@ pub(super) struct BlockCache {
 }
 
 /// Longest block whose instruction words are kept ([`BlockCache::words`]).
-pub(super) const BLOCK_WORDS: usize = 4;
+pub(super) const BLOCK_WORDS: usize = 16;
 
 impl BlockCache {
     pub(super) fn new() -> Self {
@@ -481,7 +512,8 @@ impl EtmV4IPktDecoder {
 
     /// Walk instructions from the current address to the next waypoint
     /// (any branch-like instruction), or, with `to_addr`, until the next
-    /// instruction address is `to_addr` (`traceInstrToWP`).
+    /// instruction address is `to_addr` (`traceInstrToWP`). Without
+    /// `to_addr`, the caller has tried [`Self::replay_block`] first.
     pub(super) fn trace_to_wp(&mut self, ctx: &mut DecodeCtx, to_addr: Option<ocsd_vaddr_t>) -> (InstrRange, WpRes, ocsd_err_t) {
         let mut r = InstrRange { st_addr: self.instr.instr_addr, en_addr: self.instr.instr_addr, num_instr: 0 };
         let space = self.curr_mem_space();
@@ -493,9 +525,7 @@ impl EtmV4IPktDecoder {
         let mut cache_token = 0u64;
         let cached = a64 && to_addr.is_none() && self.range_limit == 0;
         if cached {
-            if let Some(r) = self.replay_block(space, aa64_chk) {
-                return (r, WpRes::Found, OCSD_OK);
-            }
+            // (the caller tried `replay_block` with this state)
             // the walk's first read, as OpenCSD makes it
             if let Err(e) = self.mem.prime(ctx.mem, r.st_addr, space, self.trace_id) {
                 return (r, res, e);
