@@ -358,7 +358,7 @@ fn file2_table_matches_the_crate() {
     assert!(!files.is_empty());
     assert_eq!(pd.simpleperf_files.len(), files.len());
     for x in files {
-        let ours = pd.simpleperf_files[&x.path];
+        let ours = *pd.simpleperf_files.get(&x.path).unwrap_or_else(|| panic!("{} missing", x.path));
         assert_eq!(ours.min_vaddr, x.min_vaddr, "{}", x.path);
         let off = match x.type_specific_msg {
             Some(linux_perf_data::SimpleperfTypeSpecificInfo::ElfFile(e)) => e.file_offset_of_min_vaddr,

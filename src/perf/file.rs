@@ -17,7 +17,6 @@ use linux_perf_data::linux_perf_event_reader::{
 };
 use linux_perf_data::{Endianness, PerfFileReader};
 
-use rustc_hash::FxHashMap;
 use super::PerfError;
 
 /// `PERF_RECORD_*` user types (perf's own records).
@@ -143,9 +142,25 @@ pub struct SidebandRecord {
     pub event: Sideband,
 }
 
+/// The bytes of a perf.data file: mapped from the file, or in a buffer.
+pub enum FileBytes {
+    Owned(Vec<u8>),
+    Mapped(memmap2::Mmap),
+}
+
+impl std::ops::Deref for FileBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            FileBytes::Owned(v) => v,
+            FileBytes::Mapped(m) => m,
+        }
+    }
+}
+
 /// A perf.data file read into memory.
 pub struct PerfData {
-    pub bytes: Vec<u8>,
+    pub bytes: FileBytes,
     pub endian: Endianness,
     pub data_offset: u64,
     pub data_size: u64,
@@ -155,7 +170,7 @@ pub struct PerfData {
     pub aux: Vec<AuxRecord>,
     pub sideband: Vec<SidebandRecord>,
     /// Build IDs of the file's build-id table, by path.
-    pub build_ids: FxHashMap<String, Vec<u8>>,
+    pub build_ids: PathTable<BuildId>,
     /// Whether the HEADER_AUXTRACE feature holds an index in perf's own
     /// layout (simpleperf writes the entries without perf's count word, and
     /// perf then reads the trace as it arrives, assuming frame-formatted
@@ -170,7 +185,7 @@ pub struct PerfData {
     pub etm_config: Option<u64>,
     /// simpleperf's FEAT_FILE / FEAT_FILE2 entries, by path: what it read
     /// of each binary on the device.
-    pub simpleperf_files: FxHashMap<String, SimpleperfFile>,
+    pub simpleperf_files: PathTable<SimpleperfFile>,
 }
 
 /// A binary as simpleperf described it on the device (FEAT_FILE2): the
@@ -200,6 +215,109 @@ impl SimpleperfDso {
             2 => SimpleperfDso::Elf,
             _ => SimpleperfDso::Other,
         }
+    }
+}
+
+/// Values by path, as a feature section lists them (the build-ID table,
+/// simpleperf's file table): one buffer for all the paths and a sorted
+/// hash index, instead of a string allocation and a hash-map entry per
+/// path. A recording names a few hundred binaries and a run looks up the
+/// few its mappings use, so the table is built for reading it once.
+#[derive(Debug, Clone)]
+pub struct PathTable<V> {
+    /// The paths, one after the other (invalid UTF-8 replaced).
+    names: Vec<u8>,
+    /// (start of the path in `names`, its length, value), in table order.
+    items: Vec<(u32, u32, V)>,
+    /// (hash of the path, item), sorted.
+    index: Vec<(u64, u32)>,
+    /// Distinct paths.
+    distinct: usize,
+}
+
+impl<V> Default for PathTable<V> {
+    fn default() -> Self {
+        PathTable { names: Vec::new(), items: Vec::new(), index: Vec::new(), distinct: 0 }
+    }
+}
+
+fn path_hash(p: &[u8]) -> u64 {
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(p);
+    h.finish()
+}
+
+impl<V> PathTable<V> {
+    fn with_capacity(n: usize, name_bytes: usize) -> Self {
+        PathTable { names: Vec::with_capacity(name_bytes), items: Vec::with_capacity(n), index: Vec::new(), distinct: 0 }
+    }
+
+    /// Add `path` (bytes as [`text`] takes them); [`PathTable::seal`]
+    /// before looking up.
+    fn push(&mut self, path: &[u8], v: V) {
+        match std::str::from_utf8(path) {
+            Ok(p) => self.push_str(p, v),
+            Err(_) => self.push_str(&String::from_utf8_lossy(path), v),
+        }
+    }
+
+    fn push_str(&mut self, p: &str, v: V) {
+        let (Ok(start), Ok(len)) = (u32::try_from(self.names.len()), u32::try_from(p.len())) else { return };
+        self.names.extend_from_slice(p.as_bytes());
+        self.items.push((start, len, v));
+    }
+
+    fn name(&self, i: usize) -> &[u8] {
+        let (start, len, _) = self.items[i];
+        self.names.get(start as usize..(start + len) as usize).unwrap_or(&[])
+    }
+
+    /// Build the index (after the last push).
+    fn seal(mut self) -> Self {
+        let mut index: Vec<(u64, u32)> = (0..self.items.len()).map(|i| (path_hash(self.name(i)), i as u32)).collect();
+        index.sort_unstable();
+        let mut distinct = 0;
+        for (k, &(h, i)) in index.iter().enumerate() {
+            // first of its path among the entries of the same hash
+            let seen = index[..k].iter().rev().take_while(|e| e.0 == h).any(|e| self.name(e.1 as usize) == self.name(i as usize));
+            if !seen {
+                distinct += 1;
+            }
+        }
+        self.index = index;
+        self.distinct = distinct;
+        self
+    }
+
+    /// The value of `path` (the last one the table gives for it).
+    pub fn get(&self, path: &str) -> Option<&V> {
+        let path = path.as_bytes();
+        let h = path_hash(path);
+        let from = self.index.partition_point(|e| e.0 < h);
+        self.index[from..].iter().take_while(|e| e.0 == h).filter(|e| self.name(e.1 as usize) == path).last().map(|e| &self.items[e.1 as usize].2)
+    }
+
+    /// Distinct paths.
+    pub fn len(&self) -> usize {
+        self.distinct
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.distinct == 0
+    }
+}
+
+/// A build ID of the build-ID table: up to 20 bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BuildId {
+    bytes: [u8; 20],
+    len: u8,
+}
+
+impl BuildId {
+    pub fn as_slice(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
     }
 }
 
@@ -256,8 +374,8 @@ fn proto_fields<'a>(b: &'a [u8], mut f: impl FnMut(u64, u64, &'a [u8])) -> Optio
 /// `FileFeature` protobuf message (path 1, type 2, min_vaddr 3, symbols 4,
 /// ELF info 6 / kernel module info 7 with the offset as field 1). Symbols
 /// are skipped. A damaged entry ends the table.
-pub fn parse_file2_section(sec: &[u8], e: Endianness) -> FxHashMap<String, SimpleperfFile> {
-    let mut out = FxHashMap::default();
+pub fn parse_file2_section(sec: &[u8], e: Endianness) -> PathTable<SimpleperfFile> {
+    let mut out = PathTable::with_capacity(sec.len() / 48, sec.len() / 4);
     let mut at = 0usize;
     while let Some(len) = rd_u32(sec, at, e) {
         let Some(msg) = sec.get(at + 4..(at + 4).saturating_add(len as usize)) else { break };
@@ -279,12 +397,11 @@ pub fn parse_file2_section(sec: &[u8], e: Endianness) -> FxHashMap<String, Simpl
         if ok.is_none() {
             break;
         }
-        let path = path.map(|p| text(p));
         if let Some(p) = path {
-            out.insert(p, SimpleperfFile { kind: SimpleperfDso::of(kind), min_vaddr, offset_of_min_vaddr: off });
+            out.push(p, SimpleperfFile { kind: SimpleperfDso::of(kind), min_vaddr, offset_of_min_vaddr: off });
         }
     }
-    out
+    out.seal()
 }
 
 /// `ETM_OPT_TS` of the cs_etm event's config (coresight-pmu.h).
@@ -325,12 +442,30 @@ const HEADER_AUXTRACE_FEATURE: u32 = 18;
 
 impl PerfData {
     /// Read and check `path`.
+    ///
+    /// A regular file is mapped (read-only, its pages mapped at once)
+    /// rather than copied into a buffer: no copy, and a few calls instead
+    /// of a page fault per 4 KiB of buffer, which in a run of a few
+    /// milliseconds is a visible share. Anything that cannot be mapped (a
+    /// pipe, an empty file) is read.
     pub fn open(path: &std::path::Path) -> Result<PerfData, PerfError> {
-        let bytes = std::fs::read(path).map_err(|e| PerfError::Io(format!("{}: {}", path.display(), e)))?;
+        let io = |e: std::io::Error| PerfError::Io(format!("{}: {}", path.display(), e));
+        let f = std::fs::File::open(path).map_err(io)?;
+        if f.metadata().map_or(false, |m| m.is_file() && m.len() > 0) {
+            if let Ok(m) = map_file(&f) {
+                return Self::from_file_bytes(FileBytes::Mapped(m));
+            }
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut &f, &mut bytes).map_err(io)?;
         Self::from_bytes(bytes)
     }
 
     pub fn from_bytes(bytes: Vec<u8>) -> Result<PerfData, PerfError> {
+        Self::from_file_bytes(FileBytes::Owned(bytes))
+    }
+
+    fn from_file_bytes(bytes: FileBytes) -> Result<PerfData, PerfError> {
         let header_err = |msg: String| PerfError::Format { what: "file header".into(), offset: 0, msg };
         if bytes.len() < 104 {
             return Err(header_err(format!("file is {} bytes, shorter than a perf.data header (104)", bytes.len())));
@@ -361,13 +496,13 @@ impl PerfData {
             auxtrace: Vec::new(),
             aux: Vec::new(),
             sideband: Vec::new(),
-            build_ids: FxHashMap::default(),
+            build_ids: PathTable::default(),
             perf_auxtrace_index: false,
             simpleperf_meta: HashMap::new(),
             os_release: None,
             etm_config: None,
-            simpleperf_files: FxHashMap::default(),
-            bytes: Vec::new(),
+            simpleperf_files: PathTable::default(),
+            bytes: FileBytes::Owned(Vec::new()),
         };
         let raw = pd.walk_records(&bytes)?;
         // sized once: growing these vectors would touch fresh pages for
@@ -410,15 +545,16 @@ impl PerfData {
             pd.simpleperf_files = parse_file2_section(sec, endian);
         } else if let Ok(Some(files)) = perf_file.simpleperf_symbol_tables() {
             use linux_perf_data::SimpleperfTypeSpecificInfo as T;
+            let mut t = PathTable::default();
             for f in files {
                 let offset_of_min_vaddr = match &f.type_specific_msg {
                     Some(T::ElfFile(e)) => e.file_offset_of_min_vaddr,
                     Some(T::KernelModule(k)) => k.memory_offset_of_min_vaddr,
                     _ => 0,
                 };
-                pd.simpleperf_files
-                    .insert(f.path.clone(), SimpleperfFile { kind: SimpleperfDso::of(f.r#type as u64), min_vaddr: f.min_vaddr, offset_of_min_vaddr });
+                t.push_str(&f.path, SimpleperfFile { kind: SimpleperfDso::of(f.r#type as u64), min_vaddr: f.min_vaddr, offset_of_min_vaddr });
             }
+            pd.simpleperf_files = t.seal();
         }
         if let Some(sec) = perf_file.feature_section_data(linux_perf_data::Feature(HEADER_AUXTRACE_FEATURE)) {
             pd.perf_auxtrace_index = perf_index_layout(sec, endian);
@@ -591,6 +727,17 @@ impl PerfData {
     }
 }
 
+/// Map `f` read-only, its pages mapped at once (`MAP_POPULATE`).
+#[allow(unsafe_code)]
+fn map_file(f: &std::fs::File) -> std::io::Result<memmap2::Mmap> {
+    // SAFETY: the mapping is private and read-only, and the bytes are only
+    // read as plain `u8`s (every record is bounds-checked against the
+    // mapping's length, taken once here). What the mapping cannot rule
+    // out is another process truncating the file while it is decoded (a
+    // SIGBUS on the lost pages), as for perf, which maps perf.data too.
+    unsafe { memmap2::MmapOptions::new().populate().map(f) }
+}
+
 struct RawRec {
     offset: u64,
     rtype: u32,
@@ -634,10 +781,10 @@ fn pick_parse_info(
 /// byte 20 with `PERF_RECORD_MISC_BUILD_ID_SIZE`, else 20 bytes less
 /// trailing all-zero 4-byte groups (simpleperf leaves bytes 20..24 unset).
 /// A damaged entry ends the table.
-pub fn parse_build_id_section(sec: &[u8], e: Endianness) -> FxHashMap<String, Vec<u8>> {
+pub fn parse_build_id_section(sec: &[u8], e: Endianness) -> PathTable<BuildId> {
     const MISC_BUILD_ID_SIZE: u16 = 1 << 15;
     // perf's entries are at least 36 bytes, and usually about 100
-    let mut out = FxHashMap::with_capacity_and_hasher(sec.len() / 96, Default::default());
+    let mut out = PathTable::with_capacity(sec.len() / 96, sec.len() / 2);
     let mut at = 0usize;
     while at + 36 <= sec.len() {
         let (Some(misc), Some(size)) = (rd_u16(sec, at + 4, e), rd_u16(sec, at + 6, e)) else { break };
@@ -656,12 +803,14 @@ pub fn parse_build_id_section(sec: &[u8], e: Endianness) -> FxHashMap<String, Ve
             n
         };
         let path = &sec[at + 36..at + size];
-        let path = &path[..path.iter().position(|&b| b == 0).unwrap_or(path.len())];
-        let path = text(path);
-        out.insert(path, id[..len].to_vec());
+        // up to its NUL (a word-at-a-time search)
+        let path = std::ffi::CStr::from_bytes_until_nul(path).map_or(path, |c| c.to_bytes());
+        let mut bytes = [0u8; 20];
+        bytes[..len].copy_from_slice(&id[..len]);
+        out.push(path, BuildId { bytes, len: len as u8 });
         at += size;
     }
-    out
+    out.seal()
 }
 
 /// Whether a HEADER_AUXTRACE section is laid out as perf writes it: a u64
@@ -720,10 +869,40 @@ mod tests {
         sec.extend(bad);
         let t = parse_build_id_section(&sec, Endianness::LittleEndian);
         assert_eq!(t.len(), 3);
-        assert_eq!(t["[kernel.kallsyms]"], vec![0x31, 0x4a, 0x4f, 0x09, 0xe2, 0xd2, 0x30, 0x5e]);
-        assert_eq!(t["/lib/a.so"], vec![1, 2, 3, 4, 5, 6]);
-        assert_eq!(t["/bin/b"], vec![7; 20]);
+        let id = |p: &str| t.get(p).map(|b| b.as_slice().to_vec());
+        assert_eq!(id("[kernel.kallsyms]"), Some(vec![0x31, 0x4a, 0x4f, 0x09, 0xe2, 0xd2, 0x30, 0x5e]));
+        assert_eq!(id("/lib/a.so"), Some(vec![1, 2, 3, 4, 5, 6]));
+        assert_eq!(id("/bin/b"), Some(vec![7; 20]));
+        assert_eq!(id("/bin/c"), None);
+        assert_eq!(id("/bin"), None);
         assert!(parse_build_id_section(&sec[..20], Endianness::LittleEndian).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod path_table_tests {
+    use super::*;
+
+    #[test]
+    fn the_last_value_of_a_path_wins_as_in_a_map_and_invalid_utf8_is_replaced() {
+        let mut t = PathTable::default();
+        let mut m = std::collections::HashMap::new();
+        // many paths, some given twice, some sharing prefixes
+        for i in 0..300u32 {
+            let p = format!("/system/lib{}/libx{}.so", i % 7, i % 113);
+            t.push(p.as_bytes(), i);
+            m.insert(p, i);
+        }
+        t.push(b"/bad\xff\xfe.so", 1000);
+        m.insert(String::from_utf8_lossy(b"/bad\xff\xfe.so").into_owned(), 1000);
+        let t = t.seal();
+        assert_eq!(t.len(), m.len());
+        for (p, v) in &m {
+            assert_eq!(t.get(p), Some(v), "{}", p);
+        }
+        assert_eq!(t.get("/system/lib0/libx0.s"), None);
+        assert_eq!(t.get(""), None);
+        assert!(PathTable::<u32>::default().seal().is_empty());
     }
 }
 
@@ -751,7 +930,8 @@ mod file2_tests {
         sec.extend([0x0a, 20, 1]);
         let t = parse_file2_section(&sec, Endianness::LittleEndian);
         assert_eq!(t.len(), 2);
-        assert_eq!(t["/m.ko"], SimpleperfFile { kind: SimpleperfDso::KernelModule, min_vaddr: 0x1234, offset_of_min_vaddr: 0x80 });
-        assert_eq!(t["/e"], SimpleperfFile { kind: SimpleperfDso::Elf, min_vaddr: 0x1000, offset_of_min_vaddr: 0x10 });
+        assert_eq!(t.get("/x"), None);
+        assert_eq!(*t.get("/m.ko").unwrap(), SimpleperfFile { kind: SimpleperfDso::KernelModule, min_vaddr: 0x1234, offset_of_min_vaddr: 0x80 });
+        assert_eq!(*t.get("/e").unwrap(), SimpleperfFile { kind: SimpleperfDso::Elf, min_vaddr: 0x1000, offset_of_min_vaddr: 0x10 });
     }
 }

@@ -252,7 +252,7 @@ impl Spaces {
                             // symbol: `[kernel.kallsyms]_stext`
                             let kernel = m.path.starts_with(KERNEL_NAME);
                             let key = if kernel { KERNEL_NAME } else { m.path.as_str() };
-                            let build_id = m.build_id.clone().or_else(|| pd.build_ids.get(key).cloned());
+                            let build_id = m.build_id.clone().or_else(|| pd.build_ids.get(key).map(|b| b.as_slice().to_vec()));
                             let ref_sym = m.path.strip_prefix(KERNEL_NAME).filter(|n| kernel && !n.is_empty()).map(|n| (n.to_string(), m.pgoff));
                             let mut b = Binary::new(if kernel { KERNEL_NAME } else { &m.path }, build_id);
                             b.kernel = kernel;

@@ -104,7 +104,30 @@ pub struct CompareArgs {
     pub reference: std::path::PathBuf,
 }
 
+/// `ocsd perf ...` alone: the same command line interface with only the
+/// perf subcommand built. clap builds every subcommand's arguments before
+/// it parses, and `ocsd perf --autofdo` runs for a few milliseconds, so
+/// that building is a visible share of it. Same name, version and
+/// subcommand as [`Cli`]: the same help, version and error texts (a test
+/// compares `ocsd perf --help` with `ocsd help perf`).
+#[derive(Parser)]
+#[command(name = "ocsd", version, about = "CoreSight trace decoder (OpenCSD-compatible)", propagate_version = true)]
+struct PerfCli {
+    #[command(subcommand)]
+    cmd: PerfOnly,
+}
+
+#[derive(Subcommand)]
+enum PerfOnly {
+    /// Decode the CoreSight trace of a perf.data recording.
+    Perf(perf_cmd::PerfArgs),
+}
+
 fn main() -> ExitCode {
+    if std::env::args_os().nth(1).is_some_and(|a| a == "perf") {
+        let PerfCli { cmd: PerfOnly::Perf(a) } = PerfCli::parse();
+        return perf_cmd::run(&a);
+    }
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::Decode(a) => decode::run_decode(&a),
