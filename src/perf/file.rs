@@ -142,25 +142,9 @@ pub struct SidebandRecord {
     pub event: Sideband,
 }
 
-/// The bytes of a perf.data file: mapped from the file, or in a buffer.
-pub enum FileBytes {
-    Owned(Vec<u8>),
-    Mapped(memmap2::Mmap),
-}
-
-impl std::ops::Deref for FileBytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match self {
-            FileBytes::Owned(v) => v,
-            FileBytes::Mapped(m) => m,
-        }
-    }
-}
-
 /// A perf.data file read into memory.
 pub struct PerfData {
-    pub bytes: FileBytes,
+    pub bytes: Vec<u8>,
     pub endian: Endianness,
     pub data_offset: u64,
     pub data_size: u64,
@@ -441,31 +425,16 @@ pub(crate) fn rd_u64(b: &[u8], at: usize, e: Endianness) -> Option<u64> {
 const HEADER_AUXTRACE_FEATURE: u32 = 18;
 
 impl PerfData {
-    /// Read and check `path`.
-    ///
-    /// A regular file is mapped (read-only, its pages mapped at once)
-    /// rather than copied into a buffer: no copy, and a few calls instead
-    /// of a page fault per 4 KiB of buffer, which in a run of a few
-    /// milliseconds is a visible share. Anything that cannot be mapped (a
-    /// pipe, an empty file) is read.
+    /// Read and check `path`. The file is read into a buffer (sized from
+    /// its length), not mapped: a mapping would need `unsafe` here, and a
+    /// file cut by another process during the decode would then kill the
+    /// process with SIGBUS instead of giving an error.
     pub fn open(path: &std::path::Path) -> Result<PerfData, PerfError> {
-        let io = |e: std::io::Error| PerfError::Io(format!("{}: {}", path.display(), e));
-        let f = std::fs::File::open(path).map_err(io)?;
-        if f.metadata().map_or(false, |m| m.is_file() && m.len() > 0) {
-            if let Ok(m) = map_file(&f) {
-                return Self::from_file_bytes(FileBytes::Mapped(m));
-            }
-        }
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut &f, &mut bytes).map_err(io)?;
+        let bytes = std::fs::read(path).map_err(|e| PerfError::Io(format!("{}: {}", path.display(), e)))?;
         Self::from_bytes(bytes)
     }
 
     pub fn from_bytes(bytes: Vec<u8>) -> Result<PerfData, PerfError> {
-        Self::from_file_bytes(FileBytes::Owned(bytes))
-    }
-
-    fn from_file_bytes(bytes: FileBytes) -> Result<PerfData, PerfError> {
         let header_err = |msg: String| PerfError::Format { what: "file header".into(), offset: 0, msg };
         if bytes.len() < 104 {
             return Err(header_err(format!("file is {} bytes, shorter than a perf.data header (104)", bytes.len())));
@@ -502,7 +471,7 @@ impl PerfData {
             os_release: None,
             etm_config: None,
             simpleperf_files: PathTable::default(),
-            bytes: FileBytes::Owned(Vec::new()),
+            bytes: Vec::new(),
         };
         let raw = pd.walk_records(&bytes)?;
         // sized once: growing these vectors would touch fresh pages for
@@ -725,17 +694,6 @@ impl PerfData {
     pub fn aux_data(&self, r: &AuxtraceRecord) -> &[u8] {
         &self.bytes[r.data_start..r.data_start + r.size as usize]
     }
-}
-
-/// Map `f` read-only, its pages mapped at once (`MAP_POPULATE`).
-#[allow(unsafe_code)]
-fn map_file(f: &std::fs::File) -> std::io::Result<memmap2::Mmap> {
-    // SAFETY: the mapping is private and read-only, and the bytes are only
-    // read as plain `u8`s (every record is bounds-checked against the
-    // mapping's length, taken once here). What the mapping cannot rule
-    // out is another process truncating the file while it is decoded (a
-    // SIGBUS on the lost pages), as for perf, which maps perf.data too.
-    unsafe { memmap2::MmapOptions::new().populate().map(f) }
 }
 
 struct RawRec {

@@ -9,8 +9,7 @@
 //! - [`parallel`]: the same decode, AUX blocks on several threads;
 //! - [`autofdo`]: simpleperf inject's AutoFDO text profile;
 //! - [`profile`]: per-function table, flame graph, lcov line coverage.
-// unsafe only where the perf.data file is mapped (`file::map_file`)
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 pub mod autofdo;
 pub mod cs_meta;
