@@ -562,3 +562,15 @@ pub trait GenElemSink {
         (elems.len(), OCSD_RESP_CONT)
     }
 }
+
+/// A xorshift64 generator for tests' pseudo-random inputs (the same
+/// sequence on every run, from `seed`, which must not be 0).
+#[cfg(test)]
+pub(crate) fn xorshift64(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}

@@ -1089,13 +1089,7 @@ mod tests {
     fn sync_point_scan_finds_what_a_byte_by_byte_scan_finds() {
         // runs of zeros of every length from 0 to 30 at every alignment,
         // each followed by 0x80 0x01, or by 0x80 0x02, or by other bytes
-        let mut x = 0x1234_5678u32;
-        let mut rnd = move || {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x
-        };
+        let mut rnd = crate::common::xorshift64(0x1234_5678);
         for round in 0..400 {
             let mut d = Vec::new();
             for _ in 0..(round % 7) {

@@ -482,13 +482,8 @@ fn corrupt_input_does_not_panic() {
         ETM4_PKT_I_INCOMPLETE_EOT,
         0x7fff_ffff,
     ];
-    let mut seed = 0x1234_5678u32;
-    let mut rnd = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 17;
-        seed ^= seed << 5;
-        seed
-    };
+    let mut rnd64 = crate::common::xorshift64(0x1234_5678);
+    let mut rnd = move || rnd64() as u32;
     for max_spec in [0, 3, u32::MAX] {
         let mut h = Harness::new(cfg(max_spec, true), &program());
         for _ in 0..5000 {

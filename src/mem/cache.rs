@@ -454,13 +454,7 @@ mod tests {
     /// top of memory, empty loads) and invalidations.
     #[test]
     fn indexed_search_finds_what_the_scan_finds() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut rnd = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rnd = crate::common::xorshift64(0x2545_f491_4f6c_dd1d);
         for (page_size, num_pages) in [(64, 4), (100, 7), (2048, 16), (16384, 64), (64, 65)] {
             let (mut hits, mut misses) = (0, 0);
             let mut c = MemCache::new(CacheSizes { page_size, num_pages });

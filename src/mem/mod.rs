@@ -1240,13 +1240,7 @@ mod tests {
     /// read) call the callbacks and leave the cache as plain reads do.
     #[test]
     fn known_word_reads_are_plain_reads() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rnd = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rnd = crate::common::xorshift64(0x9e37_79b9_7f4a_7c15);
         let sp = OCSD_MEM_SPACE_EL1N;
         for sizes in [CacheSizes { page_size: 64, num_pages: 4 }, CacheSizes { page_size: 128, num_pages: 7 }] {
             let (mut a, mut b) = (MemMapper::with_cache(Some(sizes)), MemMapper::with_cache(Some(sizes)));
