@@ -1,7 +1,6 @@
 //! What `PerfData` reads from the header and feature sections of every
-//! shared recording equals what linux-perf-data reads from the whole file
-//! (PerfData hands the crate the file without the sections it parses
-//! itself).
+//! shared recording (the build-ID and simpleperf file tables with its own
+//! parsers) equals what linux-perf-data reads from the whole file.
 
 mod common;
 use common::*;

@@ -95,8 +95,8 @@ for name in "$@"; do
         for run in serial parallel-2; do
             extra=""
             [ "$run" = parallel-2 ] && extra="-parallel 2"
-            # shellcheck disable=SC2086
             rm -f "$out/$name.mem.ppl"
+            # shellcheck disable=SC2086
             printf "%-12s %s\n" "$run" "$(/usr/bin/time -f "%M KiB max RSS, %R minor page faults, %U s user, %S s sys" \
                 "$lister" -ss_dir "$ss" -decode $mode $extra -no_time_print -logfile -logfilename "$out/$name.mem.ppl" 2>&1 >/dev/null | tail -n 1)"
         done
