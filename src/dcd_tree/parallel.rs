@@ -44,10 +44,14 @@
 //!    get the thread's memory mapper and the block cache of the thread's
 //!    last decoder of that trace ID. Outputs given out are emptied and
 //!    used again by later segments.
-//! 4. **Stitch.** On the calling thread, as the segments end, the chunk
-//!    outputs are given out in serial hand-over order, then each ID's
-//!    end-of-trace output in ID order, as the tree gives end of trace to
-//!    its IDs.
+//! 4. **Stitch.** On the calling thread, the chunk outputs are given out
+//!    in serial hand-over order, then each ID's end-of-trace output in ID
+//!    order, as the tree gives end of trace to its IDs. A segment hands its
+//!    output over in parts while it decodes (when the output type can be
+//!    cut, [`SegmentOutput::split_front`]): the output of chunks before the
+//!    segment's end is its own, so the segment being given out streams to
+//!    `emit` instead of waiting in memory for its end; past its end, the
+//!    segment's result (where it met the next one) decides.
 //!
 //! Anything that the serial decode would answer differently (a client
 //! that waits, a fatal error, a data-less operation from the deformatter,
