@@ -106,7 +106,7 @@ impl ParallelOptions {
     /// one segment ahead beyond one per thread.
     pub fn new(threads: usize) -> Self {
         let threads = threads.max(1);
-        ParallelOptions { threads, min_segment: 4 * 1024, max_segment: 16 * 1024, lookahead: 1, piece: 256 * 1024 }
+        ParallelOptions { threads, min_segment: 4 * 1024, max_segment: 16 * 1024, lookahead: 1, piece: 1024 * 1024 }
     }
 
     /// Segments of about `segment` bytes and a short look-ahead, to
