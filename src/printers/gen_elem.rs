@@ -165,9 +165,7 @@ pub struct ElemLineWriter {
     tail1: Vec<Padded<32>>,
     /// `<type><subtype>< <cond>>` by [`range_tail2`].
     tail2: Vec<Padded<32>>,
-    /// Range line texts after the index, by [`RangeKey::slot`]: empty
-    /// until the first range line (a writer that writes none, such as a
-    /// parallel decode's probe's, never fills its 442 KiB).
+    /// Range line texts after the index, by [`RangeKey::slot`].
     lines: Vec<CachedLine>,
 }
 
@@ -339,14 +337,8 @@ impl ElemLineWriter {
             range: Padded::new(""),
             tail1,
             tail2,
-            lines: Vec::new(),
+            lines: vec![CachedLine { key: RangeKey::default(), len: 0, head: [0; LINE_HEAD], tail: [0; LINE_TEXT - LINE_HEAD] }; LINE_CACHE],
         }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn make_lines(&mut self) {
-        self.lines = vec![CachedLine { key: RangeKey::default(), len: 0, head: [0; LINE_HEAD], tail: [0; LINE_TEXT - LINE_HEAD] }; LINE_CACHE];
     }
 
     #[cold]
@@ -370,9 +362,6 @@ impl ElemLineWriter {
             let mut r = out.room::<256>();
             r.put_padded(idx_text);
             let key = RangeKey::of(chan, elem);
-            if self.lines.is_empty() {
-                self.make_lines();
-            }
             let line = &mut self.lines[key.slot()];
             if line.len != 0 && line.key == key {
                 r.put_chunk(&line.head, line.len);
