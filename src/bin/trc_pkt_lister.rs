@@ -216,6 +216,25 @@ impl SegmentOutput for Log {
     fn capacity(&self) -> usize {
         self.buf.capacity()
     }
+    /// The kept log's blocks so far, the one being written included (a
+    /// fresh one takes its place), as a log of those blocks at their
+    /// offsets: they go to the log file as they are once given out.
+    fn split_front(&mut self, min: usize) -> Option<(Self, usize)> {
+        let end = self.len();
+        let from = self.chain.first().map_or(self.chain_len, |c| c.0);
+        if !self.keep || end == from || end - from < min {
+            return None;
+        }
+        let mut part = Log::default();
+        part.chain = std::mem::replace(&mut self.chain, Vec::with_capacity(4));
+        if !self.buf.is_empty() {
+            let b = std::mem::replace(&mut self.buf, take_block());
+            part.chain.push((self.chain_len, b));
+        }
+        part.chain_len = end;
+        self.chain_len = end;
+        Some((part, end))
+    }
 }
 
 impl Log {
@@ -1042,7 +1061,7 @@ fn list_trace(o: &Opts, snap: &Snapshot, names: &[String], log: &SharedLog) {
     } else {
         if o.parallel > 0 && parallel_supported(o) {
             let start = Instant::now();
-            match process_file_parallel(o, snap, &built.buffer_file, log) {
+            match process_file_parallel(o, snap, &built.buffer_file, &tree.mapper, log) {
                 Parallel::Done(bytes) => {
                     end_message(o, log, bytes, start);
                     return;
@@ -1159,19 +1178,27 @@ enum Parallel {
 /// `-parallel N`: decode the trace file on N threads (see
 /// `opencsd_c_api::dcd_tree::parallel`) and write the log the serial decode
 /// would write.
-fn process_file_parallel(o: &Opts, snap: &Snapshot, path: &str, log: &SharedLog) -> Parallel {
-    match parallel_decode(o, snap, path, log) {
+fn process_file_parallel(o: &Opts, snap: &Snapshot, path: &str, mem: &opencsd_c_api::mem::MemMapper, log: &SharedLog) -> Parallel {
+    match parallel_decode(o, snap, path, mem, log) {
         Ok(bytes) => Parallel::Done(bytes),
         Err(0) => Parallel::NotStarted,
         Err(written) => Parallel::Stopped(written),
     }
 }
 
-/// Ok: the bytes processed; Err: the bytes of log written.
-fn parallel_decode(o: &Opts, snap: &Snapshot, path: &str, log: &SharedLog) -> Result<u32, usize> {
+/// Ok: the bytes processed; Err: the bytes of log written. `mem`: the
+/// serial tree's memory (its files are read once, and shared by the
+/// segments' trees).
+fn parallel_decode(o: &Opts, snap: &Snapshot, path: &str, mem: &opencsd_c_api::mem::MemMapper, log: &SharedLog) -> Result<u32, usize> {
+    // memory read through a callback is never decoded in parallel (the
+    // lister maps files only)
+    if mem.share_static().is_none() {
+        return Err(0);
+    }
     let quiet: SharedLog = Rc::new(RefCell::new(Log::default()));
     let no_err: LastError = Rc::new(RefCell::new(None));
-    let mut tree = create_tree(o, snap, &quiet, &no_err, &mut TreePlan::default()).ok_or(0usize)?.tree;
+    // the recording tree needs no memory
+    let mut tree = create_tree(o, snap, &quiet, &no_err, &mut TreePlan { skip_memory: true, ..TreePlan::default() }).ok_or(0usize)?.tree;
     configure_tree(o, &mut tree, &quiet, false);
     let mut f = File::open(path).map_err(|_| 0usize)?;
     let t0 = Instant::now();
@@ -1202,7 +1229,7 @@ fn parallel_decode(o: &Opts, snap: &Snapshot, path: &str, log: &SharedLog) -> Re
     let mut written = 0usize;
     let outcome = {
         let mut l = log.borrow_mut();
-        parallel::decode(&rec, &tree.mapper, &opts, make, |out: &mut Log, r| {
+        parallel::decode(&rec, mem, &opts, make, |out: &mut Log, r| {
             written += r.len();
             l.put_kept(out, r);
         })

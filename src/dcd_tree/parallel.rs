@@ -44,10 +44,14 @@
 //!    get the thread's memory mapper and the block cache of the thread's
 //!    last decoder of that trace ID. Outputs given out are emptied and
 //!    used again by later segments.
-//! 4. **Stitch.** On the calling thread, as the segments end, the chunk
-//!    outputs are given out in serial hand-over order, then each ID's
-//!    end-of-trace output in ID order, as the tree gives end of trace to
-//!    its IDs.
+//! 4. **Stitch.** On the calling thread, the chunk outputs are given out
+//!    in serial hand-over order, then each ID's end-of-trace output in ID
+//!    order, as the tree gives end of trace to its IDs. A segment hands its
+//!    output over in parts while it decodes (when the output type can be
+//!    cut, [`SegmentOutput::split_front`]): the output of chunks before the
+//!    segment's end is its own, so the segment being given out streams to
+//!    `emit` instead of waiting in memory for its end; past its end, the
+//!    segment's result (where it met the next one) decides.
 //!
 //! Anything that the serial decode would answer differently (a client
 //! that waits, a fatal error, a data-less operation from the deformatter,
@@ -86,6 +90,12 @@ pub struct ParallelOptions {
     /// output of at most `threads + lookahead` segments waits in memory,
     /// besides the segment being given out of each trace ID.
     pub lookahead: usize,
+    /// Output (in [`SegmentOutput::len`] units) a segment's decoder hands
+    /// to the calling thread at a time, when its output can be cut
+    /// ([`SegmentOutput::split_front`]): the output of the segment being
+    /// given out goes out while it is decoded instead of waiting in memory
+    /// for the segment's end. 0: whole segments only.
+    pub piece: usize,
 }
 
 impl ParallelOptions {
@@ -96,14 +106,14 @@ impl ParallelOptions {
     /// one segment ahead beyond one per thread.
     pub fn new(threads: usize) -> Self {
         let threads = threads.max(1);
-        ParallelOptions { threads, min_segment: 4 * 1024, max_segment: 16 * 1024, lookahead: 1 }
+        ParallelOptions { threads, min_segment: 4 * 1024, max_segment: 16 * 1024, lookahead: 1, piece: 1024 * 1024 }
     }
 
     /// Segments of about `segment` bytes and a short look-ahead, to
     /// exercise many stitches and the bounded window (tests).
     pub fn stress(threads: usize, segment: usize) -> Self {
         let segment = segment.max(1);
-        ParallelOptions { threads: threads.max(1), min_segment: segment, max_segment: segment, lookahead: 1 }
+        ParallelOptions { threads: threads.max(1), min_segment: segment, max_segment: segment, lookahead: 1, piece: 16 * 1024 }
     }
 
     /// Bytes per segment for a stream of `len` bytes.
@@ -345,6 +355,15 @@ pub trait SegmentOutput: Default + Send {
     /// segment's are not used again, so that a few large segments do not
     /// leave every output large.
     fn capacity(&self) -> usize;
+    /// Move the finished front of the output into a new output when it
+    /// holds at least `min` units beyond the last part moved: the new one
+    /// holds the text from where the last part ended up to the returned
+    /// offset, at the same offsets (a range of it is given to `emit` as a
+    /// range of the whole); this one keeps the rest, its length unchanged.
+    /// None (the default): the output is given out whole.
+    fn split_front(&mut self, _min: usize) -> Option<(Self, usize)> {
+        None
+    }
 }
 
 impl SegmentOutput for String {
@@ -386,7 +405,8 @@ struct SegPlan {
 struct SegResult<O> {
     out: O,
     /// Output length after each chunk from the segment's first, at
-    /// [k] the end of chunk first+k-1 ([0] = before any).
+    /// [k] the end of chunk first+k-1 ([0] = before any); those not
+    /// handed over with parts of the output ([`Msg::Part`]).
     marks: Vec<usize>,
     /// Chunk boundary and segment where the states met (None: ran to the
     /// end and through end of trace).
@@ -576,6 +596,8 @@ struct Ctx<'a, O> {
     cancel: &'a std::sync::atomic::AtomicBool,
     /// This call's number (see [`DECODES`]).
     decode: usize,
+    /// See [`ParallelOptions::piece`].
+    piece: usize,
 }
 
 impl<O: SegmentOutput + 'static> Runner<O> {
@@ -743,8 +765,8 @@ where
     let limit = segs_of.iter().filter(|&&n| n > 1).count() + threads + opts.lookahead;
     let spare = Spare { outs: std::sync::Mutex::new(Vec::new()), keep: limit + threads, seen: std::sync::Mutex::new((0, 0)) };
     let decode = DECODES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let cx = Ctx { rec, plans: &plans, mem, spare: &spare, make: &make, cancel: &cancel, decode };
-    let (tx, rx) = std::sync::mpsc::channel::<(usize, Option<SegResult<O>>)>();
+    let cx = Ctx { rec, plans: &plans, mem, spare: &spare, make: &make, cancel: &cancel, decode, piece: opts.piece };
+    let (tx, rx) = std::sync::mpsc::channel::<Msg<O>>();
     let out = pool.in_place_scope_fifo(|sc| {
         let cx = &cx;
         let mut starter = Starter {
@@ -759,8 +781,8 @@ where
             start: &mut |i: usize| {
                 let tx = tx.clone();
                 sc.spawn_fifo(move |_| {
-                    let r = run_segment(cx, i);
-                    let _ = tx.send((i, r));
+                    let res = run_segment(cx, i, &tx);
+                    let _ = tx.send(Msg::Done { seg: i, res });
                 });
             },
         };
@@ -862,17 +884,31 @@ fn plan_segments(rec: &Recording, opts: &ParallelOptions) -> Vec<SegPlan> {
 /// gap grows with the distance from the end).
 const CHECK_EVERY: usize = 4;
 
+/// What a segment job tells the calling thread.
+enum Msg<O> {
+    /// Output of segment `seg` cut off while it is decoded (see
+    /// [`SegmentOutput::split_front`]): its text ends at `end`; `marks`
+    /// continue the segment's marks (output length after each chunk).
+    Part { seg: usize, marks: Vec<usize>, out: O, end: usize },
+    /// Segment `seg` ended (None: it could not be decoded).
+    Done { seg: usize, res: Option<SegResult<O>> },
+}
+
 /// Decode segment `i` from its first chunk; past its end, a probe (a
 /// new stack started at the next segment's first chunk, as that
 /// segment's own) runs beside it until their states are equal at a chunk
 /// boundary: from there the next segment's output is the serial output.
-fn run_segment<O: SegmentOutput + 'static>(cx: &Ctx<'_, O>, i: usize) -> Option<SegResult<O>> {
+/// Output is handed over in parts (`tx`) as it grows, the rest with the
+/// result.
+fn run_segment<O: SegmentOutput + 'static>(cx: &Ctx<'_, O>, i: usize, tx: &std::sync::mpsc::Sender<Msg<O>>) -> Option<SegResult<O>> {
     let p = cx.plans[i];
     let s = &cx.rec.streams[p.stream];
     let n = s.chunks.len();
     let mut r = Runner::new(cx, p.stream, false)?;
     let mut marks = Vec::with_capacity(p.end - p.first + 1);
     marks.push(r.len());
+    // where the output not yet handed over starts
+    let mut part_from = r.len();
     let mut meet = None;
     let mut stopped_at = usize::MAX;
     let (mut fp, mut fq) = (String::new(), String::new());
@@ -918,7 +954,18 @@ fn run_segment<O: SegmentOutput + 'static>(cx: &Ctx<'_, O>, i: usize) -> Option<
             }
         }
         c += 1;
-        marks.push(r.len());
+        let len = r.len();
+        marks.push(len);
+        if cx.piece > 0 && len - part_from >= cx.piece {
+            let cut = r.out.borrow_mut().split_front(cx.piece);
+            if let Some((out, end)) = cut {
+                part_from = end;
+                let m = std::mem::replace(&mut marks, Vec::with_capacity(64));
+                if tx.send(Msg::Part { seg: i, marks: m, out, end }).is_err() {
+                    return None;
+                }
+            }
+        }
     }
     if let Some(q) = probe.take() {
         q.finish(cx);
@@ -931,27 +978,95 @@ fn run_segment<O: SegmentOutput + 'static>(cx: &Ctx<'_, O>, i: usize) -> Option<
     Some(SegResult { out: r.finish(cx), marks, meet, stopped_at, eot_mark })
 }
 
-/// Give the serial output to `emit` as the segments' results arrive.
+/// A segment's output as the calling thread has it.
+struct SegState<O> {
+    /// Output length after each chunk from the segment's first (see
+    /// [`SegResult::marks`]), as far as received.
+    marks: Vec<usize>,
+    /// Parts of the output received and not yet all given out: (part,
+    /// where its text starts, where it ends); the last part of an ended
+    /// segment ends at `usize::MAX`.
+    parts: std::collections::VecDeque<(O, usize, usize)>,
+    /// Where the text received ends.
+    received: usize,
+    /// None while the segment runs; then its end (None: it failed).
+    end: Option<Option<SegEnd>>,
+}
+
+/// How a segment ended (see [`SegResult`]).
+#[derive(Clone, Copy)]
+struct SegEnd {
+    meet: Option<(usize, usize)>,
+    stopped_at: usize,
+    eot_mark: Option<usize>,
+}
+
+impl<O> Default for SegState<O> {
+    fn default() -> Self {
+        SegState { marks: Vec::new(), parts: std::collections::VecDeque::new(), received: 0, end: None }
+    }
+}
+
+impl<O: SegmentOutput> SegState<O> {
+    fn take(&mut self, msg: Msg<O>) {
+        match msg {
+            Msg::Part { marks, out, end, .. } => {
+                self.marks.extend_from_slice(&marks);
+                self.parts.push_back((out, self.received, end));
+                self.received = end;
+            }
+            Msg::Done { res: None, .. } => self.end = Some(None),
+            Msg::Done { res: Some(r), .. } => {
+                self.marks.extend_from_slice(&r.marks);
+                self.parts.push_back((r.out, self.received, usize::MAX));
+                self.received = usize::MAX;
+                self.end = Some(Some(SegEnd { meet: r.meet, stopped_at: r.stopped_at, eot_mark: r.eot_mark }));
+            }
+        }
+    }
+
+    /// Give text `r` to `emit`, part by part; parts wholly given out go.
+    fn emit<E: FnMut(&mut O, std::ops::Range<usize>)>(&mut self, r: std::ops::Range<usize>, emit: &mut E) {
+        for (o, start, end) in self.parts.iter_mut() {
+            let (a, b) = (r.start.max(*start), r.end.min(*end));
+            if a < b {
+                emit(o, a..b);
+            }
+        }
+        // the text is given out in order: parts before `r.end` are done
+        while self.parts.front().is_some_and(|p| p.2 <= r.end) {
+            self.parts.pop_front();
+        }
+    }
+}
+
+/// Give the serial output to `emit` as the segments' output arrives.
 /// None: it cannot be given (see [`Outcome::Fallback`]).
 fn stitch<O: SegmentOutput, E: FnMut(&mut O, std::ops::Range<usize>)>(
     rec: &Recording,
     plans: &[SegPlan],
-    rx: &std::sync::mpsc::Receiver<(usize, Option<SegResult<O>>)>,
+    rx: &std::sync::mpsc::Receiver<Msg<O>>,
     starter: &mut Starter<'_>,
     spare: &Spare<O>,
     emit: &mut E,
 ) -> Option<Summary> {
-    let mut results: Vec<Option<SegResult<O>>> = (0..plans.len()).map(|_| None).collect();
-    let mut arrived = vec![false; plans.len()];
-    // the result of segment `i`, waiting for it (None: it failed)
-    let mut wait_for = |i: usize, results: &mut Vec<Option<SegResult<O>>>, starter: &mut Starter<'_>| -> Option<()> {
+    let mut segs: Vec<SegState<O>> = (0..plans.len()).map(|_| SegState::default()).collect();
+    // one more message from the segment jobs
+    let recv = |segs: &mut Vec<SegState<O>>| -> Option<()> {
+        let m = rx.recv().ok()?;
+        let seg = match &m {
+            Msg::Part { seg, .. } | Msg::Done { seg, .. } => *seg,
+        };
+        segs.get_mut(seg)?.take(m);
+        Some(())
+    };
+    // the end of segment `i`, waiting for it (None: it failed)
+    let wait_end = |i: usize, segs: &mut Vec<SegState<O>>, starter: &mut Starter<'_>| -> Option<SegEnd> {
         starter.ensure(i);
-        while !arrived[i] {
-            let (k, r) = rx.recv().ok()?;
-            arrived[k] = true;
-            results[k] = r;
+        while segs[i].end.is_none() {
+            recv(segs)?;
         }
-        results[i].as_ref().map(|_| ())
+        segs[i].end?
     };
     // each stream's chain: the segment whose output is the serial output
     let mut chain: Vec<usize> = Vec::with_capacity(rec.streams.len());
@@ -961,36 +1076,45 @@ fn stitch<O: SegmentOutput, E: FnMut(&mut O, std::ops::Range<usize>)>(
     let mut summary = Summary { segments: plans.len(), ..Default::default() };
     // adjacent pieces of one output go out as one
     let mut pending: Option<(usize, std::ops::Range<usize>)> = None;
-    fn out_pending<O, E: FnMut(&mut O, std::ops::Range<usize>)>(
-        results: &mut [Option<SegResult<O>>],
+    fn out_pending<O: SegmentOutput, E: FnMut(&mut O, std::ops::Range<usize>)>(
+        segs: &mut [SegState<O>],
         pending: &mut Option<(usize, std::ops::Range<usize>)>,
         emit: &mut E,
     ) {
         if let Some((ps, pr)) = pending.take() {
-            if let Some(r) = results[ps].as_mut() {
-                emit(&mut r.out, pr);
-            }
+            segs[ps].emit(pr, emit);
         }
     }
-    fn put<O, E: FnMut(&mut O, std::ops::Range<usize>)>(
+    fn put<O: SegmentOutput, E: FnMut(&mut O, std::ops::Range<usize>)>(
         seg: usize,
         a: usize,
         b: usize,
-        results: &mut [Option<SegResult<O>>],
+        segs: &mut [SegState<O>],
         pending: &mut Option<(usize, std::ops::Range<usize>)>,
         emit: &mut E,
     ) {
         if a == b {
             return;
         }
-        if let Some((ps, pr)) = pending.as_mut() {
-            if *ps == seg && pr.end == a {
-                pr.end = b;
-                return;
+        match pending.as_mut() {
+            Some((ps, pr)) if *ps == seg && pr.end == a => pr.end = b,
+            _ => {
+                out_pending(segs, pending, emit);
+                *pending = Some((seg, a..b));
             }
         }
-        out_pending(results, pending, emit);
-        *pending = Some((seg, a..b));
+        // parts of the output wholly pending go out now: the segment's
+        // output goes out while it is decoded
+        if let Some((ps, pr)) = pending.as_mut() {
+            let st = &mut segs[*ps];
+            if st.parts.front().is_some_and(|p| p.2 <= pr.end) {
+                let cut = st.parts.iter().take_while(|p| p.2 <= pr.end).last().map_or(pr.start, |p| p.2);
+                if cut > pr.start {
+                    st.emit(pr.start..cut, emit);
+                    pr.start = cut;
+                }
+            }
+        }
     }
     let mut next_chunk = vec![0usize; rec.streams.len()];
     for &si in &rec.order {
@@ -999,32 +1123,52 @@ fn stitch<O: SegmentOutput, E: FnMut(&mut O, std::ops::Range<usize>)>(
         next_chunk[si] += 1;
         loop {
             let cur = chain[si];
-            wait_for(cur, &mut results, starter)?;
-            let res = results[cur].as_ref()?;
             let first = plans[cur].first;
-            match res.meet {
+            let k = ci - first;
+            // A chunk before the segment's end is the segment's own: its
+            // output goes out as soon as it has arrived. Past the end, the
+            // segment's end tells which segment's output it is.
+            if ci < plans[cur].end {
+                starter.ensure(cur);
+                loop {
+                    let st = &segs[cur];
+                    if st.end.is_some() || (st.marks.len() > k + 1 && st.marks[k + 1] <= st.received) {
+                        break;
+                    }
+                    recv(&mut segs)?;
+                }
+            }
+            let end = match segs[cur].end {
+                Some(e) => Some(e?),
+                None if ci < plans[cur].end => None,
+                None => Some(wait_end(cur, &mut segs, starter)?),
+            };
+            match end.and_then(|e| e.meet) {
                 Some((c, t)) if ci >= c => {
                     // the next segment takes over here: this one's output
                     // is no longer needed once what is pending went out
                     summary.stitches += 1;
                     summary.overlap_chunks += 2 * (c - plans[cur].end);
-                    out_pending(&mut results, &mut pending, emit);
+                    out_pending(&mut segs, &mut pending, emit);
                     for k in cur..t {
-                        if let Some(r) = results[k].take() {
-                            summary.largest_output = summary.largest_output.max(r.out.len());
-                            spare.put_given(r.out);
+                        let st = std::mem::take(&mut segs[k]);
+                        summary.largest_output = summary.largest_output.max(st.marks.last().copied().unwrap_or(0));
+                        for (o, _, e) in st.parts {
+                            if e == usize::MAX {
+                                spare.put_given(o);
+                            }
                         }
                         starter.done(k);
                     }
                     chain[si] = t;
                 }
                 _ => {
-                    if res.stopped_at <= ci {
+                    if end.is_some_and(|e| e.stopped_at <= ci) {
                         return None;
                     }
-                    let k = ci - first;
-                    let (a, b) = (res.marks[k], res.marks[k + 1]);
-                    put(cur, a, b, &mut results, &mut pending, emit);
+                    let m = &segs[cur].marks;
+                    let (a, b) = (m[k], m[k + 1]);
+                    put(cur, a, b, &mut segs, &mut pending, emit);
                     break;
                 }
             }
@@ -1033,14 +1177,13 @@ fn stitch<O: SegmentOutput, E: FnMut(&mut O, std::ops::Range<usize>)>(
     // end of trace, in ID order
     for si in 0..rec.streams.len() {
         let cur = chain[si];
-        wait_for(cur, &mut results, starter)?;
-        let res = results[cur].as_ref()?;
+        let e = wait_end(cur, &mut segs, starter)?;
         let n = rec.streams[si].chunks.len();
-        let end = res.eot_mark?;
-        let a = res.marks[n - plans[cur].first];
-        put(cur, a, end, &mut results, &mut pending, emit);
+        let end = e.eot_mark?;
+        let a = segs[cur].marks[n - plans[cur].first];
+        put(cur, a, end, &mut segs, &mut pending, emit);
     }
-    out_pending(&mut results, &mut pending, emit);
+    out_pending(&mut segs, &mut pending, emit);
     summary.most_in_flight = starter.most;
     Some(summary)
 }
