@@ -910,6 +910,16 @@ impl EtmV4IPktDecoder {
         // do not change
         let space = self.curr_mem_space();
         while self.res.commit > 0 && *err == OCSD_OK && a.num > 0 {
+            if (self.need_ctxt || self.need_addr) && !self.ret_stack.pop_pending() {
+                // no address or context to follow from (e.g. after a memory
+                // read failed): the atoms are committed without output, and
+                // nothing in that changes these flags, so all at once
+                let k = (self.res.commit.min(i32::from(a.num))) as u8;
+                a.num -= k;
+                a.En_bits = a.En_bits.checked_shr(u32::from(k)).unwrap_or(0);
+                self.res.commit -= i32::from(k);
+                continue;
+            }
             let atom = if a.En_bits & 1 != 0 { ATOM_E } else { ATOM_N };
             a.num -= 1;
             a.En_bits >>= 1;

@@ -662,3 +662,26 @@ fn cycle_count_reuses_last_commit_count() {
     );
     assert!(h.log.0.is_empty(), "{:?}", h.log.0);
 }
+
+#[test]
+fn atoms_without_an_address_are_committed_silently_then_decode_resumes() {
+    // after a failed memory read the decoder needs an address: the atoms
+    // before it are committed (all of a packet at once) without output
+    let mut h = Harness::new(cfg(0, false), &program());
+    h.sync_at(0x8000, 0);
+    h.take();
+    h.pkt(atoms("E"));
+    assert_eq!(h.take().last().map(String::as_str), Some("4:10:OCSD_GEN_TRC_ELEM_ADDR_NACC( 0x8000; Memspace [0x2:EL1N] )"));
+    h.pkt(atoms("EENENNEEEENNENEEEEENNENE"));
+    h.pkt(atoms("NEE"));
+    assert!(h.take().is_empty());
+    h.pkt(addr(0x1000));
+    h.pkt(atoms("NE"));
+    assert_eq!(
+        h.take(),
+        vec![
+            "8:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x1000:[0x100c] num_i(3) last_sz(4) (ISA=A64) N BR   <cond>)",
+            "8:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x100c:[0x1014] num_i(2) last_sz(4) (ISA=A64) E BR  b+link )",
+        ]
+    );
+}
