@@ -1,54 +1,45 @@
 //! The bytes of a memory image file, read when first used.
 //!
-//! OpenCSD's file accessor opens its file when it is added and reads it
-//! when the decode needs bytes from it. [`FileBytes`] opens the file and
-//! takes its size when the image is added, as OpenCSD does, and reads the
-//! file whole the first time a read needs any of its bytes: an image that
-//! the trace never runs through (a snapshot lists every image of the
-//! system; a decode uses a few) costs no memory and no reading.
+//! OpenCSD's file accessor opens its file when it is added and reads the
+//! bytes each read asks for. [`FileBytes`] opens the file and takes its
+//! size when the image is added, as OpenCSD does, and reads it in chunks of
+//! [`CHUNK`] bytes, each the first time a read needs it: parts of an image
+//! the trace never runs through cost no memory (on bugfix-exact-match the
+//! decode runs through 1.4 of the 1.9 MB of its image).
 //!
-//! The bytes are then one buffer, so that the decoders keep a view of the
-//! whole image (a view per part of it would make every jump between two
-//! parts a memory call). Reading only the parts used was tried: on
-//! bugfix-exact-match the decode runs through 1.4 of the 1.9 MB of its
-//! image in 4 KiB parts, and the decode took 27% more instructions.
+//! The decoders still keep one view of the whole image
+//! ([`crate::common::ViewData::Chunked`]): a view per chunk would make
+//! every jump between two chunks a memory call (tried: 23-27% more
+//! instructions on file memory).
 //!
 //! The file stays open, so a file unlinked after it was added is still
 //! read (as OpenCSD reads it). A file that shrank below its size when it
-//! was added, or cannot be read, fails the read that needed it with
-//! `OCSD_ERR_FILE_ERROR` (OpenCSD would hand back what its buffer held),
-//! and the next read tries again.
+//! was added, or cannot be read, fails the read that needed the missing
+//! chunk with `OCSD_ERR_FILE_ERROR` (OpenCSD would hand back what its
+//! buffer held), and the next read of it tries again.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use crate::abi::*;
-use crate::common::MemView;
+use crate::common::{ChunkedBytes, MemView, ViewData};
+
+/// log2 of [`CHUNK`].
+pub const CHUNK_SHIFT: u32 = 12;
+/// Bytes of a file read at a time (a memory page).
+pub const CHUNK: usize = 1 << CHUNK_SHIFT;
 
 /// Bytes of a file (or of a buffer standing for one), cheap to clone:
 /// clones share the bytes.
-#[derive(Clone)]
-pub struct FileBytes(Arc<Inner>);
-
-struct Inner {
-    len: usize,
-    data: OnceLock<Arc<Vec<u8>>>,
-    /// None: the bytes were given.
-    file: Option<Mutex<File>>,
-}
-
-impl std::fmt::Debug for FileBytes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FileBytes").field("len", &self.0.len).field("read", &self.is_read()).finish()
-    }
-}
+#[derive(Clone, Debug)]
+pub struct FileBytes(ViewData);
 
 impl From<Arc<Vec<u8>>> for FileBytes {
     /// Bytes already in memory (an ELF image parsed whole).
     fn from(data: Arc<Vec<u8>>) -> Self {
-        FileBytes(Arc::new(Inner { len: data.len(), data: OnceLock::from(data), file: None }))
+        FileBytes(ViewData::Whole(data))
     }
 }
 
@@ -73,72 +64,62 @@ impl FileBytes {
         // the size of the file opened (the path may have been replaced)
         let len = file.metadata().map_err(|_| OCSD_ERR_MEM_ACC_FILE_NOT_FOUND)?.len();
         let len = usize::try_from(len).map_err(|_| OCSD_ERR_MEM_ACC_RANGE_INVALID)?;
-        Ok(FileBytes(Arc::new(Inner { len, data: OnceLock::new(), file: Some(Mutex::new(file)) })))
+        let file = Mutex::new(file);
+        let read = move |pos: usize, out: &mut [u8]| -> Result<(), ocsd_err_t> {
+            let mut f = file.lock().unwrap_or_else(|e| e.into_inner());
+            f.seek(SeekFrom::Start(pos as u64)).map_err(|_| OCSD_ERR_FILE_ERROR)?;
+            // fails on a file now shorter than when it was opened
+            f.read_exact(out).map_err(|_| OCSD_ERR_FILE_ERROR)
+        };
+        Ok(FileBytes(ViewData::Chunked(Arc::new(ChunkedBytes::new(len, CHUNK_SHIFT, Box::new(read))))))
     }
 
     /// The size of the file when it was opened.
     #[inline]
     pub fn len(&self) -> usize {
-        self.0.len
+        match &self.0 {
+            ViewData::Whole(d) => d.len(),
+            ViewData::Chunked(c) => c.len(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.len == 0
+        self.len() == 0
     }
 
-    /// Whether the bytes are in memory.
-    pub fn is_read(&self) -> bool {
-        self.0.data.get().is_some()
-    }
-
-    /// All the bytes (`len` of them), read now if not yet.
-    #[inline]
-    pub fn bytes(&self) -> Result<&Arc<Vec<u8>>, ocsd_err_t> {
-        match self.0.data.get() {
-            Some(d) => Ok(d),
-            None => self.load(),
+    /// Chunks read so far (a file in memory: 1).
+    pub fn chunks_read(&self) -> usize {
+        match &self.0 {
+            ViewData::Whole(_) => 1,
+            ViewData::Chunked(c) => c.chunks_read(),
         }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn load(&self) -> Result<&Arc<Vec<u8>>, ocsd_err_t> {
-        let inner = &*self.0;
-        let Some(file) = &inner.file else { return Err(OCSD_ERR_FILE_ERROR) };
-        let mut buf = vec![0u8; inner.len];
-        {
-            let mut f = file.lock().unwrap_or_else(|e| e.into_inner());
-            f.seek(SeekFrom::Start(0)).map_err(|_| OCSD_ERR_FILE_ERROR)?;
-            // fails on a file now shorter than when it was opened
-            f.read_exact(&mut buf).map_err(|_| OCSD_ERR_FILE_ERROR)?;
-        }
-        // another thread may have read it meanwhile: the same bytes
-        Ok(inner.data.get_or_init(|| Arc::new(buf)))
     }
 
     /// Copy the bytes at `[pos, pos + out.len())` (inside the file's size).
     #[inline]
     pub fn copy(&self, pos: usize, out: &mut [u8]) -> Result<(), ocsd_err_t> {
-        if out.is_empty() {
-            return Ok(());
+        match &self.0 {
+            ViewData::Whole(d) => {
+                out.copy_from_slice(&d[pos..pos + out.len()]);
+                Ok(())
+            }
+            ViewData::Chunked(c) => c.copy(pos, out),
         }
-        out.copy_from_slice(&self.bytes()?[pos..pos + out.len()]);
-        Ok(())
     }
 
     /// Copy up to `out.len()` bytes from `pos`, as many as the file has
     /// there: the count copied.
     pub fn read_at(&self, pos: usize, out: &mut [u8]) -> Result<usize, ocsd_err_t> {
-        let n = out.len().min(self.0.len.saturating_sub(pos));
+        let n = out.len().min(self.len().saturating_sub(pos));
         self.copy(pos, &mut out[..n])?;
         Ok(n)
     }
 
     /// A view of the bytes `[pos - before, pos + after)` (inside the
-    /// file's size).
+    /// file's size); nothing is read until the view's reader asks.
     #[inline]
-    pub fn view(&self, pos: usize, before: usize, after: usize) -> Result<MemView, ocsd_err_t> {
-        Ok(MemView { data: self.bytes()?.clone(), off: pos - before, len: before + after })
+    pub fn view(&self, pos: usize, before: usize, after: usize) -> MemView {
+        MemView { data: self.0.clone(), off: pos - before, len: before + after }
     }
 }
 
@@ -159,48 +140,57 @@ mod tests {
 
     #[test]
     fn read_when_first_used() {
-        let data = pattern(10_000);
+        let data = pattern(3 * CHUNK + 100);
         let p = temp_file("first-use", &data);
         let f = FileBytes::open(&p).unwrap();
-        assert_eq!((f.len(), f.is_read()), (data.len(), false));
+        assert_eq!((f.len(), f.chunks_read()), (data.len(), 0));
         let mut b = [0u8; 8];
-        f.copy(5000, &mut b).unwrap();
-        assert!(f.is_read());
-        assert_eq!(b, data[5000..5008]);
+        f.copy(CHUNK + 5, &mut b).unwrap();
+        assert_eq!(f.chunks_read(), 1);
+        assert_eq!(b, data[CHUNK + 5..CHUNK + 13]);
+        // across a chunk end
+        f.copy(2 * CHUNK - 3, &mut b).unwrap();
+        assert_eq!(b, data[2 * CHUNK - 3..2 * CHUNK + 5]);
+        assert_eq!(f.chunks_read(), 2);
         assert_eq!(f.read_at(data.len() - 4, &mut b), Ok(4));
         assert_eq!(b[..4], data[data.len() - 4..]);
         assert_eq!(f.read_at(data.len(), &mut b), Ok(0));
-        let v = f.view(100, 10, 50).unwrap();
-        assert_eq!(v.bytes(), &data[90..150]);
-        // clones share the bytes
-        let g = f.clone();
-        assert!(Arc::ptr_eq(g.bytes().unwrap(), f.bytes().unwrap()));
+        assert_eq!(f.chunks_read(), 3);
+        // a view reads nothing until asked; clones share the chunks
+        let v = f.clone().view(100, 10, 50);
+        assert_eq!(f.chunks_read(), 3);
+        assert_eq!(v.run(0).unwrap(), &data[90..140]);
+        assert_eq!(f.chunks_read(), 4);
         std::fs::remove_file(&p).unwrap();
     }
 
     #[test]
     fn unlinked_file_still_read_shrunk_file_an_error() {
-        let data = pattern(5000);
+        let data = pattern(2 * CHUNK);
         let p = temp_file("gone", &data);
         let f = FileBytes::open(&p).unwrap();
         // unlinked before the first read: the open file is still read (as
         // OpenCSD's open stream is)
         std::fs::remove_file(&p).unwrap();
         let mut b = [0u8; 4];
-        f.copy(4000, &mut b).unwrap();
-        assert_eq!(b, data[4000..4004]);
+        f.copy(CHUNK + 8, &mut b).unwrap();
+        assert_eq!(b, data[CHUNK + 8..CHUNK + 12]);
 
         let p = temp_file("shrunk", &data);
         let f = FileBytes::open(&p).unwrap();
-        std::fs::OpenOptions::new().write(true).open(&p).unwrap().set_len(100).unwrap();
-        // fewer bytes than the size mapped: an error, every time, no panic
-        assert_eq!(f.copy(8, &mut b), Err(OCSD_ERR_FILE_ERROR));
-        assert_eq!(f.read_at(4990, &mut b), Err(OCSD_ERR_FILE_ERROR));
-        assert_eq!(f.view(8, 0, 4).err(), Some(OCSD_ERR_FILE_ERROR));
+        f.copy(8, &mut b).unwrap();
+        std::fs::OpenOptions::new().write(true).open(&p).unwrap().set_len(CHUNK as u64 + 100).unwrap();
+        // a chunk read before keeps its bytes; one now cut short is an
+        // error, every time, no panic
+        f.copy(4, &mut b).unwrap();
+        assert_eq!(b, data[4..8]);
+        assert_eq!(f.copy(CHUNK + 8, &mut b), Err(OCSD_ERR_FILE_ERROR));
+        assert_eq!(f.read_at(2 * CHUNK - 4, &mut b), Err(OCSD_ERR_FILE_ERROR));
+        assert_eq!(f.view(CHUNK + 8, 0, 4).word(0), Err(OCSD_ERR_FILE_ERROR));
         // grown back: read
         std::fs::write(&p, &data).unwrap();
-        f.copy(8, &mut b).unwrap();
-        assert_eq!(b, data[8..12]);
+        f.copy(CHUNK + 8, &mut b).unwrap();
+        assert_eq!(b, data[CHUNK + 8..CHUNK + 12]);
         std::fs::remove_file(&p).unwrap();
     }
 
@@ -214,7 +204,7 @@ mod tests {
     fn bytes_in_memory() {
         let data = pattern(300);
         let f = FileBytes::from(data.clone());
-        assert!(f.is_read());
+        assert_eq!(f.chunks_read(), 1);
         let mut b = [0u8; 6];
         assert_eq!(f.read_at(297, &mut b), Ok(3));
         assert_eq!(b[..3], data[297..]);

@@ -18,7 +18,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::abi::*;
-use crate::common::{CachePage, MemAccess, MemContext, MemRun, MemView};
+use crate::common::{CachePage, MemAccess, MemContext, MemRun, MemView, ViewData};
 use cache::{CacheSizes, MemCache, PageData};
 pub use file::FileBytes;
 
@@ -119,8 +119,8 @@ impl Accessor {
     fn static_view(&self, addr: ocsd_vaddr_t, before: usize, after: usize) -> Result<Option<MemView>, ocsd_err_t> {
         let rel = (addr - self.start) as usize;
         match &self.source {
-            Source::File { data, offset, .. } => data.view(offset + rel, before, after).map(Some),
-            Source::Buffer { data } => Ok(Some(MemView { data: data.clone(), off: rel - before, len: before + after })),
+            Source::File { data, offset, .. } => Ok(Some(data.view(offset + rel, before, after))),
+            Source::Buffer { data } => Ok(Some(MemView { data: ViewData::Whole(data.clone()), off: rel - before, len: before + after })),
             Source::Callback { .. } => Ok(None),
         }
     }
@@ -619,7 +619,7 @@ impl MemMapper {
                 let view = match p.data {
                     PageData::Owned => {
                         let off = (addr - p.st_addr) as usize - before;
-                        MemView { data: c.owned(i).clone(), off, len: len + before }
+                        MemView { data: ViewData::Whole(c.owned(i).clone()), off, len: len + before }
                     }
                     PageData::Static(a) => match self.accessors[a].static_view(addr, before, len)? {
                         Some(v) => v,
@@ -1149,7 +1149,7 @@ mod tests {
         assert_eq!(out, [0x10, 0x11, 0x12, 0x13]);
         let v = r1.view.clone().unwrap();
         assert_eq!((r1.got, v.len), (4, 0xf0));
-        assert_eq!(v.bytes()[..5], [0x10, 0x11, 0x12, 0x13, 0x14]);
+        assert_eq!(v.run(0).unwrap()[..5], [0x10, 0x11, 0x12, 0x13, 0x14]);
         let r2 = m.read_run(0x10f0, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
         assert_eq!(r2.view.unwrap().len, 16); // to the end of the buffer
         assert_eq!(r1.token, r2.token); // a buffer's bytes never change
@@ -1161,7 +1161,7 @@ mod tests {
         assert_eq!(a.token, b.token);
         // the view is the whole page: it starts `before` bytes before the read
         assert_eq!((b.before, b.view.as_ref().unwrap().len), (0x10, 0x40));
-        assert_eq!(b.view.as_ref().unwrap().bytes()[..0x11], (0..=0x10u8).collect::<Vec<_>>()[..]);
+        assert_eq!(b.view.as_ref().unwrap().run(0).unwrap()[..0x11], (0..=0x10u8).collect::<Vec<_>>()[..]);
         assert_eq!(a.before, 0);
         // a page loaded again while nothing could change the callback's
         // answers has the token it had; another trace ID's pages have their own
