@@ -87,6 +87,23 @@ impl FileBytes {
         self.len() == 0
     }
 
+    /// Whether `other` shares these bytes (a clone of the same file).
+    pub fn same_bytes(&self, other: &FileBytes) -> bool {
+        match (&self.0, &other.0) {
+            (ViewData::Whole(a), ViewData::Whole(b)) => Arc::ptr_eq(a, b),
+            (ViewData::Chunked(a), ViewData::Chunked(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+
+    /// Chunks read from the file so far (bytes given in memory: 0).
+    pub fn chunks_loaded(&self) -> usize {
+        match &self.0 {
+            ViewData::Whole(_) => 0,
+            ViewData::Chunked(c) => c.chunks_read(),
+        }
+    }
+
     /// Chunks read so far (a file in memory: 1).
     pub fn chunks_read(&self) -> usize {
         match &self.0 {
