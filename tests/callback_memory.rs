@@ -11,7 +11,7 @@ use opencsd_c_api::abi::gen_elem::ocsd_generic_trace_elem;
 use opencsd_c_api::abi::*;
 use opencsd_c_api::common::error::NullLog;
 use opencsd_c_api::common::GenElemSink;
-use opencsd_c_api::mem::{Accessor, Source};
+use opencsd_c_api::mem::{Accessor, FileBytes, Source};
 use opencsd_c_api::printers::gen_elem::write_elem_str;
 use opencsd_c_api::snapshot::{to_tree, Snapshot};
 
@@ -37,7 +37,7 @@ fn decode(snap: &Snapshot, buffer: &str, callback: bool) -> Option<(Vec<String>,
     let mut tree = built.tree;
     let calls = Arc::new(AtomicU64::new(0));
     if callback {
-        let regions: Vec<(u64, u64, ocsd_mem_space_acc_t, Arc<Vec<u8>>, usize)> = tree
+        let regions: Vec<(u64, u64, ocsd_mem_space_acc_t, FileBytes, usize)> = tree
             .mapper
             .accessors()
             .iter()
@@ -59,9 +59,8 @@ fn decode(snap: &Snapshot, buffer: &str, callback: bool) -> Option<(Vec<String>,
                         for (st, en, sp, data, off) in &regions {
                             if addr >= *st && addr <= *en && (sp & space) != 0 {
                                 let rel = off + (addr - st) as usize;
-                                let n = buf.len().min((en - addr) as usize + 1).min(data.len().saturating_sub(rel));
-                                buf[..n].copy_from_slice(&data[rel..rel + n]);
-                                return n;
+                                let n = buf.len().min((en - addr) as usize + 1);
+                                return data.read_at(rel, &mut buf[..n]).unwrap_or(0);
                             }
                         }
                         0

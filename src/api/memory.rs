@@ -213,7 +213,7 @@ impl MemoryImage {
                         start: s.address,
                         end: s.address + s.size as u64 - 1,
                         space,
-                        source: Source::File { path: name.clone(), data: elf.data.clone(), offset: s.file_offset },
+                        source: Source::File { path: name.clone(), data: elf.data.clone().into(), offset: s.file_offset },
                     })
                     .collect())
             }
@@ -224,7 +224,7 @@ impl MemoryImage {
                 let end = address
                     .checked_add(len as u64 - 1)
                     .ok_or_else(|| Error::Memory(format!("{name}: 0x{len:x} bytes at 0x{address:x} go beyond the 64-bit address space")))?;
-                Ok(vec![Accessor { start: address, end, space, source: Source::File { path: name, data, offset } }])
+                Ok(vec![Accessor { start: address, end, space, source: Source::File { path: name, data: data.into(), offset } }])
             }
             ImageData::Callback { start, end, read } => {
                 if end < start {

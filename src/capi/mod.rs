@@ -40,7 +40,7 @@ use crate::abi::gen_elem::*;
 use crate::abi::*;
 use crate::common::OcsdError;
 use crate::dcd_tree::DecodeTree;
-use crate::mem::{Accessor, MemMapper, Source};
+use crate::mem::{Accessor, FileBytes, MemMapper, Source};
 use adapters::*;
 use custom::ocsd_extern_dcd_fact_t;
 use handles::TreeHandle;
@@ -669,13 +669,11 @@ pub extern "C" fn ocsd_dt_add_binfile_region_mem_acc(
             let Some(path) = path.filter(|p| !p.is_empty()) else { return OCSD_ERR_INVALID_PARAM_VAL };
             // SAFETY: the client's array of `num_regions` regions, non-NULL.
             let regions = unsafe { std::slice::from_raw_parts(region_array, num_regions as usize) };
-            let Ok(meta) = std::fs::metadata(&path) else { return OCSD_ERR_MEM_ACC_FILE_NOT_FOUND };
-            if !meta.is_file() {
-                // a device or FIFO has no size to map (see MemMapper::file_accessor)
-                return OCSD_ERR_MEM_ACC_RANGE_INVALID;
-            }
-            let Ok(data) = std::fs::read(&path) else { return OCSD_ERR_MEM_ACC_FILE_NOT_FOUND };
-            let data = Arc::new(data);
+            // one open file for all the regions, read on demand
+            let data = match FileBytes::open(std::path::Path::new(&path)) {
+                Ok(d) => d,
+                Err(e) => return e,
+            };
             let mut accs = Vec::with_capacity(regions.len());
             for r in regions {
                 if r.file_offset >= data.len() || r.region_size == 0 {

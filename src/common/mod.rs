@@ -10,12 +10,14 @@
 
 pub mod error;
 pub mod elem_queue;
+pub mod mem_view;
 
 use crate::abi::*;
 use crate::abi::gen_elem::ocsd_generic_trace_elem;
 
 pub use elem_queue::ElemQueue;
 pub use error::{ComponentLog, ErrorLog, OcsdError};
+pub use mem_view::{ChunkedBytes, MemView, ViewData};
 
 /// A protocol packet: the `#[repr(C)]` packet struct of the protocol
 /// (`ocsd_etmv4_i_pkt`, ...) that C clients receive through packet sink and
@@ -317,22 +319,6 @@ impl MemContext {
             self.vmid = upd.vmid;
         }
         *self != old
-    }
-}
-
-/// Bytes `data[off..off + len]`: the memory at `[addr, addr + len)` of a
-/// [`MemRun`].
-#[derive(Clone, Debug)]
-pub struct MemView {
-    pub data: std::sync::Arc<Vec<u8>>,
-    pub off: usize,
-    pub len: usize,
-}
-
-impl MemView {
-    #[inline]
-    pub fn bytes(&self) -> &[u8] {
-        &self.data[self.off..self.off + self.len]
     }
 }
 

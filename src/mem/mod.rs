@@ -6,18 +6,21 @@
 //! refuses overlapping ranges in the same memory space, and serves reads
 //! through OpenCSD's memory access cache ([`cache`]): the same lookups,
 //! the same pages, the same callback calls. Files are read into memory
-//! once, so a read from a file is a bounds-checked copy.
+//! when first used ([`file`]), so a read from a file is a bounds-checked
+//! copy.
 #![forbid(unsafe_code)]
 
 pub mod cache;
+pub mod file;
 
 use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
 use crate::abi::*;
-use crate::common::{CachePage, MemAccess, MemContext, MemRun, MemView};
+use crate::common::{CachePage, MemAccess, MemContext, MemRun, MemView, ViewData};
 use cache::{CacheSizes, MemCache, PageData};
+pub use file::FileBytes;
 
 /// The memory space of program reads at exception level `el` (0 to 3) in
 /// security state `security_level`: what the instruction-following decoders
@@ -52,8 +55,9 @@ pub mod elf;
 pub type ReadFn = Box<dyn FnMut(ocsd_vaddr_t, ocsd_mem_space_acc_t, u8, &mut [u8]) -> usize + Send>;
 
 pub enum Source {
-    /// File contents (shared between accessors of one file).
-    File { path: String, data: Arc<Vec<u8>>, offset: usize },
+    /// File contents, read on demand (shared between accessors of one
+    /// file).
+    File { path: String, data: FileBytes, offset: usize },
     /// A copy of a client buffer.
     Buffer { data: Arc<Vec<u8>> },
     /// A client callback.
@@ -77,45 +81,60 @@ impl Accessor {
         self.start <= other.end && other.start <= self.end && (self.space & other.space) != 0
     }
 
-    /// The accessor's unchanging bytes (files, buffers): None for callbacks.
-    fn static_bytes(&self) -> Option<&[u8]> {
+    /// How many bytes a static accessor (file, buffer) has from `addr`
+    /// (inside the range) to the end of its range or data: None for
+    /// callbacks.
+    #[inline]
+    fn static_avail(&self, addr: ocsd_vaddr_t) -> Option<usize> {
+        let rel = (addr - self.start) as usize;
+        let in_range = ((self.end - addr) as u128 + 1).min(usize::MAX as u128) as usize;
+        let len = match &self.source {
+            Source::File { data, offset, .. } => data.len().saturating_sub(offset.saturating_add(rel)),
+            Source::Buffer { data } => data.len().saturating_sub(rel),
+            Source::Callback { .. } => return None,
+        };
+        Some(len.min(in_range))
+    }
+
+    /// Copy a static accessor's bytes at `addr` (inside the range, at
+    /// most [`Accessor::static_avail`] of them). A file's bytes are read
+    /// from it on first use: `OCSD_ERR_FILE_ERROR` when that fails.
+    #[inline]
+    fn static_copy(&self, addr: ocsd_vaddr_t, out: &mut [u8]) -> Result<(), ocsd_err_t> {
+        let rel = (addr - self.start) as usize;
         match &self.source {
-            Source::File { data, offset, .. } => Some(data.get(*offset..).unwrap_or(&[])),
-            Source::Buffer { data } => Some(data),
-            Source::Callback { .. } => None,
+            Source::File { data, offset, .. } => data.copy(offset + rel, out),
+            Source::Buffer { data } => {
+                out.copy_from_slice(&data[rel..rel + out.len()]);
+                Ok(())
+            }
+            Source::Callback { .. } => Ok(()),
         }
     }
 
-    /// Bytes of a static accessor from `addr` (inside the range) to the
-    /// end of its range or data.
-    fn static_from(&self, addr: ocsd_vaddr_t) -> Option<&[u8]> {
-        let data = self.static_bytes()?;
+    /// A view of a static accessor's bytes `[addr - before, addr + after)`
+    /// (inside the range, at most [`Accessor::static_avail`] from `addr`):
+    /// None for callbacks.
+    #[inline]
+    fn static_view(&self, addr: ocsd_vaddr_t, before: usize, after: usize) -> Result<Option<MemView>, ocsd_err_t> {
         let rel = (addr - self.start) as usize;
-        let in_range = ((self.end - addr) as u128 + 1).min(usize::MAX as u128) as usize;
-        let avail = data.len().saturating_sub(rel).min(in_range);
-        Some(if avail == 0 { &[] } else { &data[rel..rel + avail] })
+        match &self.source {
+            Source::File { data, offset, .. } => Ok(Some(data.view(offset + rel, before, after))),
+            Source::Buffer { data } => Ok(Some(MemView { data: ViewData::Whole(data.clone()), off: rel - before, len: before + after })),
+            Source::Callback { .. } => Ok(None),
+        }
     }
 
-    /// A view of a static accessor's bytes from `addr` (inside the range)
-    /// to the end of its range or data.
-    fn static_view(&self, addr: ocsd_vaddr_t) -> Option<MemView> {
-        let (data, base) = match &self.source {
-            Source::File { data, offset, .. } => (data, *offset),
-            Source::Buffer { data } => (data, 0),
-            Source::Callback { .. } => return None,
-        };
-        let len = self.static_from(addr)?.len();
-        Some(MemView { data: data.clone(), off: base + (addr - self.start) as usize, len })
-    }
-
-    fn read(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, buf: &mut [u8]) -> usize {
+    /// A read straight from the accessor: the bytes it has at `addr`, or
+    /// for a callback what it answered.
+    fn read(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, buf: &mut [u8]) -> Result<usize, ocsd_err_t> {
         let avail = (self.end - addr).saturating_add(1);
         let n = (buf.len() as u64).min(avail) as usize;
         let rel = (addr - self.start) as usize;
         match &mut self.source {
-            Source::File { data, offset, .. } => copy_from(data, offset.saturating_add(rel), &mut buf[..n]),
-            Source::Buffer { data } => copy_from(data, rel, &mut buf[..n]),
-            Source::Callback { read } => read(addr, space, trace_id, &mut buf[..n]),
+            Source::File { data, offset, .. } => data.read_at(offset.saturating_add(rel), &mut buf[..n]),
+            Source::Buffer { data } => Ok(copy_from(data, rel, &mut buf[..n])),
+            Source::Callback { read } => Ok(read(addr, space, trace_id, &mut buf[..n])),
         }
     }
 
@@ -484,10 +503,10 @@ impl MemMapper {
         let ps = c.sizes.page_size;
         let i = c.take_new_page();
         let a = &mut self.accessors[acc];
-        let (n, data, token) = match a.static_from(addr) {
-            Some(bytes) => (bytes.len().min(ps), PageData::Static(acc), uid),
+        let (n, data, token) = match a.static_avail(addr) {
+            Some(avail) => (avail.min(ps), PageData::Static(acc), uid),
             None => {
-                let n = a.read(addr, space, trace_id, c.page_buf(i));
+                let n = a.read(addr, space, trace_id, c.page_buf(i))?;
                 let t = &mut self.cb_tokens[trace_id as usize];
                 if *t == 0 {
                     *t = next_uid();
@@ -530,13 +549,14 @@ impl MemMapper {
         let Some(acc) = self.lookup(addr, space, trace_id) else { return Ok(None) };
         let cached = matches!(&self.cache, Some(c) if req <= c.sizes.page_size);
         if self.static_only {
-            let bytes = self.accessors[acc].static_from(addr).unwrap_or(&[]);
-            let got = if !cached { req.min(bytes.len()) } else if bytes.len() >= req { req } else { 0 };
-            out[..got].copy_from_slice(&bytes[..got]);
+            let a = &self.accessors[acc];
+            let avail = a.static_avail(addr).unwrap_or(0);
+            let got = if !cached { req.min(avail) } else if avail >= req { req } else { 0 };
+            a.static_copy(addr, &mut out[..got])?;
             return Ok(Some((Serve::Direct(acc), got)));
         }
         if !cached {
-            let got = self.accessors[acc].read(addr, space, trace_id, &mut out[..req]);
+            let got = self.accessors[acc].read(addr, space, trace_id, &mut out[..req])?;
             if got > req {
                 return Err(OCSD_ERR_MEM_ACC_BAD_LEN);
             }
@@ -565,9 +585,10 @@ impl MemMapper {
 
     /// The run of a read of `req` bytes at `addr` served as `serve` says
     /// with `got` bytes (see [`MemAccess::read_run`]).
-    fn run_of(&mut self, serve: Serve, got: usize, addr: ocsd_vaddr_t, req: usize, out: &mut [u8]) -> MemRun {
+    fn run_of(&mut self, serve: Serve, got: usize, addr: ocsd_vaddr_t, req: usize, out: &mut [u8]) -> Result<MemRun, ocsd_err_t> {
+        let bare = MemRun { got, token: 0, view: None, before: 0, page: None };
         if got < req {
-            return MemRun { got, token: 0, view: None, before: 0, page: None };
+            return Ok(bare);
         }
         // the current accessor answers the reads that follow while they
         // stay inside its range
@@ -578,46 +599,50 @@ impl MemMapper {
                 // every read of a callback is a call; files and buffers
                 // give their bytes
                 let a_ref = &self.accessors[a];
-                let view = a_ref.static_view(addr);
-                MemRun { got, token: if view.is_some() { self.meta[a].uid } else { 0 }, view, before: 0, page: None }
+                let after = a_ref.static_avail(addr).unwrap_or(0);
+                Ok(match a_ref.static_view(addr, 0, after)? {
+                    Some(view) => MemRun { got, token: self.meta[a].uid, view: Some(view), before: 0, page: None },
+                    None => bare,
+                })
             }
             Serve::Page(i) => {
-                self.copy_page(i, addr, &mut out[..req]);
+                self.copy_page(i, addr, &mut out[..req])?;
                 let c = self.cache.as_ref().expect("cached");
                 let p = &c.pages[i];
                 let len = (p.end().min(acc_end).saturating_sub(addr as u128)).min(usize::MAX as u128) as usize;
                 if len < req {
-                    return MemRun { got, token: 0, view: None, before: 0, page: None };
+                    return Ok(bare);
                 }
                 // the page also serves the reads before `addr` that stay in
                 // the current accessor: the view starts there
                 let before = (addr - p.st_addr.max(self.accessors[acc].start)) as usize;
-                let off = (addr - p.st_addr) as usize - before;
-                let len = len + before;
                 let view = match p.data {
-                    PageData::Owned => MemView { data: c.owned(i).clone(), off, len },
-                    PageData::Static(a) => {
-                        let v = self.accessors[a].static_view(p.st_addr).expect("static page");
-                        MemView { data: v.data, off: v.off + off, len }
+                    PageData::Owned => {
+                        let off = (addr - p.st_addr) as usize - before;
+                        MemView { data: ViewData::Whole(c.owned(i).clone()), off, len: len + before }
                     }
+                    PageData::Static(a) => match self.accessors[a].static_view(addr, before, len)? {
+                        Some(v) => v,
+                        None => return Ok(bare),
+                    },
                 };
-                MemRun { got, token: p.token, view: Some(view), before, page: Some(CachePage { index: i as u32, serial: p.serial }) }
+                Ok(MemRun { got, token: p.token, view: Some(view), before, page: Some(CachePage { index: i as u32, serial: p.serial }) })
             }
         }
     }
 
     /// Copy page `i`'s bytes `[addr, addr + out.len())` (all inside it).
-    fn copy_page(&self, i: usize, addr: ocsd_vaddr_t, out: &mut [u8]) {
+    fn copy_page(&self, i: usize, addr: ocsd_vaddr_t, out: &mut [u8]) -> Result<(), ocsd_err_t> {
         let c = self.cache.as_ref().expect("cached");
         let p = &c.pages[i];
-        let off = (addr - p.st_addr) as usize;
         match p.data {
-            PageData::Owned => out.copy_from_slice(&c.owned(i)[off..off + out.len()]),
-            PageData::Static(a) => {
-                let a = &self.accessors[a];
-                let src = a.static_from(p.st_addr).unwrap_or(&[]);
-                out.copy_from_slice(&src[off..off + out.len()]);
+            PageData::Owned => {
+                let off = (addr - p.st_addr) as usize;
+                out.copy_from_slice(&c.owned(i)[off..off + out.len()]);
+                Ok(())
             }
+            // a static page holds its accessor's bytes
+            PageData::Static(a) => self.accessors[a].static_copy(addr, out),
         }
     }
 
@@ -679,13 +704,8 @@ impl MemMapper {
         size: Option<usize>,
         space: ocsd_mem_space_acc_t,
     ) -> Result<Accessor, ocsd_err_t> {
-        let meta = std::fs::metadata(Path::new(path)).map_err(|_| OCSD_ERR_MEM_ACC_FILE_NOT_FOUND)?;
-        if !meta.is_file() {
-            // a device, FIFO or directory has no size to map (reading
-            // /dev/zero to its end would never finish)
-            return Err(OCSD_ERR_MEM_ACC_RANGE_INVALID);
-        }
-        let data = std::fs::read(Path::new(path)).map_err(|_| OCSD_ERR_MEM_ACC_FILE_NOT_FOUND)?;
+        // read on demand, as OpenCSD reads its open file
+        let data = FileBytes::open(Path::new(path))?;
         if offset >= data.len() {
             return Err(OCSD_ERR_MEM_ACC_RANGE_INVALID);
         }
@@ -698,7 +718,7 @@ impl MemMapper {
             start: address,
             end: address.wrapping_add(len as u64 - 1),
             space,
-            source: Source::File { path: path.to_string(), data: Arc::new(data), offset },
+            source: Source::File { path: path.to_string(), data, offset },
         })
     }
 }
@@ -711,7 +731,7 @@ impl MemAccess for MemMapper {
         let req = buf.len();
         match self.serve(addr, space, trace_id, req, buf)? {
             Some((Serve::Page(i), n)) if n > 0 => {
-                self.copy_page(i, addr, &mut buf[..n]);
+                self.copy_page(i, addr, &mut buf[..n])?;
                 Ok(n)
             }
             Some((_, n)) => Ok(n),
@@ -725,7 +745,7 @@ impl MemAccess for MemMapper {
             return Ok(MemRun::default());
         }
         let Some((serve, got)) = self.serve(addr, space, trace_id, req, out)? else { return Ok(MemRun::default()) };
-        Ok(self.run_of(serve, got, addr, req, out))
+        self.run_of(serve, got, addr, req, out)
     }
 
     /// While the accessor lookup stays on the current accessor (no side
@@ -753,12 +773,12 @@ impl MemAccess for MemMapper {
             if known[i % known.len()] == serial {
                 c.use_mru(1);
                 let token = c.pages[i].token;
-                self.copy_page(i, addr, &mut out[..req]);
+                self.copy_page(i, addr, &mut out[..req])?;
                 return Ok(MemRun { got: req, token, view: None, before: 0, page: Some(CachePage { index: i as u32, serial }) });
             }
         }
         let (serve, got) = self.serve_page(acc, addr, space, trace_id, req, hit)?;
-        Ok(self.run_of(serve, got, addr, req, out))
+        self.run_of(serve, got, addr, req, out)
     }
 
     /// [`MemAccess::read_run_known`]'s read of a known page, without its
@@ -789,15 +809,22 @@ impl MemAccess for MemMapper {
             return None;
         }
         let off = (addr - p.st_addr) as usize;
-        let bytes: &[u8] = match p.data {
-            PageData::Owned => c.owned(i),
-            PageData::Static(a) => self.accessors[a].static_from(p.st_addr).unwrap_or(&[]),
+        let mut word = [0u8; 4];
+        let ok = match p.data {
+            PageData::Owned => match c.owned(i).get(off..off + 4) {
+                Some(w) => {
+                    word.copy_from_slice(w);
+                    true
+                }
+                None => false,
+            },
+            // (a file that fails is read again, and fails, as a run)
+            PageData::Static(a) => off + 4 <= p.valid_len && self.accessors[a].static_copy(addr, &mut word).is_ok(),
         };
-        let Some(w) = bytes.get(off..off + 4) else {
+        if !ok {
             c.mru = old;
             return None;
-        };
-        let word = [w[0], w[1], w[2], w[3]];
+        }
         // the uses were of the page current before the search
         c.mru = old;
         c.use_mru(uses);
@@ -857,7 +884,7 @@ impl MemAccess for MemMapper {
             return Ok(0);
         };
         self.epoch += 1;
-        let got = self.accessors[j].read(addr, space, trace_id, buf);
+        let got = self.accessors[j].read(addr, space, trace_id, buf)?;
         if got > buf.len() {
             return Err(OCSD_ERR_MEM_ACC_BAD_LEN);
         }
@@ -1122,7 +1149,7 @@ mod tests {
         assert_eq!(out, [0x10, 0x11, 0x12, 0x13]);
         let v = r1.view.clone().unwrap();
         assert_eq!((r1.got, v.len), (4, 0xf0));
-        assert_eq!(v.bytes()[..5], [0x10, 0x11, 0x12, 0x13, 0x14]);
+        assert_eq!(v.run(0).unwrap()[..5], [0x10, 0x11, 0x12, 0x13, 0x14]);
         let r2 = m.read_run(0x10f0, OCSD_MEM_SPACE_ANY, 1, 4, &mut out).unwrap();
         assert_eq!(r2.view.unwrap().len, 16); // to the end of the buffer
         assert_eq!(r1.token, r2.token); // a buffer's bytes never change
@@ -1134,7 +1161,7 @@ mod tests {
         assert_eq!(a.token, b.token);
         // the view is the whole page: it starts `before` bytes before the read
         assert_eq!((b.before, b.view.as_ref().unwrap().len), (0x10, 0x40));
-        assert_eq!(b.view.as_ref().unwrap().bytes()[..0x11], (0..=0x10u8).collect::<Vec<_>>()[..]);
+        assert_eq!(b.view.as_ref().unwrap().run(0).unwrap()[..0x11], (0..=0x10u8).collect::<Vec<_>>()[..]);
         assert_eq!(a.before, 0);
         // a page loaded again while nothing could change the callback's
         // answers has the token it had; another trace ID's pages have their own
@@ -1346,7 +1373,7 @@ mod tests {
             start,
             end: start + len - 1,
             space,
-            source: Source::File { path: "m.bin".into(), data: data.clone(), offset },
+            source: Source::File { path: "m.bin".into(), data: data.clone().into(), offset },
         };
         let mut m = MemMapper::new();
         m.add(f(0x200000, 0x20, 0x10, OCSD_MEM_SPACE_EL1N)).unwrap();

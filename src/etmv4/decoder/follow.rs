@@ -95,7 +95,7 @@ impl MemWindow {
             k.token == token
                 && addr >= k.base
                 && (addr - k.base).saturating_add(bytes.len() as u64) <= k.len as u64
-                && matches!(&k.view, Some(v) if v.bytes()[(addr - k.base) as usize..][..bytes.len()] == *bytes)
+                && matches!(&k.view, Some(v) if matches!(v.slice((addr - k.base) as usize, bytes.len()), Ok(Some(b)) if b == bytes))
         })
     }
 
@@ -126,12 +126,12 @@ impl MemWindow {
         }
     }
 
+    /// `n` bytes of the view from `off` in one piece (the view holds
+    /// them): None when its storage has them in two pieces (a file's
+    /// chunks) or cannot read them.
     #[inline]
-    pub(super) fn bytes(&self) -> &[u8] {
-        match &self.view {
-            Some(v) => &v.bytes()[..self.len],
-            None => &[],
-        }
+    pub(super) fn slice_at(&self, off: usize, n: usize) -> Option<&[u8]> {
+        self.view.as_ref()?.slice(off, n).ok().flatten()
     }
 
     /// Whether the window holds `n` bytes at `addr` for reads in `space`.
@@ -255,10 +255,11 @@ impl MemWindow {
             }
         }
         if self.holds(addr, 4, space) {
-            self.uses += 1;
-            let off = (addr - self.base) as usize;
-            let w = &self.bytes()[off..off + 4];
-            return Ok(Fetch { opcode: u32::from_le_bytes([w[0], w[1], w[2], w[3]]), avail: 4 });
+            if let Some(v) = &self.view {
+                let opcode = v.word((addr - self.base) as usize)?;
+                self.uses += 1;
+                return Ok(Fetch { opcode, avail: 4 });
+            }
         }
         self.refill(mem, addr, space, trace_id)
     }
@@ -292,13 +293,25 @@ impl MemWindow {
         }
         let mut n = 0usize;
         let mut last = 0u32;
-        for w in self.bytes()[off..off + 4 * limit].chunks_exact(4) {
-            let op = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
-            if !a64_is_plain(op) || (aa64_chk && aa64_opcode_is_invalid(op)) {
-                break;
+        if let Some(v) = &self.view {
+            // a piece of the view at a time (a file's view is in chunks);
+            // a word across two pieces, or a piece that cannot be read,
+            // ends the walk: the full decode reads it
+            'pieces: while n < limit {
+                let Ok(run) = v.run(off + 4 * n) else { break };
+                let words = (run.len() / 4).min(limit - n);
+                if words == 0 {
+                    break;
+                }
+                for w in run[..4 * words].chunks_exact(4) {
+                    let op = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+                    if !a64_is_plain(op) || (aa64_chk && aa64_opcode_is_invalid(op)) {
+                        break 'pieces;
+                    }
+                    n += 1;
+                    last = op;
+                }
             }
-            n += 1;
-            last = op;
         }
         let found = n == stop_at;
         let addr = instr.instr_addr.wrapping_add(4 * n as u64);
@@ -400,9 +413,10 @@ impl BlockCache {
     }
 
     /// The block at `start` if its bytes are those of the window's view at
-    /// `start` (`bytes`, token `token`), the whole block inside them.
+    /// `start` (offset `off` in the view, token `token`), the whole block
+    /// inside the view.
     #[inline]
-    pub(super) fn get(&mut self, start: ocsd_vaddr_t, token: u64, aa64_chk: bool, bytes: &[u8], window: &MemWindow) -> Option<&Block> {
+    pub(super) fn get(&mut self, start: ocsd_vaddr_t, token: u64, aa64_chk: bool, off: usize, window: &MemWindow) -> Option<&Block> {
         let i = self.slot(start);
         let entries = self.entries.len();
         let b = self.entries.get_mut(i)?;
@@ -410,13 +424,13 @@ impl BlockCache {
             return None;
         }
         let n = b.num_instr as usize;
-        if 4 * n > bytes.len() {
+        if 4 * n > window.len.saturating_sub(off) {
             return None;
         }
         if b.token != token {
             // other bytes, or the same bytes read again: compare with the
             // block's words, or the bytes of a view kept under its token
-            let bytes = &bytes[..4 * n];
+            let bytes = window.slice_at(off, 4 * n)?;
             let same = match self.words.get(i) {
                 Some(w) if n <= BLOCK_WORDS => bytes.chunks_exact(4).zip(w).all(|(b, &x)| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) == x),
                 _ => window.kept_equal(b.token, start, bytes),
@@ -432,7 +446,9 @@ impl BlockCache {
         Some(b)
     }
 
-    pub(super) fn put(&mut self, start: ocsd_vaddr_t, token: u64, aa64_chk: bool, num_instr: u32, instr: &ocsd_instr_info, bytes: &[u8]) {
+    /// Keep the block just walked (its bytes: None when the view does not
+    /// have them in one piece).
+    pub(super) fn put(&mut self, start: ocsd_vaddr_t, token: u64, aa64_chk: bool, num_instr: u32, instr: &ocsd_instr_info, bytes: Option<&[u8]>) {
         let wp = instr.instr_addr.wrapping_sub(4);
         let branch_off = if instr.type_ == OCSD_INSTR_BR { instr.branch_addr.wrapping_sub(wp) as i64 } else { 0 };
         // what a compact entry cannot hold is not cached (never for A64)
@@ -458,6 +474,8 @@ impl BlockCache {
         }
         let i = self.slot(start);
         if let (Some(w), true) = (self.words.get_mut(i), num_instr as usize <= BLOCK_WORDS) {
+            // a block whose words cannot be kept is not kept
+            let Some(bytes) = bytes else { return };
             for (w, c) in w.iter_mut().zip(bytes.chunks_exact(4)) {
                 *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
             }
@@ -533,7 +551,7 @@ impl EtmV4IPktDecoder {
             if self.mem.holds(r.st_addr, 4, space) {
                 cache_token = self.mem.token;
                 let off = (r.st_addr - self.mem.base) as usize;
-                if let Some(b) = self.blocks.get(r.st_addr, cache_token, aa64_chk, &self.mem.bytes()[off..], &self.mem) {
+                if let Some(b) = self.blocks.get(r.st_addr, cache_token, aa64_chk, off, &self.mem) {
                     let n = b.num_instr as u32;
                     BlockCache::replay(b, &mut self.instr);
                     self.mem.take_reads(r.st_addr, n);
@@ -589,7 +607,7 @@ impl EtmV4IPktDecoder {
         // the block is kept if all its reads came from the first read's bytes
         if cached && cache_token != 0 && res == WpRes::Found && err == OCSD_OK && self.mem.token == cache_token && self.mem.holds(r.st_addr, 4 * r.num_instr as u64, space) {
             let off = (r.st_addr - self.mem.base) as usize;
-            self.blocks.put(r.st_addr, cache_token, aa64_chk, r.num_instr, &self.instr, &self.mem.bytes()[off..off + 4 * r.num_instr as usize]);
+            self.blocks.put(r.st_addr, cache_token, aa64_chk, r.num_instr, &self.instr, self.mem.slice_at(off, 4 * r.num_instr as usize));
         }
         (r, res, err)
     }
