@@ -40,7 +40,7 @@ fn decode_counting(dir: &PathBuf, chunk: usize) -> (u64, u64) {
     tree.data_in(OCSD_OP_EOT, 0, &[]);
     let allocs = allocations() - before;
     // memory image files are read in chunks the first time the decode
-    // needs them (two allocations each: the chunk and its shared handle),
+    // needs them (one allocation each),
     // bounded by the images' size, not the trace's
     let mut files: Vec<&FileBytes> = Vec::new();
     for a in tree.mapper.accessors() {
@@ -50,7 +50,7 @@ fn decode_counting(dir: &PathBuf, chunk: usize) -> (u64, u64) {
             }
         }
     }
-    let chunk_allocs: u64 = files.iter().map(|f| 2 * f.chunks_loaded() as u64).sum();
+    let chunk_allocs: u64 = files.iter().map(|f| f.chunks_loaded() as u64).sum();
     (count.get(), allocs - chunk_allocs)
 }
 

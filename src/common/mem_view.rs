@@ -23,7 +23,7 @@ pub type ChunkReader = Box<dyn Fn(usize, &mut [u8]) -> Result<(), ocsd_err_t> + 
 pub struct ChunkedBytes {
     len: usize,
     shift: u32,
-    chunks: Box<[OnceLock<Arc<Vec<u8>>>]>,
+    chunks: Box<[OnceLock<Box<[u8]>>]>,
     read: ChunkReader,
 }
 
@@ -48,7 +48,7 @@ impl ChunkedBytes {
         let k = pos >> self.shift;
         let off = pos - (k << self.shift);
         let c = match self.chunks[k].get() {
-            Some(c) => c,
+            Some(c) => &c[..],
             None => self.load(k)?,
         };
         Ok(&c[off..])
@@ -56,12 +56,12 @@ impl ChunkedBytes {
 
     #[cold]
     #[inline(never)]
-    fn load(&self, k: usize) -> Result<&Arc<Vec<u8>>, ocsd_err_t> {
+    fn load(&self, k: usize) -> Result<&[u8], ocsd_err_t> {
         let start = k << self.shift;
-        let mut buf = vec![0u8; (self.len - start).min(1 << self.shift)];
+        let mut buf = vec![0u8; (self.len - start).min(1 << self.shift)].into_boxed_slice();
         (self.read)(start, &mut buf)?;
         // read by another thread meanwhile: the same bytes
-        Ok(self.chunks[k].get_or_init(|| Arc::new(buf)))
+        Ok(self.chunks[k].get_or_init(|| buf))
     }
 
     /// Copy `[pos, pos + out.len())` (inside len).

@@ -104,14 +104,6 @@ impl FileBytes {
         }
     }
 
-    /// Chunks read so far (a file in memory: 1).
-    pub fn chunks_read(&self) -> usize {
-        match &self.0 {
-            ViewData::Whole(_) => 1,
-            ViewData::Chunked(c) => c.chunks_read(),
-        }
-    }
-
     /// Copy the bytes at `[pos, pos + out.len())` (inside the file's size).
     #[inline]
     pub fn copy(&self, pos: usize, out: &mut [u8]) -> Result<(), ocsd_err_t> {
@@ -160,24 +152,24 @@ mod tests {
         let data = pattern(3 * CHUNK + 100);
         let p = temp_file("first-use", &data);
         let f = FileBytes::open(&p).unwrap();
-        assert_eq!((f.len(), f.chunks_read()), (data.len(), 0));
+        assert_eq!((f.len(), f.chunks_loaded()), (data.len(), 0));
         let mut b = [0u8; 8];
         f.copy(CHUNK + 5, &mut b).unwrap();
-        assert_eq!(f.chunks_read(), 1);
+        assert_eq!(f.chunks_loaded(), 1);
         assert_eq!(b, data[CHUNK + 5..CHUNK + 13]);
         // across a chunk end
         f.copy(2 * CHUNK - 3, &mut b).unwrap();
         assert_eq!(b, data[2 * CHUNK - 3..2 * CHUNK + 5]);
-        assert_eq!(f.chunks_read(), 2);
+        assert_eq!(f.chunks_loaded(), 2);
         assert_eq!(f.read_at(data.len() - 4, &mut b), Ok(4));
         assert_eq!(b[..4], data[data.len() - 4..]);
         assert_eq!(f.read_at(data.len(), &mut b), Ok(0));
-        assert_eq!(f.chunks_read(), 3);
+        assert_eq!(f.chunks_loaded(), 3);
         // a view reads nothing until asked; clones share the chunks
         let v = f.clone().view(100, 10, 50);
-        assert_eq!(f.chunks_read(), 3);
+        assert_eq!(f.chunks_loaded(), 3);
         assert_eq!(v.run(0).unwrap(), &data[90..150]);
-        assert_eq!(f.chunks_read(), 4);
+        assert_eq!(f.chunks_loaded(), 4);
         std::fs::remove_file(&p).unwrap();
     }
 
@@ -221,7 +213,7 @@ mod tests {
     fn bytes_in_memory() {
         let data = pattern(300);
         let f = FileBytes::from(data.clone());
-        assert_eq!(f.chunks_read(), 1);
+        assert_eq!(f.chunks_loaded(), 0);
         let mut b = [0u8; 6];
         assert_eq!(f.read_at(297, &mut b), Ok(3));
         assert_eq!(b[..3], data[297..]);

@@ -114,14 +114,14 @@ impl Accessor {
 
     /// A view of a static accessor's bytes `[addr - before, addr + after)`
     /// (inside the range, at most [`Accessor::static_avail`] from `addr`):
-    /// None for callbacks.
+    /// None for callbacks. Nothing is read until the view's reader asks.
     #[inline]
-    fn static_view(&self, addr: ocsd_vaddr_t, before: usize, after: usize) -> Result<Option<MemView>, ocsd_err_t> {
+    fn static_view(&self, addr: ocsd_vaddr_t, before: usize, after: usize) -> Option<MemView> {
         let rel = (addr - self.start) as usize;
         match &self.source {
-            Source::File { data, offset, .. } => Ok(Some(data.view(offset + rel, before, after))),
-            Source::Buffer { data } => Ok(Some(MemView { data: ViewData::Whole(data.clone()), off: rel - before, len: before + after })),
-            Source::Callback { .. } => Ok(None),
+            Source::File { data, offset, .. } => Some(data.view(offset + rel, before, after)),
+            Source::Buffer { data } => Some(MemView { data: ViewData::Whole(data.clone()), off: rel - before, len: before + after }),
+            Source::Callback { .. } => None,
         }
     }
 
@@ -600,7 +600,7 @@ impl MemMapper {
                 // give their bytes
                 let a_ref = &self.accessors[a];
                 let after = a_ref.static_avail(addr).unwrap_or(0);
-                Ok(match a_ref.static_view(addr, 0, after)? {
+                Ok(match a_ref.static_view(addr, 0, after) {
                     Some(view) => MemRun { got, token: self.meta[a].uid, view: Some(view), before: 0, page: None },
                     None => bare,
                 })
@@ -621,7 +621,7 @@ impl MemMapper {
                         let off = (addr - p.st_addr) as usize - before;
                         MemView { data: ViewData::Whole(c.owned(i).clone()), off, len: len + before }
                     }
-                    PageData::Static(a) => match self.accessors[a].static_view(addr, before, len)? {
+                    PageData::Static(a) => match self.accessors[a].static_view(addr, before, len) {
                         Some(v) => v,
                         None => return Ok(bare),
                     },
