@@ -13,6 +13,9 @@ use serde::{Serialize, Serializer};
 
 use crate::abi::gen_elem::*;
 use crate::abi::*;
+use crate::printers::gen_elem::{ElemLineWriter, IdxText};
+pub use crate::printers::line::LineBuf;
+pub use crate::printers::num::TextOut;
 
 /// `0x...` (lower case, no leading zeros), formatted without allocating.
 fn hex<S: Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
@@ -498,26 +501,323 @@ impl Element {
 
     /// Append OpenCSD's text for the element to `out`.
     pub fn write_opencsd_text(&self, out: &mut String) {
-        let mut e = self.raw.elem();
-        if let Some((bytes, _)) = &self.ext {
-            // the printer reads the payload through the pointer: point it
-            // at the copy held here, alive for this call
-            e.ptr_extended_data = bytes.as_ptr() as *const std::os::raw::c_void;
-        }
-        crate::printers::gen_elem::write_elem_str(&e, out);
+        // the printer reads the payload through the pointer: it points at
+        // the copy held here, alive for this call
+        crate::printers::gen_elem::write_elem_str(&self.with_ext(), out);
     }
 
     /// The line `trc_pkt_lister` prints for the element:
     /// `Idx:<index>; ID:<trace id hex>; <element text>` (no newline).
     pub fn write_lister_line(&self, out: &mut String) {
-        use std::fmt::Write as _;
-        let _ = write!(out, "Idx:{}; ID:{:x}; ", self.index, self.trace_id);
-        self.write_opencsd_text(out);
+        out.push_str("Idx:");
+        crate::printers::num::push_dec(out, self.index);
+        out.push_str("; ID:");
+        crate::printers::num::push_hex(out, self.trace_id as u64, 0);
+        out.push_str("; ");
+        crate::printers::gen_elem::write_elem(&self.with_ext(), out);
+    }
+
+    /// OpenCSD's element type (`OCSD_GEN_TRC_ELEM_*`).
+    pub fn raw_type(&self) -> ocsd_gen_trc_elem_t {
+        self.raw.elem_type
     }
 
     /// The element's type name as OpenCSD spells it
     /// (`OCSD_GEN_TRC_ELEM_INSTR_RANGE`, ...).
     pub fn type_name(&self) -> &'static str {
         crate::printers::gen_elem::elem_type_name(self.raw.elem_type).unwrap_or("OCSD_GEN_TRC_ELEM_UNKNOWN")
+    }
+}
+
+impl Isa {
+    /// The name in JSON (as serialized).
+    pub fn json_name(self) -> &'static str {
+        match self {
+            Isa::A32 => "a32",
+            Isa::T32 => "t32",
+            Isa::A64 => "a64",
+            Isa::Tee => "tee",
+            Isa::Jazelle => "jazelle",
+            Isa::Custom => "custom",
+            Isa::Unknown => "unknown",
+        }
+    }
+}
+
+impl InstrType {
+    fn json_name(self) -> &'static str {
+        match self {
+            InstrType::Other => "other",
+            InstrType::Branch => "branch",
+            InstrType::IndirectBranch => "indirect_branch",
+            InstrType::Isb => "isb",
+            InstrType::DsbDmb => "dsb_dmb",
+            InstrType::WfiWfe => "wfi_wfe",
+            InstrType::Tstart => "tstart",
+        }
+    }
+}
+
+impl InstrSubtype {
+    fn json_name(self) -> &'static str {
+        match self {
+            InstrSubtype::None => "none",
+            InstrSubtype::BranchLink => "branch_link",
+            InstrSubtype::Return => "return",
+            InstrSubtype::ExceptionReturn => "exception_return",
+            InstrSubtype::ImpliedReturn => "implied_return",
+        }
+    }
+}
+
+impl Security {
+    fn json_name(self) -> &'static str {
+        match self {
+            Security::Secure => "secure",
+            Security::NonSecure => "non_secure",
+            Security::Root => "root",
+            Security::Realm => "realm",
+        }
+    }
+}
+
+impl UnsyncReason {
+    fn json_name(self) -> &'static str {
+        match self {
+            UnsyncReason::Unknown => "unknown",
+            UnsyncReason::InitDecoder => "init_decoder",
+            UnsyncReason::ResetDecoder => "reset_decoder",
+            UnsyncReason::Overflow => "overflow",
+            UnsyncReason::Discard => "discard",
+            UnsyncReason::BadPacket => "bad_packet",
+            UnsyncReason::BadImage => "bad_image",
+            UnsyncReason::EndOfTrace => "end_of_trace",
+        }
+    }
+}
+
+impl TraceOnReason {
+    fn json_name(self) -> &'static str {
+        match self {
+            TraceOnReason::Normal => "normal",
+            TraceOnReason::Overflow => "overflow",
+            TraceOnReason::DebugRestart => "debug_restart",
+        }
+    }
+}
+
+/// JSON values written straight to a text buffer: the text `serde_json`
+/// gives for the same values (compact, fields in declaration order).
+struct Json<'a, T: TextOut>(&'a mut T);
+
+impl<T: TextOut> Json<'_, T> {
+    /// `,"<name>":` (`key` is the whole piece, e.g. `,"start":`)
+    #[inline(always)]
+    fn key(&mut self, key: &str) -> &mut Self {
+        self.0.put_str(key);
+        self
+    }
+    #[inline(always)]
+    fn u(&mut self, v: u64) {
+        self.0.put_dec(v);
+    }
+    #[inline(always)]
+    fn i(&mut self, v: i64) {
+        if v < 0 {
+            self.0.put_str("-");
+        }
+        self.0.put_dec(v.unsigned_abs());
+    }
+    #[inline(always)]
+    fn b(&mut self, v: bool) {
+        self.0.put_str(if v { "true" } else { "false" });
+    }
+    /// A name (no character of it needs escaping).
+    #[inline(always)]
+    fn name(&mut self, s: &str) {
+        self.0.put_str("\"");
+        self.0.put_str(s);
+        self.0.put_str("\"");
+    }
+    /// `"0x..."`
+    #[inline(always)]
+    fn hex(&mut self, v: u64) {
+        self.0.put_str("\"0x");
+        self.0.put_hex(v, 0);
+        self.0.put_str("\"");
+    }
+    #[inline(always)]
+    fn null(&mut self) {
+        self.0.put_str("null");
+    }
+    #[inline(always)]
+    fn opt_u(&mut self, v: Option<u64>) {
+        match v {
+            Some(v) => self.u(v),
+            None => self.null(),
+        }
+    }
+}
+
+impl Element {
+    /// Append the element as one JSON object (no newline): the same text
+    /// as `serde_json::to_string(&element)`, written without `serde`'s
+    /// machinery and without allocating (the buffer aside).
+    pub fn write_json<T: TextOut>(&self, out: &mut T) {
+        let mut j = Json(out);
+        j.key("{\"index\":").u(self.index);
+        j.key(",\"trace_id\":").u(self.trace_id as u64);
+        j.key(",\"type\":");
+        match self.kind {
+            ElementKind::NoSync { reason } => {
+                j.name("no_sync");
+                j.key(",\"reason\":").name(reason.json_name());
+            }
+            ElementKind::TraceOn { reason } => {
+                j.name("trace_on");
+                j.key(",\"reason\":").name(reason.json_name());
+            }
+            ElementKind::EndOfTrace { reason } => {
+                j.name("end_of_trace");
+                j.key(",\"reason\":").name(reason.json_name());
+            }
+            ElementKind::PeContext(c) => {
+                j.name("pe_context");
+                j.key(",\"isa\":").name(c.isa.json_name());
+                j.key(",\"exception_level\":").opt_u(c.exception_level.map(u64::from));
+                j.key(",\"security\":").name(c.security.json_name());
+                j.key(",\"aarch64\":").b(c.aarch64);
+                j.key(",\"vmid\":").opt_u(c.vmid.map(u64::from));
+                j.key(",\"context_id\":").opt_u(c.context_id.map(u64::from));
+            }
+            ElementKind::InstrRange(r) => {
+                j.name("instr_range");
+                j.key(",\"start\":").hex(r.start);
+                j.key(",\"end\":").hex(r.end);
+                j.key(",\"isa\":").name(r.isa.json_name());
+                j.key(",\"instr_count\":").u(r.instr_count as u64);
+                j.key(",\"last_instr_type\":").name(r.last_instr_type.json_name());
+                j.key(",\"last_instr_subtype\":").name(r.last_instr_subtype.json_name());
+                j.key(",\"last_instr_executed\":").b(r.last_instr_executed);
+                j.key(",\"last_instr_size\":").u(r.last_instr_size as u64);
+                j.key(",\"last_instr_conditional\":").b(r.last_instr_conditional);
+            }
+            ElementKind::InstrRangeNoPath { start, next, instr_count } => {
+                j.name("instr_range_no_path");
+                j.key(",\"start\":").hex(start);
+                j.key(",\"next\":").hex(next);
+                j.key(",\"instr_count\":").u(instr_count as u64);
+            }
+            ElementKind::AddrNotAccessible { address, mem_space } => {
+                j.name("addr_not_accessible");
+                j.key(",\"address\":").hex(address);
+                j.key(",\"mem_space\":").u(mem_space as u64);
+            }
+            ElementKind::AddrUnknown => j.name("addr_unknown"),
+            ElementKind::Exception { number, return_address, return_address_is_branch_target, m_tail_chain } => {
+                j.name("exception");
+                j.key(",\"number\":").u(number as u64);
+                j.key(",\"return_address\":");
+                match return_address {
+                    Some(a) => j.hex(a),
+                    None => j.null(),
+                }
+                j.key(",\"return_address_is_branch_target\":").b(return_address_is_branch_target);
+                j.key(",\"m_tail_chain\":").b(m_tail_chain);
+            }
+            ElementKind::ExceptionReturn => j.name("exception_return"),
+            ElementKind::Timestamp { timestamp, cpu_freq_change } => {
+                j.name("timestamp");
+                j.key(",\"timestamp\":").u(timestamp);
+                j.key(",\"cpu_freq_change\":").b(cpu_freq_change);
+            }
+            ElementKind::CycleCount => j.name("cycle_count"),
+            ElementKind::Event { trigger, number } => {
+                j.name("event");
+                j.key(",\"trigger\":").b(trigger);
+                j.key(",\"number\":").opt_u(number.map(u64::from));
+            }
+            ElementKind::SwTrace(s) => {
+                j.name("sw_trace");
+                j.key(",\"master\":").opt_u(s.master.map(u64::from));
+                j.key(",\"channel\":").opt_u(s.channel.map(u64::from));
+                j.key(",\"payload_bits\":").u(s.payload_bits as u64);
+                j.key(",\"payload\":").opt_u(s.payload);
+                j.key(",\"marker\":").b(s.marker);
+                j.key(",\"trigger\":").b(s.trigger);
+                j.key(",\"timestamp\":").opt_u(s.timestamp);
+                j.key(",\"frequency\":").b(s.frequency);
+                j.key(",\"master_error\":").b(s.master_error);
+                j.key(",\"global_error\":").b(s.global_error);
+            }
+            ElementKind::SyncMarker { marker_type, value } => {
+                j.name("sync_marker");
+                j.key(",\"marker_type\":").i(marker_type as i64);
+                j.key(",\"value\":").u(value as u64);
+            }
+            ElementKind::MemTrans { trans } => {
+                j.name("mem_trans");
+                j.key(",\"trans\":").i(trans as i64);
+            }
+            ElementKind::Instrumentation { el, value } => {
+                j.name("instrumentation");
+                j.key(",\"el\":").u(el as u64);
+                j.key(",\"value\":").u(value);
+            }
+            ElementKind::ItmTrace(t) => {
+                j.name("itm_trace");
+                j.key(",\"packet_type\":").i(t.packet_type as i64);
+                j.key(",\"source_id\":").u(t.source_id as u64);
+                j.key(",\"payload_size\":").u(t.payload_size as u64);
+                j.key(",\"value\":").u(t.value as u64);
+                j.key(",\"overflow\":").b(t.overflow);
+            }
+            ElementKind::Custom => j.name("custom"),
+            ElementKind::Unknown { raw_type } => {
+                j.name("unknown");
+                j.key(",\"raw_type\":").i(raw_type as i64);
+            }
+        }
+        j.key(",\"cycle_count\":").opt_u(self.cycle_count.map(u64::from));
+        j.0.put_str("}");
+    }
+
+    /// The C element with its extended data pointer set to the copy held
+    /// here (valid while `self` is borrowed).
+    fn with_ext(&self) -> ocsd_generic_trace_elem {
+        let mut e = self.raw.elem();
+        if let Some((bytes, _)) = &self.ext {
+            e.ptr_extended_data = bytes.as_ptr() as *const std::os::raw::c_void;
+        }
+        e
+    }
+}
+
+/// The lines `trc_pkt_lister` prints for elements
+/// (`Idx:<index>; ID:<id>; <text>`), appended to a byte buffer with the
+/// lister's own line writer: pieces built once, numbers written as fixed
+/// size chunks, instruction range texts kept for ranges that come again.
+/// Reuse one for a stream of elements.
+pub struct ListerLines {
+    w: ElemLineWriter,
+    idx: IdxText,
+}
+
+impl Default for ListerLines {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ListerLines {
+    pub fn new() -> Self {
+        ListerLines { w: ElemLineWriter::new(), idx: IdxText::default() }
+    }
+
+    /// Append the element's line and a newline to `out`.
+    #[inline]
+    pub fn write(&mut self, e: &Element, out: &mut LineBuf) {
+        let raw = e.with_ext();
+        self.w.write_line(out, &mut self.idx, e.index as ocsd_trc_index_t, e.trace_id, &raw);
     }
 }

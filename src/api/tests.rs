@@ -1,6 +1,7 @@
 //! API tests on hand-built trace and memory.
 
 use super::*;
+use crate::abi::gen_elem::*;
 use crate::mem::elf::testelf;
 
 const NOP: u32 = 0xD503_201F;
@@ -311,4 +312,124 @@ fn guest_images_selected_by_vmid_and_exception_level() {
         .build()
         .unwrap();
     assert_eq!(ranges_and_contexts(&mut dec, &t).0, vec![3, 3, 3]);
+}
+
+/// A small deterministic generator for the element fields below.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    /// A value of interesting size: small, 32-bit or full 64-bit.
+    fn val(&mut self) -> u64 {
+        let v = self.next();
+        match self.next() % 4 {
+            0 => v % 16,
+            1 => v & 0xffff_ffff,
+            2 => 0,
+            _ => v,
+        }
+    }
+}
+
+fn json_of(e: &Element) -> String {
+    let mut s = String::new();
+    e.write_json(&mut s);
+    let mut b = LineBuf::new();
+    e.write_json(&mut b);
+    assert_eq!(s.as_bytes(), b.as_bytes(), "String and LineBuf give the same JSON");
+    s
+}
+
+/// `Element::write_json` writes what `serde_json` makes of the element,
+/// for every element type (and types out of range) with random fields.
+#[test]
+fn json_writer_matches_serde_for_every_kind() {
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    let payload_bytes = [0x81u8, 0x92, 0xa3, 0xb4, 0xc5, 0xd6, 0xe7, 0xf8];
+    let mut seen = HashSet::new();
+    for t in -2..=22 {
+        for _ in 0..400 {
+            let mut raw = ocsd_generic_trace_elem::default();
+            raw.elem_type = t;
+            raw.isa = (rng.next() % 9) as ocsd_isa;
+            raw.st_addr = rng.val();
+            raw.en_addr = rng.val();
+            raw.context.security_level = (rng.next() % 5) as ocsd_sec_level;
+            raw.context.exception_level = (rng.next() % 6) as ocsd_ex_level - 1;
+            raw.context.context_id = rng.val() as u32;
+            raw.context.vmid = rng.val() as u32;
+            raw.context.flags = rng.next() as u32;
+            raw.timestamp = rng.val();
+            raw.cycle_count = rng.val() as u32;
+            raw.last_i_type = (rng.next() % 9) as ocsd_instr_type;
+            raw.last_i_subtype = (rng.next() % 6) as ocsd_instr_subtype;
+            raw.flag_bits = rng.next() as u32;
+            raw.payload = ocsd_gen_elem_payload { raw: [rng.val(), rng.val()] };
+            if t == OCSD_GEN_TRC_ELEM_SWTRACE {
+                let mut i = raw.sw_trace_info();
+                i.set_swt_payload_pkt_bitsize([0, 4, 8, 16, 32, 64][(rng.next() % 6) as usize]);
+                raw.set_sw_trace_info(i);
+                if rng.next() % 2 == 0 {
+                    raw.ptr_extended_data = payload_bytes.as_ptr() as *const std::os::raw::c_void;
+                }
+            }
+            let e = Element::from_raw(rng.val(), rng.next() as u8, &raw);
+            let want = serde_json::to_string(&e).unwrap();
+            assert_eq!(json_of(&e), want, "{e:?}");
+            seen.insert(want.split('"').nth(7).unwrap_or_default().to_string());
+        }
+    }
+    // every variant came up
+    assert_eq!(seen.len(), 20, "{seen:?}");
+}
+
+fn snapshot_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/snapshots").join(name)
+}
+
+/// On real trace: the JSON of every element is serde's, and the lister
+/// lines of [`ListerLines`] are those of [`Element::write_lister_line`].
+#[test]
+fn json_and_lister_lines_match_on_snapshots() {
+    let mut checked = 0;
+    for name in ["juno_r1_1", "TC2", "stm_only", "itm_only_raw", "armv8_1m_branches", "a57_single_step", "Snowball", "tc2-ptm-rstk-t32"] {
+        let dir = snapshot_dir(name);
+        if !dir.is_dir() {
+            continue;
+        }
+        let mut s = Decoder::from_snapshot(&dir, None).unwrap();
+        let trace = std::fs::read(&s.trace_file).unwrap();
+        let mut lines = ListerLines::new();
+        let mut buf = LineBuf::new();
+        // and the lines written one after another
+        let mut all_lines = ListerLines::new();
+        let mut all = LineBuf::new();
+        let mut text = String::new();
+        let mut want = String::new();
+        let mut n = 0;
+        s.decoder
+            .decode_each(&trace[..], |e| {
+                assert_eq!(json_of(e), serde_json::to_string(e).unwrap(), "{name}: {e:?}");
+                buf.clear();
+                lines.write(e, &mut buf);
+                text.clear();
+                e.write_lister_line(&mut text);
+                text.push('\n');
+                assert_eq!(std::str::from_utf8(buf.as_bytes()).unwrap(), text, "{name}");
+                want.push_str(&text);
+                all_lines.write(e, &mut all);
+                n += 1;
+            })
+            .unwrap();
+        assert_eq!(std::str::from_utf8(all.as_bytes()).unwrap(), want, "{name}");
+        assert!(n > 0, "{name}");
+        checked += 1;
+    }
+    assert!(checked >= 4, "snapshots not found under ../shared/conformance/snapshots");
 }

@@ -1,5 +1,6 @@
 //! `ocsd decode` and `ocsd compare`.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Write};
@@ -7,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use opencsd_c_api::api::{AddressSpace, ContextId, Decoder, DecoderBuilder, Element, ElementKind, MemoryImage, ParallelOptions, Vmid};
+use opencsd_c_api::api::{
+    AddressSpace, ContextId, Decoder, DecoderBuilder, Element, ElementKind, LineBuf, ListerLines, MemoryImage, ParallelOptions, Vmid,
+};
 use opencsd_c_api::tarmac::{Comparer, Reference, TarmacConfig, TarmacWriter};
 
 use crate::config_file::{self, parse_num};
@@ -192,18 +195,33 @@ pub fn open_input(inp: &InputArgs, count_packets: bool) -> Result<(Decoder, Path
     Ok((dec, trace, cores))
 }
 
-#[derive(Default)]
+/// Element types counted one by one (OpenCSD's are 0..=19); the rest
+/// share the last counter.
+const KINDS: usize = 32;
+
 struct Stats {
     elements: u64,
-    by_kind: BTreeMap<&'static str, u64>,
+    /// By OpenCSD element type, with an example element's name.
+    by_kind: [(u64, &'static str); KINDS],
     instructions: u64,
     synced: bool,
 }
 
+impl Default for Stats {
+    fn default() -> Self {
+        Stats { elements: 0, by_kind: [(0, ""); KINDS], instructions: 0, synced: false }
+    }
+}
+
 impl Stats {
+    #[inline]
     fn add(&mut self, e: &Element) {
         self.elements += 1;
-        *self.by_kind.entry(e.type_name()).or_default() += 1;
+        let k = &mut self.by_kind[usize::try_from(e.raw_type()).map_or(KINDS - 1, |t| t.min(KINDS - 1))];
+        if k.0 == 0 {
+            k.1 = e.type_name();
+        }
+        k.0 += 1;
         match e.kind {
             ElementKind::InstrRange(r) => self.instructions += r.instr_count as u64,
             ElementKind::InstrRangeNoPath { instr_count, .. } => self.instructions += instr_count as u64,
@@ -213,7 +231,21 @@ impl Stats {
             self.synced = true;
         }
     }
+
+    /// (type name, count) of the element types seen, by name.
+    fn kinds(&self) -> BTreeMap<&'static str, u64> {
+        let mut m = BTreeMap::new();
+        for &(n, name) in &self.by_kind {
+            if n > 0 {
+                *m.entry(name).or_default() += n;
+            }
+        }
+        m
+    }
 }
+
+/// Text written before it goes to the output in one piece.
+const OUT_CHUNK: usize = 1 << 16;
 
 fn progress_bar(len: u64) -> Option<indicatif::ProgressBar> {
     if !std::io::stderr().is_terminal() || len < (1 << 20) {
@@ -267,16 +299,22 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
     let (bytes, fatal) = if a.jobs > 0 && !matches!(out_kind, Out::Tarmac(_)) {
         let trace = std::fs::read(&trace_path).map_err(|e| Failure::input(format!("{trace_name}: cannot read: {e}")))?;
         let json = matches!(out_kind, Out::Json);
+        thread_local! {
+            static LINES: RefCell<(ListerLines, LineBuf)> = RefCell::new((ListerLines::new(), LineBuf::with_capacity(512)));
+        }
         let map = move |e: &Element, line: &mut String| {
             // the line is made on the decode threads
             if json {
-                if let Ok(j) = serde_json::to_string(e) {
-                    line.push_str(&j);
-                }
+                e.write_json(line);
+                line.push('\n');
             } else {
-                e.write_lister_line(line);
+                LINES.with_borrow_mut(|(w, buf)| {
+                    buf.clear();
+                    w.write(e, buf);
+                    // the line writer's text is ASCII
+                    line.push_str(std::str::from_utf8(buf.as_bytes()).unwrap_or_default());
+                });
             }
-            line.push('\n');
             *e
         };
         let r = dec.decode_parallel(&trace, &ParallelOptions::new(a.jobs), map, |e, line| {
@@ -293,7 +331,9 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
         }
     } else {
         let pb = progress_bar(len);
-        let mut line = String::with_capacity(256);
+        let mut text = LineBuf::with_capacity(OUT_CHUNK + 4096);
+        let mut lines = ListerLines::new();
+        let json = matches!(out_kind, Out::Json);
         let mut it = dec.decode(std::io::BufReader::new(file));
         while let Some(e) = it.next() {
             stats.add(&e);
@@ -302,13 +342,21 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
                     let raw = e.raw();
                     w.element(e.trace_id, &raw, it.decoder().memory())
                 }
-                Out::Text => {
-                    line.clear();
-                    e.write_lister_line(&mut line);
-                    line.push('\n');
-                    out.write_all(line.as_bytes())
+                Out::Text | Out::Json => {
+                    if json {
+                        e.write_json(&mut text);
+                        text.put_byte(b'\n');
+                    } else {
+                        lines.write(&e, &mut text);
+                    }
+                    if text.len() >= OUT_CHUNK {
+                        let r = out.write_all(text.as_bytes());
+                        text.clear();
+                        r
+                    } else {
+                        Ok(())
+                    }
                 }
-                Out::Json => serde_json::to_writer(&mut out, &e).map_err(std::io::Error::from).and_then(|_| out.write_all(b"\n")),
             };
             if let Err(err) = r {
                 write_err = Some(err);
@@ -324,6 +372,9 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
                     }
                 }
             }
+        }
+        if write_err.is_none() && !text.is_empty() {
+            write_err = out.write_all(text.as_bytes()).err();
         }
         let bytes = it.bytes();
         let fatal = it.error().map(|e| e.to_string());
@@ -369,7 +420,7 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
             s.push_str(&format!("packets:       {p}\n"));
         }
         s.push_str(&format!("elements:      {}\n", stats.elements));
-        for (k, n) in &stats.by_kind {
+        for (k, n) in &stats.kinds() {
             s.push_str(&format!("  {:<34} {n}\n", k.trim_start_matches("OCSD_GEN_TRC_ELEM_")));
         }
         s.push_str(&format!("instructions:  {}\n", stats.instructions));
