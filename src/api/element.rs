@@ -522,6 +522,13 @@ impl Element {
         self.raw.elem_type
     }
 
+    /// The name OpenCSD gives element type `t`
+    /// (`OCSD_GEN_TRC_ELEM_INSTR_RANGE`, ...; `OCSD_GEN_TRC_ELEM_UNKNOWN`
+    /// outside the enumeration).
+    pub fn type_name_of(t: ocsd_gen_trc_elem_t) -> &'static str {
+        crate::printers::gen_elem::elem_type_name(t).unwrap_or("OCSD_GEN_TRC_ELEM_UNKNOWN")
+    }
+
     /// The element's type name as OpenCSD spells it
     /// (`OCSD_GEN_TRC_ELEM_INSTR_RANGE`, ...).
     pub fn type_name(&self) -> &'static str {
@@ -818,6 +825,12 @@ impl ListerLines {
     #[inline]
     pub fn write(&mut self, e: &Element, out: &mut LineBuf) {
         let raw = e.with_ext();
-        self.w.write_line(out, &mut self.idx, e.index as ocsd_trc_index_t, e.trace_id, &raw);
+        self.write_raw(e.index as ocsd_trc_index_t, e.trace_id, &raw, out);
+    }
+
+    /// The line of a C element being delivered.
+    #[inline(always)]
+    pub(crate) fn write_raw(&mut self, index: ocsd_trc_index_t, id: u8, e: &ocsd_generic_trace_elem, out: &mut LineBuf) {
+        self.w.write_line(out, &mut self.idx, index, id, e);
     }
 }

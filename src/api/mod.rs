@@ -649,6 +649,8 @@ impl<R: Read> Iterator for Elements<'_, R> {
 }
 
 mod parallel;
+mod text;
+pub use text::{TextFormat, TextSummary, TEXT_COUNT_TYPES};
 pub use crate::dcd_tree::parallel::ParallelOptions;
 
 #[cfg(test)]

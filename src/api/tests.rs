@@ -433,3 +433,69 @@ fn json_and_lister_lines_match_on_snapshots() {
     }
     assert!(checked >= 4, "snapshots not found under ../shared/conformance/snapshots");
 }
+
+/// `decode_text` writes the lines and JSON of the elements that
+/// `decode` gives, in pieces of about the size asked for, with the counts.
+#[test]
+fn decode_text_gives_the_lines_of_the_elements() {
+    let mut checked = 0;
+    for name in ["juno_r1_1", "stm_only", "itm_only_raw", "tc2-ptm-rstk-t32", "a57_single_step"] {
+        let dir = snapshot_dir(name);
+        if !dir.is_dir() {
+            continue;
+        }
+        let trace = std::fs::read(Decoder::from_snapshot(&dir, None).unwrap().trace_file).unwrap();
+        let mut want_text = String::new();
+        let mut want_json = String::new();
+        let (mut elements, mut instructions, mut by_type) = (0u64, 0u64, [0u64; TEXT_COUNT_TYPES]);
+        let mut dec = Decoder::from_snapshot(&dir, None).unwrap().decoder;
+        let bytes = dec
+            .decode_each(&trace[..], |e| {
+                e.write_lister_line(&mut want_text);
+                want_text.push('\n');
+                want_json.push_str(&serde_json::to_string(e).unwrap());
+                want_json.push('\n');
+                elements += 1;
+                by_type[e.raw_type() as usize] += 1;
+                if let ElementKind::InstrRange(r) = e.kind {
+                    instructions += r.instr_count as u64;
+                }
+            })
+            .unwrap();
+        // a second session, after the first
+        let second = dec.decode(&trace[..]).count();
+        assert!(second > 0);
+        for (format, want) in [(TextFormat::Lister, &want_text), (TextFormat::Json, &want_json)] {
+            for chunk in [1, 1000, 1 << 16] {
+                let mut dec = Decoder::from_snapshot(&dir, None).unwrap().decoder;
+                let mut got = Vec::new();
+                let mut pieces = Vec::new();
+                let sum = dec.decode_text(&trace[..], format, chunk, |t| {
+                    assert!(t.ends_with(b"\n"));
+                    got.extend_from_slice(t);
+                    pieces.push(t.len());
+                    true
+                });
+                assert!(sum.error.is_none(), "{name}");
+                assert_eq!(String::from_utf8(got).unwrap(), *want, "{name} {format:?} {chunk}");
+                assert_eq!((sum.bytes, sum.elements, sum.instructions, sum.by_type), (bytes, elements, instructions, by_type), "{name}");
+                // every piece but the last holds at least `chunk` bytes
+                pieces.pop();
+                assert!(pieces.iter().all(|&n| n >= chunk), "{name}");
+                // the decoder goes on to give its elements as before
+                assert_eq!(dec.decode(&trace[..]).count(), second, "{name}");
+            }
+        }
+        // stopping at the first piece
+        let mut dec = Decoder::from_snapshot(&dir, None).unwrap().decoder;
+        let mut calls = 0;
+        let sum = dec.decode_text(&trace[..], TextFormat::Lister, 1, |_| {
+            calls += 1;
+            false
+        });
+        assert_eq!(calls, 1, "{name}");
+        assert!(sum.elements < elements || elements <= 1, "{name}");
+        checked += 1;
+    }
+    assert!(checked >= 3);
+}

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use opencsd_c_api::api::{
-    AddressSpace, ContextId, Decoder, DecoderBuilder, Element, ElementKind, LineBuf, ListerLines, MemoryImage, ParallelOptions, Vmid,
+    AddressSpace, ContextId, Decoder, DecoderBuilder, Element, ElementKind, LineBuf, ListerLines, MemoryImage, ParallelOptions, TextFormat, TextSummary, Vmid,
 };
 use opencsd_c_api::tarmac::{Comparer, Reference, TarmacConfig, TarmacWriter};
 
@@ -232,6 +232,20 @@ impl Stats {
         }
     }
 
+    /// Add the counts of a text decode.
+    fn add_summary(&mut self, s: &TextSummary) {
+        self.elements += s.elements;
+        for (t, &n) in s.by_type.iter().enumerate() {
+            let k = &mut self.by_kind[t.min(KINDS - 1)];
+            if n > 0 && k.0 == 0 {
+                k.1 = Element::type_name_of(t as i32);
+            }
+            k.0 += n;
+        }
+        self.instructions += s.instructions;
+        self.synced |= s.synced;
+    }
+
     /// (type name, count) of the element types seen, by name.
     fn kinds(&self) -> BTreeMap<&'static str, u64> {
         let mut m = BTreeMap::new();
@@ -247,8 +261,13 @@ impl Stats {
 /// Text written before it goes to the output in one piece.
 const OUT_CHUNK: usize = 1 << 16;
 
+/// A progress bar for a long decode to a terminal.
+fn wants_progress(len: u64) -> bool {
+    std::io::stderr().is_terminal() && len >= (1 << 20)
+}
+
 fn progress_bar(len: u64) -> Option<indicatif::ProgressBar> {
-    if !std::io::stderr().is_terminal() || len < (1 << 20) {
+    if !wants_progress(len) {
         return None;
     }
     let pb = indicatif::ProgressBar::new(len);
@@ -329,6 +348,19 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
             Ok(b) => (b, None),
             Err(e) => (trace.len() as u64, Some(e.to_string())),
         }
+    } else if !matches!(out_kind, Out::Tarmac(_)) && !verbose && !wants_progress(len) {
+        // text straight from the decoders' elements (the progress bar and
+        // the messages while decoding need the element loop below)
+        let format = if matches!(out_kind, Out::Json) { TextFormat::Json } else { TextFormat::Lister };
+        let r = dec.decode_text(std::io::BufReader::new(file), format, OUT_CHUNK, |text| match out.write_all(text) {
+            Ok(()) => true,
+            Err(err) => {
+                write_err = Some(err);
+                false
+            }
+        });
+        stats.add_summary(&r);
+        (r.bytes, r.error.map(|e| e.to_string()))
     } else {
         let pb = progress_bar(len);
         let mut text = LineBuf::with_capacity(OUT_CHUNK + 4096);
