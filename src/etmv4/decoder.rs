@@ -1268,8 +1268,21 @@ impl EtmV4IPktDecoder {
             if let Some(range) = self.replay_block(space, self.aa64_chk) {
                 return self.atom_range_found(atom, root_index, &range, ctx.log);
             }
+            return self.process_atom_primed(atom, root_index, space, ctx);
         }
         self.process_atom_walk(atom, root_index, ctx)
+    }
+
+    /// An A64 atom whose block the window does not hold: the block after
+    /// the window's first read at the address (a branch into another cache
+    /// page), as the walk would begin, else the walk.
+    #[inline(never)]
+    fn process_atom_primed(&mut self, atom: ocsd_atm_val, root_index: ocsd_trc_index_t, space: ocsd_mem_space_acc_t, ctx: &mut DecodeCtx) -> ocsd_err_t {
+        match self.replay_block_primed(ctx.mem, space, self.aa64_chk) {
+            Ok(Some(range)) => self.atom_range_found(atom, root_index, &range, ctx.log),
+            Ok(None) => self.process_atom_walk(atom, root_index, ctx),
+            Err(e) => self.atom_walk_failed(e, root_index, ctx.log),
+        }
     }
 
     /// An atom whose walk reached its waypoint at `self.instr`: follow the
@@ -1332,21 +1345,7 @@ impl EtmV4IPktDecoder {
     fn process_atom_walk(&mut self, atom: ocsd_atm_val, root_index: ocsd_trc_index_t, ctx: &mut DecodeCtx) -> ocsd_err_t {
         let (range, res, err) = self.trace_to_wp(ctx, None);
         if err != OCSD_OK {
-            if err == OCSD_ERR_UNSUPPORTED_ISA {
-                self.need_addr = true;
-                self.need_ctxt = true;
-                self.log(
-                    ctx.log,
-                    OCSD_ERR_SEV_WARN,
-                    err,
-                    root_index,
-                    "Warning: unsupported instruction set processing atom packet.",
-                );
-                return OCSD_OK;
-            }
-            // the element the atom would have given goes out empty
-            self.out.add(root_index);
-            return self.seq_err(ctx.log, err, root_index, "Error processing atom packet.");
+            return self.atom_walk_failed(err, root_index, ctx.log);
         }
 
         if res == WpRes::Found {
@@ -1368,6 +1367,22 @@ impl EtmV4IPktDecoder {
             self.set_nacc(a);
         }
         OCSD_OK
+    }
+
+    /// The walk for an atom failed with `err` (reading memory, or
+    /// decoding an instruction).
+    #[cold]
+    #[inline(never)]
+    fn atom_walk_failed(&mut self, err: ocsd_err_t, root_index: ocsd_trc_index_t, log: &mut dyn ErrorLog) -> ocsd_err_t {
+        if err == OCSD_ERR_UNSUPPORTED_ISA {
+            self.need_addr = true;
+            self.need_ctxt = true;
+            self.log(log, OCSD_ERR_SEV_WARN, err, root_index, "Warning: unsupported instruction set processing atom packet.");
+            return OCSD_OK;
+        }
+        // the element the atom would have given goes out empty
+        self.out.add(root_index);
+        self.seq_err(log, err, root_index, "Error processing atom packet.")
     }
 
     fn process_exception(&mut self, ctx: &mut DecodeCtx) -> ocsd_err_t {

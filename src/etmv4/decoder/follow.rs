@@ -531,7 +531,8 @@ impl EtmV4IPktDecoder {
     /// Walk instructions from the current address to the next waypoint
     /// (any branch-like instruction), or, with `to_addr`, until the next
     /// instruction address is `to_addr` (`traceInstrToWP`). Without
-    /// `to_addr`, the caller has tried [`Self::replay_block`] first.
+    /// `to_addr`, the caller has tried [`Self::replay_block`] and
+    /// [`Self::replay_block_primed`] first (A64: the block is not cached).
     pub(super) fn trace_to_wp(&mut self, ctx: &mut DecodeCtx, to_addr: Option<ocsd_vaddr_t>) -> (InstrRange, WpRes, ocsd_err_t) {
         let mut r = InstrRange { st_addr: self.instr.instr_addr, en_addr: self.instr.instr_addr, num_instr: 0 };
         let space = self.curr_mem_space();
@@ -543,22 +544,14 @@ impl EtmV4IPktDecoder {
         let mut cache_token = 0u64;
         let cached = a64 && to_addr.is_none() && self.range_limit == 0;
         if cached {
-            // (the caller tried `replay_block` with this state)
-            // the walk's first read, as OpenCSD makes it
+            // (the caller tried `replay_block` and `replay_block_primed`
+            // with this state: the block is not cached) the walk's first
+            // read, as OpenCSD makes it (primed already)
             if let Err(e) = self.mem.prime(ctx.mem, r.st_addr, space, self.trace_id) {
                 return (r, res, e);
             }
             if self.mem.holds(r.st_addr, 4, space) {
                 cache_token = self.mem.token;
-                let off = (r.st_addr - self.mem.base) as usize;
-                if let Some(b) = self.blocks.get(r.st_addr, cache_token, aa64_chk, off, &self.mem) {
-                    let n = b.num_instr as u32;
-                    BlockCache::replay(b, &mut self.instr);
-                    self.mem.take_reads(r.st_addr, n);
-                    r.num_instr = n;
-                    r.en_addr = self.instr.instr_addr;
-                    return (r, WpRes::Found, OCSD_OK);
-                }
             }
         }
         while res == WpRes::NotFound {
@@ -610,6 +603,28 @@ impl EtmV4IPktDecoder {
             self.blocks.put(r.st_addr, cache_token, aa64_chk, r.num_instr, &self.instr, self.mem.slice_at(off, 4 * r.num_instr as usize));
         }
         (r, res, err)
+    }
+
+    /// The next most common case (the window does not hold the block, e.g.
+    /// after a branch into another cache page): the walk's first read, as
+    /// [`Self::trace_to_wp`] makes it, then the block cached at the address
+    /// under that read's bytes, replayed. Ok(None): no such block, the
+    /// read stays primed for the walk; Err: the read failed, as the walk
+    /// would have reported it. Only for an A64 walk without a target
+    /// address or range limit (when `trace_to_wp` caches).
+    #[inline]
+    pub(super) fn replay_block_primed(&mut self, mem: &mut dyn MemAccess, space: ocsd_mem_space_acc_t, aa64_chk: bool) -> Result<Option<InstrRange>, ocsd_err_t> {
+        let st = self.instr.instr_addr;
+        self.mem.prime(mem, st, space, self.trace_id)?;
+        if !self.mem.holds(st, 4, space) {
+            return Ok(None);
+        }
+        let off = (st - self.mem.base) as usize;
+        let Some(b) = self.blocks.get(st, self.mem.token, aa64_chk, off, &self.mem) else { return Ok(None) };
+        let n = b.num_instr as u32;
+        BlockCache::replay(b, &mut self.instr);
+        self.mem.take_reads(st, n);
+        Ok(Some(InstrRange { st_addr: st, en_addr: self.instr.instr_addr, num_instr: n }))
     }
 
     /// The common case of [`Self::trace_to_wp`] without a target address:
