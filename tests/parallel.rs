@@ -159,3 +159,59 @@ fn api_decode_parallel_matches_decode() {
     }
     assert!(checked >= 12, "only {checked} decodes checked");
 }
+
+/// `Decoder::decode_text_parallel` writes the text and summary of
+/// `Decoder::decode_text` (lister lines and JSON), and the same messages,
+/// with many stitches and with the default segments.
+#[test]
+fn api_decode_text_parallel_matches_decode_text() {
+    use opencsd_c_api::api::{Decoder, ParallelOptions, TextFormat};
+    let Some(shared) = common::shared_or_skip() else { return };
+    let snaps = [
+        "snapshots/juno_r1_1",
+        "snapshots/a57_single_step",
+        "snapshots/TC2",
+        "snapshots/stm_only",
+        "snapshots-ete/001-ack_test",
+        "snapshots-corrupt/juno-uname-001-c1000",
+    ];
+    let mut checked = 0;
+    let mut parallel_elements = 0;
+    for snap in snaps {
+        let dir = shared.join("conformance").join(snap);
+        if !dir.join("snapshot.ini").is_file() {
+            continue;
+        }
+        for format in [TextFormat::Lister, TextFormat::Json] {
+            let s = Decoder::from_snapshot(&dir, None).unwrap();
+            let trace = std::fs::read(&s.trace_file).unwrap();
+            let mut dec = s.decoder;
+            let mut serial = Vec::new();
+            let rs = dec.decode_text(&trace[..], format, 4096, |t| {
+                serial.extend_from_slice(t);
+                true
+            });
+            let msgs_serial = dec.take_messages();
+            for opts in [ParallelOptions::stress(2, 64), ParallelOptions::new(2)] {
+                let mut dec = Decoder::from_snapshot(&dir, None).unwrap().decoder;
+                let mut par = Vec::new();
+                let rp = dec.decode_text_parallel(&trace, &opts, format, 4096, |t| {
+                    par.extend_from_slice(t);
+                    true
+                });
+                assert!(par == serial, "{snap} {format:?}: text differs");
+                assert_eq!(rp.elements, rs.elements, "{snap}: element count");
+                assert_eq!(rp.by_type, rs.by_type, "{snap}: counts by type");
+                assert_eq!(rp.instructions, rs.instructions, "{snap}: instructions");
+                assert_eq!(rp.synced, rs.synced, "{snap}: synced");
+                assert_eq!(rp.bytes, rs.bytes, "{snap}: bytes");
+                assert_eq!(rp.error.is_some(), rs.error.is_some(), "{snap}: error");
+                assert_eq!(dec.take_messages(), msgs_serial, "{snap}: messages");
+                parallel_elements += rp.elements;
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 12, "only {checked} decodes checked");
+    assert!(parallel_elements > 0);
+}

@@ -6,8 +6,10 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use super::{Decoder, Element, Error, SharedLog};
-use crate::abi::gen_elem::ocsd_generic_trace_elem;
+use super::text::{counted_instructions, write_line, TextFormat, TextSummary};
+use super::{Decoder, Element, Error, ListerLines, SharedLog};
+use crate::printers::line::LineBuf;
+use crate::abi::gen_elem::{ocsd_gen_trc_elem_t, ocsd_generic_trace_elem};
 use crate::abi::*;
 use crate::common::{ErrorLog, GenElemSink, OcsdError};
 use crate::dcd_tree::parallel::{self, Outcome, ParallelOptions, SegmentOutput};
@@ -186,5 +188,260 @@ impl Decoder {
                 f(v, &text);
             }
         })
+    }
+}
+
+/// What one item of a text segment is: an element's line, or a message
+/// logged between lines.
+enum TextKind {
+    Elem { elem_type: ocsd_gen_trc_elem_t, instructions: u32 },
+    Error(Box<(String, OcsdError)>),
+    Message(Box<(String, ocsd_err_severity_t, String)>),
+}
+
+/// One item of a text segment: its kind, and the length of the segment's
+/// text after it (an item's line is the text from the item before it's end
+/// to its own).
+struct TextItem {
+    end: usize,
+    kind: TextKind,
+}
+
+/// A segment's output for [`Decoder::decode_text_parallel`]: the lines,
+/// written on the decode thread in blocks of about [`TEXT_BLOCK`] bytes
+/// (kept in a pool and used again, so that the text does not touch fresh
+/// memory for every segment nor move as it grows), and per element its
+/// type and instruction count (for the summary) instead of the element.
+#[derive(Default)]
+struct TextSeg {
+    items: Vec<TextItem>,
+    /// Full blocks, each with the offset of its first byte in the text.
+    full: Vec<(usize, LineBuf)>,
+    /// Text length before `cur`.
+    full_len: usize,
+    /// The block being written (empty until the first line).
+    cur: LineBuf,
+}
+
+/// Bytes of text in a block before the next is begun.
+const TEXT_BLOCK: usize = 256 * 1024;
+/// A block's space: the line begun before `TEXT_BLOCK` ends fits.
+const TEXT_BLOCK_ROOM: usize = TEXT_BLOCK + 16 * 1024;
+
+/// Blocks not in use, shared by the decode threads.
+static TEXT_BLOCKS: std::sync::Mutex<Vec<LineBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn take_text_block() -> LineBuf {
+    let b = TEXT_BLOCKS.lock().ok().and_then(|mut v| v.pop());
+    b.unwrap_or_else(|| LineBuf::with_capacity(TEXT_BLOCK_ROOM))
+}
+
+fn give_text_block(mut b: LineBuf) {
+    if b.capacity() >= TEXT_BLOCK_ROOM {
+        b.clear();
+        if let Ok(mut v) = TEXT_BLOCKS.lock() {
+            v.push(b);
+        }
+    }
+}
+
+impl TextSeg {
+    /// The block to write the next line to.
+    #[inline(always)]
+    fn block(&mut self) -> &mut LineBuf {
+        if self.cur.len() >= TEXT_BLOCK || self.cur.capacity() < TEXT_BLOCK_ROOM {
+            self.next_block();
+        }
+        &mut self.cur
+    }
+
+    #[cold]
+    fn next_block(&mut self) {
+        let b = std::mem::replace(&mut self.cur, take_text_block());
+        if b.is_empty() {
+            give_text_block(b);
+        } else {
+            let n = b.len();
+            self.full.push((self.full_len, b));
+            self.full_len += n;
+        }
+    }
+
+    #[inline(always)]
+    fn text_len(&self) -> usize {
+        self.full_len + self.cur.len()
+    }
+
+    /// Give the text from `from` to `to` to `out` (false: `out` refused).
+    fn give(&self, from: usize, to: usize, out: &mut impl FnMut(&[u8]) -> bool) -> bool {
+        let blocks = self.full.iter().map(|(o, b)| (*o, b)).chain(std::iter::once((self.full_len, &self.cur)));
+        for (o, b) in blocks {
+            let (st, en) = (from.max(o), to.min(o + b.len()));
+            if st < en && !out(&b.as_bytes()[st - o..en - o]) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+impl Drop for TextSeg {
+    fn drop(&mut self) {
+        self.recycle();
+        give_text_block(std::mem::take(&mut self.cur));
+    }
+}
+
+impl SegmentOutput for TextSeg {
+    fn len(&self) -> usize {
+        self.items.len()
+    }
+    fn recycle(&mut self) {
+        self.items.clear();
+        for (_, b) in self.full.drain(..) {
+            give_text_block(b);
+        }
+        self.full_len = 0;
+        self.cur.clear();
+    }
+    fn capacity(&self) -> usize {
+        self.items.capacity()
+    }
+}
+
+type TextItems = Rc<RefCell<TextSeg>>;
+
+struct TextSegSink {
+    seg: TextItems,
+    format: TextFormat,
+    lines: ListerLines,
+}
+
+impl TextSegSink {
+    #[inline(always)]
+    fn element(&mut self, seg: &mut TextSeg, index: ocsd_trc_index_t, id: u8, elem: &ocsd_generic_trace_elem) {
+        write_line(self.format, &mut self.lines, index, id, elem, seg.block());
+        let kind = TextKind::Elem { elem_type: elem.elem_type, instructions: counted_instructions(elem) };
+        let end = seg.text_len();
+        seg.items.push(TextItem { end, kind });
+    }
+}
+
+impl GenElemSink for TextSegSink {
+    fn trace_elem_in(&mut self, index: ocsd_trc_index_t, id: u8, elem: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
+        let seg = self.seg.clone();
+        self.element(&mut seg.borrow_mut(), index, id, elem);
+        OCSD_RESP_CONT
+    }
+
+    fn trace_elems_in(&mut self, elems: &[(ocsd_trc_index_t, ocsd_generic_trace_elem)], id: u8) -> (usize, ocsd_datapath_resp_t) {
+        let seg = self.seg.clone();
+        let seg = &mut *seg.borrow_mut();
+        for (index, e) in elems {
+            self.element(seg, *index, id, e);
+        }
+        (elems.len(), OCSD_RESP_CONT)
+    }
+}
+
+struct TextSegLog(TextItems);
+
+impl ErrorLog for TextSegLog {
+    fn log_error(&mut self, component: &str, err: &OcsdError) {
+        let seg = &mut *self.0.borrow_mut();
+        let end = seg.text_len();
+        seg.items.push(TextItem { end, kind: TextKind::Error(Box::new((component.to_string(), err.clone()))) });
+    }
+    fn log_message(&mut self, component: &str, sev: ocsd_err_severity_t, msg: &str) {
+        let seg = &mut *self.0.borrow_mut();
+        let end = seg.text_len();
+        seg.items.push(TextItem { end, kind: TextKind::Message(Box::new((component.to_string(), sev, msg.to_string()))) });
+    }
+}
+
+impl Decoder {
+    /// [`Decoder::decode_text`] on `opts.threads` threads, as
+    /// [`Decoder::decode_parallel`] decodes: the same text and summary as
+    /// the serial decode, each line written on a decode thread straight
+    /// from the decoder's element. The text goes to `out` in pieces of
+    /// whole lines (of about `chunk` bytes when the decode is serial, of a
+    /// segment's lines when parallel); when `out` returns false, nothing
+    /// more is given to it. Serial (with the same result) where
+    /// [`Decoder::decode_parallel`] would be.
+    pub fn decode_text_parallel(
+        &mut self,
+        trace: &[u8],
+        opts: &ParallelOptions,
+        format: TextFormat,
+        chunk: usize,
+        mut out: impl FnMut(&[u8]) -> bool,
+    ) -> TextSummary {
+        let mut summary = TextSummary::new();
+        // (see decode_parallel: only the first session is parallel)
+        if self.packets.is_none() && self.sessions == 0 {
+            let before = self.log.borrow().clone();
+            let mut rtree = match self.recipe.tree(Box::new(crate::common::error::NullLog), None) {
+                Ok(t) => t,
+                Err(e) => {
+                    summary.error = Some(e);
+                    return summary;
+                }
+            };
+            let mut rec = rtree.start_recording();
+            let mut index = 0usize;
+            while index < trace.len() && rec.unsupported().is_none() {
+                let end = trace.len().min(index + super::FEED);
+                let (_, used) = rtree.record_data(&mut rec, index as ocsd_trc_index_t, &trace[index..end], &[]);
+                if used == 0 {
+                    break;
+                }
+                index += used;
+            }
+            let recipe = &self.recipe;
+            let make = || {
+                let seg: TextItems = Rc::new(RefCell::new(TextSeg::default()));
+                let mut tree = recipe.tree(Box::new(TextSegLog(seg.clone())), None).ok()?;
+                tree.set_elem_sink(Some(Box::new(TextSegSink { seg: seg.clone(), format, lines: ListerLines::new() })));
+                Some((tree, seg))
+            };
+            let mut log = SharedLog(self.log.clone());
+            let mut go = true;
+            let outcome = parallel::decode(&rec, &self.tree.mapper, opts, make, |seg: &mut TextSeg, r| {
+                if !go || r.is_empty() {
+                    return;
+                }
+                let from = if r.start == 0 { 0 } else { seg.items[r.start - 1].end };
+                let to = seg.items[r.end - 1].end;
+                for it in &seg.items[r] {
+                    match &it.kind {
+                        TextKind::Elem { elem_type, instructions } => summary.count_kind(*elem_type, *instructions),
+                        TextKind::Error(b) => log.log_error(&b.0, &b.1),
+                        TextKind::Message(b) => log.log_message(&b.0, b.1, &b.2),
+                    }
+                }
+                if to > from {
+                    go = seg.give(from, to, &mut out);
+                }
+            });
+            if !go {
+                summary.bytes = index as u64;
+                return summary;
+            }
+            match outcome {
+                Outcome::Done(_) => {
+                    // one session: a later decode starts from reset decoders
+                    self.sessions += 1;
+                    summary.bytes = index as u64;
+                    return summary;
+                }
+                Outcome::Fallback => {
+                    // decode serially; the elements already given are not
+                    // given again, the messages are logged again
+                    *self.log.borrow_mut() = before;
+                }
+            }
+        }
+        let given = summary.elements;
+        self.decode_text_from(trace, format, chunk, out, given, summary)
     }
 }

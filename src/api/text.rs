@@ -43,20 +43,48 @@ pub struct TextSummary {
 }
 
 impl TextSummary {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         TextSummary { bytes: 0, elements: 0, by_type: [0; TEXT_COUNT_TYPES], instructions: 0, synced: false, error: None }
     }
 
     #[inline(always)]
     fn count(&mut self, e: &ocsd_generic_trace_elem) {
+        self.count_kind(e.elem_type, counted_instructions(e));
+    }
+
+    /// One element of type `t` with `instructions` counted
+    /// ([`counted_instructions`]).
+    #[inline(always)]
+    pub(super) fn count_kind(&mut self, t: ocsd_gen_trc_elem_t, instructions: u32) {
         self.elements += 1;
-        let t = e.elem_type;
         self.by_type[usize::try_from(t).map_or(TEXT_COUNT_TYPES - 1, |t| t.min(TEXT_COUNT_TYPES - 1))] += 1;
-        if t == OCSD_GEN_TRC_ELEM_INSTR_RANGE || t == OCSD_GEN_TRC_ELEM_I_RANGE_NOPATH {
-            self.instructions += e.num_instr_range() as u64;
-        }
+        self.instructions += instructions as u64;
         if t != OCSD_GEN_TRC_ELEM_NO_SYNC && t != OCSD_GEN_TRC_ELEM_EO_TRACE {
             self.synced = true;
+        }
+    }
+}
+
+/// The instructions an element adds to [`TextSummary::instructions`].
+#[inline(always)]
+pub(super) fn counted_instructions(e: &ocsd_generic_trace_elem) -> u32 {
+    let t = e.elem_type;
+    if t == OCSD_GEN_TRC_ELEM_INSTR_RANGE || t == OCSD_GEN_TRC_ELEM_I_RANGE_NOPATH {
+        e.num_instr_range()
+    } else {
+        0
+    }
+}
+
+/// Write element `elem`'s line in `format` to `buf`.
+#[inline(always)]
+pub(super) fn write_line(format: TextFormat, lines: &mut ListerLines, index: ocsd_trc_index_t, id: u8, elem: &ocsd_generic_trace_elem, buf: &mut LineBuf) {
+    match format {
+        // the element's extended data is valid while it is delivered
+        TextFormat::Lister => lines.write_raw(index, id, elem, buf),
+        TextFormat::Json => {
+            Element::from_raw(index as u64, id, elem).write_json(buf);
+            buf.put_byte(b'\n');
         }
     }
 }
@@ -66,20 +94,19 @@ struct TextState {
     lines: ListerLines,
     buf: LineBuf,
     summary: TextSummary,
+    /// Elements still to pass over (written and counted before).
+    skip: u64,
 }
 
 impl TextState {
     #[inline(always)]
     fn element(&mut self, index: ocsd_trc_index_t, id: u8, elem: &ocsd_generic_trace_elem) {
-        self.summary.count(elem);
-        match self.format {
-            // the element's extended data is valid while it is delivered
-            TextFormat::Lister => self.lines.write_raw(index, id, elem, &mut self.buf),
-            TextFormat::Json => {
-                Element::from_raw(index as u64, id, elem).write_json(&mut self.buf);
-                self.buf.put_byte(b'\n');
-            }
+        if self.skip > 0 {
+            self.skip -= 1;
+            return;
         }
+        self.summary.count(elem);
+        write_line(self.format, &mut self.lines, index, id, elem, &mut self.buf);
     }
 }
 
@@ -110,19 +137,28 @@ impl Decoder {
     /// counts and any error that stopped decode. Faster than taking the
     /// elements from [`Decoder::decode`]: each line is written from the
     /// decoder's element as it comes.
-    pub fn decode_text<R: Read>(
+    pub fn decode_text<R: Read>(&mut self, trace: R, format: TextFormat, chunk: usize, out: impl FnMut(&[u8]) -> bool) -> TextSummary {
+        self.decode_text_from(trace, format, chunk, out, 0, TextSummary::new())
+    }
+
+    /// [`Decoder::decode_text`], passing over the first `skip` elements
+    /// (already written and counted in `summary`).
+    pub(super) fn decode_text_from<R: Read>(
         &mut self,
         trace: R,
         format: TextFormat,
         chunk: usize,
         mut out: impl FnMut(&[u8]) -> bool,
+        skip: u64,
+        summary: TextSummary,
     ) -> TextSummary {
         let chunk = chunk.max(1);
         let state = Rc::new(RefCell::new(TextState {
             format,
             lines: ListerLines::new(),
             buf: LineBuf::with_capacity(chunk + (1 << 16)),
-            summary: TextSummary::new(),
+            summary,
+            skip,
         }));
         self.tree.set_elem_sink(Some(Box::new(TextSink(state.clone()))));
         let mut it = self.decode(trace);

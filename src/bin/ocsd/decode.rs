@@ -1,6 +1,5 @@
 //! `ocsd decode` and `ocsd compare`.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Write};
@@ -317,37 +316,17 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
     let verbose = a.verbose;
     let (bytes, fatal) = if a.jobs > 0 && !matches!(out_kind, Out::Tarmac(_)) {
         let trace = std::fs::read(&trace_path).map_err(|e| Failure::input(format!("{trace_name}: cannot read: {e}")))?;
-        let json = matches!(out_kind, Out::Json);
-        thread_local! {
-            static LINES: RefCell<(ListerLines, LineBuf)> = RefCell::new((ListerLines::new(), LineBuf::with_capacity(512)));
-        }
-        let map = move |e: &Element, line: &mut String| {
-            // the line is made on the decode threads
-            if json {
-                e.write_json(line);
-                line.push('\n');
-            } else {
-                LINES.with_borrow_mut(|(w, buf)| {
-                    buf.clear();
-                    w.write(e, buf);
-                    // the line writer's text is ASCII
-                    line.push_str(std::str::from_utf8(buf.as_bytes()).unwrap_or_default());
-                });
-            }
-            *e
-        };
-        let r = dec.decode_parallel(&trace, &ParallelOptions::new(a.jobs), map, |e, line| {
-            stats.add(&e);
-            if write_err.is_none() {
-                if let Err(err) = out.write_all(line.as_bytes()) {
-                    write_err = Some(err);
-                }
+        // the lines are written on the decode threads
+        let format = if matches!(out_kind, Out::Json) { TextFormat::Json } else { TextFormat::Lister };
+        let r = dec.decode_text_parallel(&trace, &ParallelOptions::new(a.jobs), format, OUT_CHUNK, |text| match out.write_all(text) {
+            Ok(()) => true,
+            Err(err) => {
+                write_err = Some(err);
+                false
             }
         });
-        match r {
-            Ok(b) => (b, None),
-            Err(e) => (trace.len() as u64, Some(e.to_string())),
-        }
+        stats.add_summary(&r);
+        (r.bytes, r.error.map(|e| e.to_string()))
     } else if !matches!(out_kind, Out::Tarmac(_)) && !verbose && !wants_progress(len) {
         // text straight from the decoders' elements (the progress bar and
         // the messages while decoding need the element loop below)
