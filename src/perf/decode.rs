@@ -21,7 +21,7 @@ use crate::common::GenElemSink;
 use crate::dcd_tree::DecodeTree;
 use crate::mem::{Accessor, Source};
 
-use super::cs_meta::CsMeta;
+use super::cs_meta::{CsMeta, TraceUnit};
 use super::dump::{blocks, Block, BlockMode};
 use super::file::PerfData;
 use super::spaces::Spaces;
@@ -322,7 +322,8 @@ impl SampleSink for SegmentSink {
 /// timestamp element to `clock`, answered with WAIT).
 #[allow(clippy::too_many_arguments)]
 fn make_tree(
-    blk: &Block,
+    pd: &PerfData,
+    blocks: &[&Block],
     meta: &CsMeta,
     shared: &Arc<Mutex<Shared>>,
     out: Rc<RefCell<dyn SampleSink>>,
@@ -342,14 +343,48 @@ fn make_tree(
         }
     });
     let sink = Box::new(ElemSink { shared: shared.clone(), out, samples: Samples::new(cpu_of_id), pid_in_vmid, clock });
-    tree_for(blk, meta, read, sink, warnings)
+    let ids = trace_ids(pd, blocks);
+    tree_for(blocks[0], ids, meta, read, sink, warnings)
+}
+
+/// The trace IDs that formatted trace `blocks` may carry data for (bit
+/// `id`): the ID bytes of their frames. A frame's ID bytes are its even
+/// bytes with bit 0 set; frames start 16-byte aligned in a block (perf's
+/// memory-aligned AUX data), and FSYNC words skipped between them are 4
+/// bytes, so every even byte of a block with bit 0 set is taken (a
+/// superset: ID 0x7F of sync words is one too).
+pub(super) fn trace_ids(pd: &PerfData, blocks: &[&Block]) -> u128 {
+    let mut ids = 0u128;
+    for b in blocks {
+        let data = &pd.aux_data(&b.rec)[b.start..b.start + b.len];
+        let mut take = |pairs: &[u8]| {
+            for &x in pairs.iter().step_by(2) {
+                if x & 1 != 0 {
+                    ids |= 1u128 << (x >> 1);
+                }
+            }
+        };
+        // ID bytes are few: 8 bytes at a time, looked at only when one of
+        // their even bytes has bit 0 set
+        let words = data.chunks_exact(8);
+        let tail = words.remainder();
+        for w in words {
+            let v = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+            if v & 0x0001_0001_0001_0001 != 0 {
+                take(w);
+            }
+        }
+        take(tail);
+    }
+    ids
 }
 
 /// A decode tree for the queue whose first block is `blk`: a decoder per
-/// CPU (formatted trace) or for the block's CPU, memory through `read`,
-/// elements to `sink`.
+/// CPU whose trace ID is in `ids` (formatted trace; see [`trace_ids`]) or
+/// for the block's CPU, memory through `read`, elements to `sink`.
 pub(super) fn tree_for(
     blk: &Block,
+    ids: u128,
     meta: &CsMeta,
     read: crate::mem::ReadFn,
     sink: Box<dyn GenElemSink>,
@@ -362,10 +397,34 @@ pub(super) fn tree_for(
     };
     let mut tree = DecodeTree::new(src, flags, Box::new(NullLog)).map_err(|e| PerfError::Decode(format!("decode tree: error {}", e)))?;
     let units: Vec<_> = if blk.formatted { meta.cpus.iter().collect() } else { meta.by_cpu(blk.cpu as u32).into_iter().collect() };
+    // Formatted trace: a decoder only for the trace IDs in the data (a
+    // decoder stack is sizeable, and most CPUs of a recording may have no
+    // trace in a queue). A unit left out is refused as the tree would
+    // refuse it (an invalid ID, or one already taken), with the same
+    // warning; only ETMv4 / ETE units are left out (their decoders are
+    // always created: no error is lost).
+    let mut taken = 0u128;
     for u in units {
+        let id = u.unit.trace_id();
+        let skip = blk.formatted && ids & (1u128 << id) == 0 && matches!(u.unit, TraceUnit::Etmv4 { .. } | TraceUnit::Ete { .. });
+        if skip {
+            let refused = if !is_valid_cs_src_id(id) {
+                Some(OCSD_ERR_INVALID_ID)
+            } else if taken & (1u128 << id) != 0 {
+                Some(OCSD_ERR_ATTACH_TOO_MANY)
+            } else {
+                None
+            };
+            taken |= 1u128 << id;
+            if let Some(e) = refused {
+                warnings.push(format!("warning: CPU {}: trace ID {:#x} not decoded (error {})", u.cpu, id, e));
+            }
+            continue;
+        }
         let dec = u.unit.create_decoder(true).map_err(|e| PerfError::Decode(format!("CPU {}: decoder: error {}", u.cpu, e)))?;
-        if let Err(e) = tree.add_decoder(dec) {
-            warnings.push(format!("warning: CPU {}: trace ID {:#x} not decoded (error {})", u.cpu, u.unit.trace_id(), e));
+        match tree.add_decoder(dec) {
+            Ok(cs) => taken |= 1u128 << (cs & 0x7f),
+            Err(e) => warnings.push(format!("warning: CPU {}: trace ID {:#x} not decoded (error {})", u.cpu, u.unit.trace_id(), e)),
         }
     }
     // Code comes from files already in memory: a read is a copy, so the
@@ -559,7 +618,7 @@ fn decode_ordered(
     let mut warnings = Vec::new();
     if !by_time {
         for q in &queues {
-            let tree = make_tree(q[0], meta, &shared, out.clone(), None, cpu_of_id, pid_in_vmid, &mut warnings)?;
+            let tree = make_tree(pd, q, meta, &shared, out.clone(), None, cpu_of_id, pid_in_vmid, &mut warnings)?;
             let mut run = QueueRun::new(tree, q.clone(), None);
             // no clock: the sink never waits, the queue runs to its end
             while run.run(pd, &mut warnings) {}
@@ -570,7 +629,7 @@ fn decode_ordered(
         for q in &queues {
             let seg = Rc::new(RefCell::new(Segment::default()));
             let sink = Rc::new(RefCell::new(SegmentSink(seg.clone())));
-            let tree = make_tree(q[0], meta, &shared, sink, Some(seg.clone()), cpu_of_id, pid_in_vmid, &mut warnings)?;
+            let tree = make_tree(pd, q, meta, &shared, sink, Some(seg.clone()), cpu_of_id, pid_in_vmid, &mut warnings)?;
             runs.push((QueueRun::new(tree, q.clone(), Some(seg.clone())), false, 0u64));
             segs.push(seg);
         }

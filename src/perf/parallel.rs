@@ -171,7 +171,7 @@ fn decode_block(s: &Setup, pool: &Arc<Pool>, first: &Block, blk: &Block, tid: [i
     });
     let sink = Box::new(Recorder { local: local.clone(), elems: elems.clone(), pid_in_vmid: s.pid_in_vmid });
     let mut warnings = Vec::new();
-    let tree = tree_for(first, s.meta, read, sink, &mut warnings)?;
+    let tree = tree_for(first, super::decode::trace_ids(s.pd, &[blk]), s.meta, read, sink, &mut warnings)?;
     if !tree_warnings {
         warnings.clear();
     }
