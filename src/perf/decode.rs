@@ -12,6 +12,7 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::abi::gen_elem::*;
@@ -213,6 +214,9 @@ struct ElemSink {
     pid_in_vmid: bool,
     /// Timestamped decode: where a timestamp element ends the segment.
     clock: Option<Rc<RefCell<Segment>>>,
+    /// Changed with a source's thread: the memory holes the mapper keeps
+    /// (found with the threads before) no longer hold.
+    stamp: Arc<AtomicU64>,
 }
 
 impl GenElemSink for ElemSink {
@@ -237,6 +241,9 @@ impl GenElemSink for ElemSink {
                 Ok(s) => s,
                 Err(_) => return OCSD_RESP_FATAL_SYS_ERR,
             };
+            if matches!(el, Elem::Context(Some(t)) if shared.tid[i] != t) {
+                self.stamp.fetch_add(1, Ordering::Release);
+            }
             self.samples.elem(i, el, &mut shared, &mut *self.out.borrow_mut());
         }
         if !matches!(el, Elem::Exception | Elem::Context(_)) {
@@ -333,18 +340,19 @@ fn make_tree(
     warnings: &mut Vec<String>,
 ) -> Result<DecodeTree, PerfError> {
     let sh = shared.clone();
-    let read = Box::new(move |addr: ocsd_vaddr_t, _space: ocsd_mem_space_acc_t, id: u8, buf: &mut [u8]| -> usize {
+    let read = Box::new(move |addr: ocsd_vaddr_t, _space: ocsd_mem_space_acc_t, id: u8, buf: &mut [u8]| -> (usize, Option<(u64, u64)>) {
         match sh.lock() {
             Ok(mut s) => {
                 let t = s.tid[(id & 0x7f) as usize];
-                s.spaces.read(t, addr, buf)
+                s.spaces.read_or_hole(t, addr, buf)
             }
-            Err(_) => 0,
+            Err(_) => (0, None),
         }
     });
-    let sink = Box::new(ElemSink { shared: shared.clone(), out, samples: Samples::new(cpu_of_id), pid_in_vmid, clock });
+    let stamp = Arc::new(AtomicU64::new(0));
+    let sink = Box::new(ElemSink { shared: shared.clone(), out, samples: Samples::new(cpu_of_id), pid_in_vmid, clock, stamp: stamp.clone() });
     let ids = trace_ids(pd, blocks);
-    tree_for(blocks[0], ids, meta, read, sink, warnings)
+    tree_for(blocks[0], ids, meta, read, stamp, sink, warnings)
 }
 
 /// The trace IDs that formatted trace `blocks` may carry data for (bit
@@ -381,12 +389,14 @@ pub(super) fn trace_ids(pd: &PerfData, blocks: &[&Block]) -> u128 {
 
 /// A decode tree for the queue whose first block is `blk`: a decoder per
 /// CPU whose trace ID is in `ids` (formatted trace; see [`trace_ids`]) or
-/// for the block's CPU, memory through `read`, elements to `sink`.
+/// for the block's CPU, memory through `read` (its holes kept by the
+/// mapper while `stamp` stays), elements to `sink`.
 pub(super) fn tree_for(
     blk: &Block,
     ids: u128,
     meta: &CsMeta,
-    read: crate::mem::ReadFn,
+    read: crate::mem::ReadHoleFn,
+    stamp: Arc<AtomicU64>,
     sink: Box<dyn GenElemSink>,
     warnings: &mut Vec<String>,
 ) -> Result<DecodeTree, PerfError> {
@@ -431,7 +441,7 @@ pub(super) fn tree_for(
     // mapper's page cache for callbacks would only add copies (and could
     // answer from another thread's image after a switch).
     let _ = tree.mapper.set_caching(false, 0, 0);
-    let acc = Accessor { start: 0, end: u64::MAX, space: OCSD_MEM_SPACE_ANY, source: Source::Callback { read } };
+    let acc = Accessor { start: 0, end: u64::MAX, space: OCSD_MEM_SPACE_ANY, source: Source::CallbackHoles { read, stamp } };
     tree.mapper.add(acc).map_err(|e| PerfError::Decode(format!("memory accessor: error {}", e)))?;
     tree.set_elem_sink(Some(sink));
     Ok(tree)
