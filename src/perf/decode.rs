@@ -561,9 +561,10 @@ pub(crate) fn merge_by_time(queues: usize, mut next: impl FnMut(usize) -> Option
 /// come first (perf drops them), samples after its last one keep that
 /// timestamp.
 ///
-/// On `threads` threads (0: one per core; 1: serially) where the decode
-/// is timeless, with exactly the samples and warnings of the serial decode
-/// (see [`super::parallel`]).
+/// On `threads` threads (0: one per core, or serially for less than
+/// 256 KB of trace; 1: serially) where the decode is timeless, with
+/// exactly the samples and warnings of the serial decode (see
+/// [`super::parallel`]).
 pub fn decode(
     pd: &PerfData,
     meta: &CsMeta,
@@ -588,6 +589,10 @@ pub fn decode_timeless(
 ) -> Result<(Spaces, Vec<String>), PerfError> {
     decode_ordered(pd, meta, mode, spaces, out, false, threads)
 }
+
+/// With threads left to the decode (0), less trace than this is decoded
+/// serially.
+const AUTO_PARALLEL_MIN_BYTES: usize = 256 << 10;
 
 fn decode_ordered(
     pd: &PerfData,
@@ -619,7 +624,15 @@ fn decode_ordered(
             _ => queues.push(vec![b]),
         }
     }
-    let threads = if threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { threads };
+    // one per core, unless there is too little trace for threads to pay
+    // (a thread, a decode tree per block and a replay cost more than
+    // decoding a few dozen KB serially)
+    let total: usize = all.iter().map(|b| b.len).sum();
+    let threads = match threads {
+        0 if total < AUTO_PARALLEL_MIN_BYTES => 1,
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
     if !by_time && threads > 1 && all.len() > 1 {
         let setup = super::parallel::Setup { pd, meta, cpu_of_id, pid_in_vmid };
         return super::parallel::decode(&setup, &queues, Shared { spaces, tid }, &mut *out.borrow_mut(), threads);
