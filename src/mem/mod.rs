@@ -54,6 +54,11 @@ pub mod elf;
 /// bytes read.
 pub type ReadFn = Box<dyn FnMut(ocsd_vaddr_t, ocsd_mem_space_acc_t, u8, &mut [u8]) -> usize + Send>;
 
+/// A client read function that also says, when it has no bytes at the
+/// address, the range `[start, end]` (inclusive) around it where it has
+/// none: (bytes read, hole). See [`Source::CallbackHoles`].
+pub type ReadHoleFn = Box<dyn FnMut(ocsd_vaddr_t, ocsd_mem_space_acc_t, u8, &mut [u8]) -> (usize, Option<(ocsd_vaddr_t, ocsd_vaddr_t)>) + Send>;
+
 pub enum Source {
     /// File contents, read on demand (shared between accessors of one
     /// file).
@@ -62,6 +67,13 @@ pub enum Source {
     Buffer { data: Arc<Vec<u8>> },
     /// A client callback.
     Callback { read: ReadFn },
+    /// A callback that opts in to the mapper remembering its holes: when
+    /// it reads nothing and names the range around the address where it
+    /// has no bytes, uncached reads by the same trace ID in the same
+    /// memory space inside that range get nothing without a call, while
+    /// `stamp` keeps the value it had before that read (the client changes
+    /// it when its answers may change). The C API's callbacks never opt in.
+    CallbackHoles { read: ReadHoleFn, stamp: Arc<std::sync::atomic::AtomicU64> },
 }
 
 pub struct Accessor {
@@ -91,7 +103,7 @@ impl Accessor {
         let len = match &self.source {
             Source::File { data, offset, .. } => data.len().saturating_sub(offset.saturating_add(rel)),
             Source::Buffer { data } => data.len().saturating_sub(rel),
-            Source::Callback { .. } => return None,
+            Source::Callback { .. } | Source::CallbackHoles { .. } => return None,
         };
         Some(len.min(in_range))
     }
@@ -108,7 +120,7 @@ impl Accessor {
                 out.copy_from_slice(&data[rel..rel + out.len()]);
                 Ok(())
             }
-            Source::Callback { .. } => Ok(()),
+            Source::Callback { .. } | Source::CallbackHoles { .. } => Ok(()),
         }
     }
 
@@ -121,7 +133,7 @@ impl Accessor {
         match &self.source {
             Source::File { data, offset, .. } => Some(data.view(offset + rel, before, after)),
             Source::Buffer { data } => Some(MemView { data: ViewData::Whole(data.clone()), off: rel - before, len: before + after }),
-            Source::Callback { .. } => None,
+            Source::Callback { .. } | Source::CallbackHoles { .. } => None,
         }
     }
 
@@ -135,6 +147,29 @@ impl Accessor {
             Source::File { data, offset, .. } => data.read_at(offset.saturating_add(rel), &mut buf[..n]),
             Source::Buffer { data } => Ok(copy_from(data, rel, &mut buf[..n])),
             Source::Callback { read } => Ok(read(addr, space, trace_id, &mut buf[..n])),
+            Source::CallbackHoles { read, .. } => Ok(read(addr, space, trace_id, &mut buf[..n]).0),
+        }
+    }
+
+    /// [`Accessor::read`] of a callback with holes: the bytes read, and
+    /// the hole it names (with the stamp before the call) when it read
+    /// nothing.
+    fn read_hole(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, buf: &mut [u8]) -> Result<(usize, Option<Hole>), ocsd_err_t> {
+        let avail = (self.end - addr).saturating_add(1);
+        let n = (buf.len() as u64).min(avail) as usize;
+        match &mut self.source {
+            Source::CallbackHoles { read, stamp } => {
+                let st = stamp.load(std::sync::atomic::Ordering::Acquire);
+                let (got, hole) = read(addr, space, trace_id, &mut buf[..n]);
+                let hole = match hole {
+                    Some((start, end)) if got == 0 && start <= addr && addr <= end => {
+                        Some(Hole { acc: 0, trace_id, space, start: start.max(self.start), end: end.min(self.end), stamp: st })
+                    }
+                    _ => None,
+                };
+                Ok((got, hole))
+            }
+            _ => self.read(addr, space, trace_id, buf).map(|n| (n, None)),
         }
     }
 
@@ -143,7 +178,7 @@ impl Accessor {
         let kind = match self.source {
             Source::File { .. } => "FileAcc",
             Source::Buffer { .. } => "BuffAcc",
-            Source::Callback { .. } => "CB  Acc",
+            Source::Callback { .. } | Source::CallbackHoles { .. } => "CB  Acc",
         };
         let _ = write!(out, "{}; Range::0x{:x}:{:x}; Mem Space::", kind, self.start, self.end);
         crate::printers::gen_elem::write_mem_space_str(self.space, out);
@@ -206,6 +241,54 @@ struct AccMeta {
     filter: ContextFilter,
 }
 
+/// A range where a callback with holes said it has no bytes: for reads
+/// by `trace_id` in `space`, while the accessor's stamp stays `stamp`.
+#[derive(Clone, Copy, Debug)]
+struct Hole {
+    /// The accessor's index.
+    acc: usize,
+    trace_id: u8,
+    space: ocsd_mem_space_acc_t,
+    start: ocsd_vaddr_t,
+    end: ocsd_vaddr_t,
+    stamp: u64,
+}
+
+/// The last holes callbacks with holes named (a read may alternate
+/// between a few: a mapping without its binary, the gap next to it).
+#[derive(Default)]
+struct Holes {
+    list: [Option<Hole>; 4],
+    /// The entry a new hole replaces.
+    next: usize,
+}
+
+impl Holes {
+    /// Whether a read by `trace_id` at `addr` in `space` through accessor
+    /// `acc`, whose stamp is `stamp`, is in a hole.
+    #[inline]
+    fn holds(&self, acc: usize, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, stamp: u64) -> bool {
+        self.list.iter().flatten().any(|h| {
+            h.acc == acc && h.trace_id == trace_id && h.space == space && h.stamp == stamp && addr >= h.start && addr <= h.end
+        })
+    }
+
+    /// Keep `h`: joined to a hole it touches (same accessor, trace ID,
+    /// space and stamp), else in place of the oldest entry.
+    fn add(&mut self, h: Hole) {
+        for e in self.list.iter_mut().flatten() {
+            let same = e.acc == h.acc && e.trace_id == h.trace_id && e.space == h.space && e.stamp == h.stamp;
+            if same && e.start <= h.end.saturating_add(1) && h.start <= e.end.saturating_add(1) {
+                e.start = e.start.min(h.start);
+                e.end = e.end.max(h.end);
+                return;
+            }
+        }
+        self.list[self.next] = Some(h);
+        self.next = (self.next + 1) % self.list.len();
+    }
+}
+
 /// The set of accessors of a decode tree, and OpenCSD's memory access
 /// cache in front of them.
 pub struct MemMapper {
@@ -234,6 +317,9 @@ pub struct MemMapper {
     /// whose page search found no page: while the epoch stays, the same
     /// search in [`MemAccess::read_run_known`] would find none either.
     searched_miss: Option<(u64, ocsd_vaddr_t, u8)>,
+    /// The last holes callbacks with holes named (uncached reads only;
+    /// dropped when the accessors change).
+    holes: Holes,
 }
 
 fn next_uid() -> u64 {
@@ -278,6 +364,7 @@ impl MemMapper {
             contexts: vec![MemContext::default(); 256],
             cb_tokens: vec![0; 256],
             searched_miss: None,
+            holes: Holes::default(),
         }
     }
 
@@ -329,7 +416,7 @@ impl MemMapper {
             let source = match &a.source {
                 Source::File { path, data, offset } => Source::File { path: path.clone(), data: data.clone(), offset: *offset },
                 Source::Buffer { data } => Source::Buffer { data: data.clone() },
-                Source::Callback { .. } => return None,
+                Source::Callback { .. } | Source::CallbackHoles { .. } => return None,
             };
             accessors.push(Accessor { start: a.start, end: a.end, space: a.space, source });
         }
@@ -345,6 +432,7 @@ impl MemMapper {
             contexts: self.contexts.iter().map(|_| MemContext::default()).collect(),
             cb_tokens: vec![0; 256],
             searched_miss: None,
+            holes: Holes::default(),
         })
     }
 
@@ -355,7 +443,8 @@ impl MemMapper {
 
     /// After any change of the accessors.
     fn mapping_changed(&mut self) {
-        let any_cb = self.accessors.iter().any(|a| matches!(a.source, Source::Callback { .. }));
+        self.holes = Holes::default();
+        let any_cb = self.accessors.iter().any(|a| matches!(a.source, Source::Callback { .. } | Source::CallbackHoles { .. }));
         // accessors for disjoint contexts never answer the same read
         let overlap = self.accessors.iter().enumerate().any(|(i, a)| {
             self.accessors[i + 1..]
@@ -400,6 +489,7 @@ impl MemMapper {
     }
 
     fn invalidate_all(&mut self) {
+        self.holes = Holes::default();
         self.new_callback_bytes_all();
         if let Some(c) = &mut self.cache {
             c.invalidate_all();
@@ -556,7 +646,20 @@ impl MemMapper {
             return Ok(Some((Serve::Direct(acc), got)));
         }
         if !cached {
-            let got = self.accessors[acc].read(addr, space, trace_id, &mut out[..req])?;
+            let got = if let Source::CallbackHoles { stamp, .. } = &self.accessors[acc].source {
+                let st = stamp.load(std::sync::atomic::Ordering::Acquire);
+                if self.holes.holds(acc, addr, space, trace_id, st) {
+                    return Ok(Some((Serve::Direct(acc), 0)));
+                }
+                let (got, hole) = self.accessors[acc].read_hole(addr, space, trace_id, &mut out[..req])?;
+                if let Some(mut h) = hole {
+                    h.acc = acc;
+                    self.holes.add(h);
+                }
+                got
+            } else {
+                self.accessors[acc].read(addr, space, trace_id, &mut out[..req])?
+            };
             if got > req {
                 return Err(OCSD_ERR_MEM_ACC_BAD_LEN);
             }
@@ -1322,6 +1425,68 @@ mod tests {
             assert_eq!(*calls_a.lock().unwrap(), *calls_b.lock().unwrap());
             assert!(known_hits > 500, "{known_hits} reads of known pages");
         }
+    }
+
+    #[test]
+    fn holes_a_callback_names_are_read_without_calls_while_its_stamp_stays() {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let calls = StdArc::new(Mutex::new(Vec::new()));
+        let stamp = Arc::new(AtomicU64::new(0));
+        let c = calls.clone();
+        // bytes (0xAB) at [0x1000, 0x2000); holes [0, 0xfff] and [0x2000, 0xffff]
+        let read: ReadHoleFn = Box::new(move |addr, _, id, b: &mut [u8]| {
+            c.lock().unwrap().push((addr, id));
+            if (0x1000..0x2000).contains(&addr) {
+                let n = b.len().min((0x2000 - addr) as usize);
+                b[..n].fill(0xAB);
+                (n, None)
+            } else if addr < 0x1000 {
+                (0, Some((0, 0xfff)))
+            } else {
+                (0, Some((0x2000, u64::MAX)))
+            }
+        });
+        let mut m = MemMapper::with_cache(None);
+        m.add(Accessor { start: 0, end: 0xffff, space: OCSD_MEM_SPACE_ANY, source: Source::CallbackHoles { read, stamp: stamp.clone() } }).unwrap();
+        let mut b = [0u8; 4];
+        let n_calls = |c: &StdArc<Mutex<Vec<(u64, u8)>>>| c.lock().unwrap().len();
+        assert_eq!(m.read(0x10, OCSD_MEM_SPACE_ANY, 1, &mut b), Ok(0));
+        assert_eq!(m.read(0x3000, OCSD_MEM_SPACE_ANY, 1, &mut b), Ok(0));
+        assert_eq!(n_calls(&calls), 2);
+        // both holes kept: no calls for reads inside them
+        assert_eq!(m.read(0x800, OCSD_MEM_SPACE_ANY, 1, &mut b), Ok(0));
+        assert_eq!(m.read(0xfff0, OCSD_MEM_SPACE_ANY, 1, &mut b), Ok(0));
+        assert_eq!(n_calls(&calls), 2);
+        // bytes are always asked for
+        assert_eq!(m.read(0x1000, OCSD_MEM_SPACE_ANY, 1, &mut b), Ok(4));
+        assert_eq!(b, [0xAB; 4]);
+        assert_eq!(n_calls(&calls), 3);
+        // another trace ID, another memory space: asked
+        assert_eq!(m.read(0x800, OCSD_MEM_SPACE_ANY, 2, &mut b), Ok(0));
+        assert_eq!(m.read(0x800, OCSD_MEM_SPACE_EL1N, 1, &mut b), Ok(0));
+        assert_eq!(n_calls(&calls), 5);
+        // the stamp changed: the holes no longer hold
+        stamp.fetch_add(1, Ordering::Relaxed);
+        assert_eq!(m.read(0x800, OCSD_MEM_SPACE_ANY, 1, &mut b), Ok(0));
+        assert_eq!(n_calls(&calls), 6);
+        assert_eq!(m.read(0x804, OCSD_MEM_SPACE_ANY, 1, &mut b), Ok(0));
+        assert_eq!(n_calls(&calls), 6);
+        // a change of the accessors drops them
+        m.add(buf_acc(0x20000, vec![1, 2, 3, 4], OCSD_MEM_SPACE_ANY)).unwrap();
+        assert_eq!(m.read(0x808, OCSD_MEM_SPACE_ANY, 1, &mut b), Ok(0));
+        assert_eq!(n_calls(&calls), 7);
+        // cached reads call as OpenCSD does (a page load per miss)
+        let mut m2 = cached();
+        let c2 = StdArc::new(Mutex::new(0u32));
+        let c = c2.clone();
+        let read: ReadHoleFn = Box::new(move |_, _, _, _| {
+            *c.lock().unwrap() += 1;
+            (0, Some((0, u64::MAX)))
+        });
+        m2.add(Accessor { start: 0, end: 0xffff, space: OCSD_MEM_SPACE_ANY, source: Source::CallbackHoles { read, stamp } }).unwrap();
+        assert_eq!(m2.read(0x10, OCSD_MEM_SPACE_ANY, 1, &mut b), Ok(0));
+        assert_eq!(m2.read(0x10, OCSD_MEM_SPACE_ANY, 1, &mut b), Ok(0));
+        assert_eq!(*c2.lock().unwrap(), 2);
     }
 
     #[test]

@@ -12,6 +12,7 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::abi::gen_elem::*;
@@ -21,7 +22,7 @@ use crate::common::GenElemSink;
 use crate::dcd_tree::DecodeTree;
 use crate::mem::{Accessor, Source};
 
-use super::cs_meta::CsMeta;
+use super::cs_meta::{CsMeta, TraceUnit};
 use super::dump::{blocks, Block, BlockMode};
 use super::file::PerfData;
 use super::spaces::Spaces;
@@ -213,6 +214,9 @@ struct ElemSink {
     pid_in_vmid: bool,
     /// Timestamped decode: where a timestamp element ends the segment.
     clock: Option<Rc<RefCell<Segment>>>,
+    /// Changed with a source's thread: the memory holes the mapper keeps
+    /// (found with the threads before) no longer hold.
+    stamp: Arc<AtomicU64>,
 }
 
 impl GenElemSink for ElemSink {
@@ -237,6 +241,9 @@ impl GenElemSink for ElemSink {
                 Ok(s) => s,
                 Err(_) => return OCSD_RESP_FATAL_SYS_ERR,
             };
+            if matches!(el, Elem::Context(Some(t)) if shared.tid[i] != t) {
+                self.stamp.fetch_add(1, Ordering::Release);
+            }
             self.samples.elem(i, el, &mut shared, &mut *self.out.borrow_mut());
         }
         if !matches!(el, Elem::Exception | Elem::Context(_)) {
@@ -322,7 +329,8 @@ impl SampleSink for SegmentSink {
 /// timestamp element to `clock`, answered with WAIT).
 #[allow(clippy::too_many_arguments)]
 fn make_tree(
-    blk: &Block,
+    pd: &PerfData,
+    blocks: &[&Block],
     meta: &CsMeta,
     shared: &Arc<Mutex<Shared>>,
     out: Rc<RefCell<dyn SampleSink>>,
@@ -332,26 +340,63 @@ fn make_tree(
     warnings: &mut Vec<String>,
 ) -> Result<DecodeTree, PerfError> {
     let sh = shared.clone();
-    let read = Box::new(move |addr: ocsd_vaddr_t, _space: ocsd_mem_space_acc_t, id: u8, buf: &mut [u8]| -> usize {
+    let read = Box::new(move |addr: ocsd_vaddr_t, _space: ocsd_mem_space_acc_t, id: u8, buf: &mut [u8]| -> (usize, Option<(u64, u64)>) {
         match sh.lock() {
             Ok(mut s) => {
                 let t = s.tid[(id & 0x7f) as usize];
-                s.spaces.read(t, addr, buf)
+                s.spaces.read_or_hole(t, addr, buf)
             }
-            Err(_) => 0,
+            Err(_) => (0, None),
         }
     });
-    let sink = Box::new(ElemSink { shared: shared.clone(), out, samples: Samples::new(cpu_of_id), pid_in_vmid, clock });
-    tree_for(blk, meta, read, sink, warnings)
+    let stamp = Arc::new(AtomicU64::new(0));
+    let sink = Box::new(ElemSink { shared: shared.clone(), out, samples: Samples::new(cpu_of_id), pid_in_vmid, clock, stamp: stamp.clone() });
+    let ids = trace_ids(pd, blocks);
+    tree_for(blocks[0], ids, meta, read, stamp, sink, warnings)
+}
+
+/// The trace IDs that formatted trace `blocks` may carry data for (bit
+/// `id`): the ID bytes of their frames. A frame's ID bytes are its even
+/// bytes with bit 0 set; frames start 16-byte aligned in a block (perf's
+/// memory-aligned AUX data), and FSYNC words skipped between them are 4
+/// bytes, so every even byte of a block with bit 0 set is taken (a
+/// superset: ID 0x7F of sync words is one too).
+pub(super) fn trace_ids(pd: &PerfData, blocks: &[&Block]) -> u128 {
+    let mut ids = 0u128;
+    for b in blocks {
+        let data = &pd.aux_data(&b.rec)[b.start..b.start + b.len];
+        let mut take = |pairs: &[u8]| {
+            for &x in pairs.iter().step_by(2) {
+                if x & 1 != 0 {
+                    ids |= 1u128 << (x >> 1);
+                }
+            }
+        };
+        // ID bytes are few: 8 bytes at a time, looked at only when one of
+        // their even bytes has bit 0 set
+        let words = data.chunks_exact(8);
+        let tail = words.remainder();
+        for w in words {
+            let v = u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+            if v & 0x0001_0001_0001_0001 != 0 {
+                take(w);
+            }
+        }
+        take(tail);
+    }
+    ids
 }
 
 /// A decode tree for the queue whose first block is `blk`: a decoder per
-/// CPU (formatted trace) or for the block's CPU, memory through `read`,
-/// elements to `sink`.
+/// CPU whose trace ID is in `ids` (formatted trace; see [`trace_ids`]) or
+/// for the block's CPU, memory through `read` (its holes kept by the
+/// mapper while `stamp` stays), elements to `sink`.
 pub(super) fn tree_for(
     blk: &Block,
+    ids: u128,
     meta: &CsMeta,
-    read: crate::mem::ReadFn,
+    read: crate::mem::ReadHoleFn,
+    stamp: Arc<AtomicU64>,
     sink: Box<dyn GenElemSink>,
     warnings: &mut Vec<String>,
 ) -> Result<DecodeTree, PerfError> {
@@ -362,17 +407,41 @@ pub(super) fn tree_for(
     };
     let mut tree = DecodeTree::new(src, flags, Box::new(NullLog)).map_err(|e| PerfError::Decode(format!("decode tree: error {}", e)))?;
     let units: Vec<_> = if blk.formatted { meta.cpus.iter().collect() } else { meta.by_cpu(blk.cpu as u32).into_iter().collect() };
+    // Formatted trace: a decoder only for the trace IDs in the data (a
+    // decoder stack is sizeable, and most CPUs of a recording may have no
+    // trace in a queue). A unit left out is refused as the tree would
+    // refuse it (an invalid ID, or one already taken), with the same
+    // warning; only ETMv4 / ETE units are left out (their decoders are
+    // always created: no error is lost).
+    let mut taken = 0u128;
     for u in units {
+        let id = u.unit.trace_id();
+        let skip = blk.formatted && ids & (1u128 << id) == 0 && matches!(u.unit, TraceUnit::Etmv4 { .. } | TraceUnit::Ete { .. });
+        if skip {
+            let refused = if !is_valid_cs_src_id(id) {
+                Some(OCSD_ERR_INVALID_ID)
+            } else if taken & (1u128 << id) != 0 {
+                Some(OCSD_ERR_ATTACH_TOO_MANY)
+            } else {
+                None
+            };
+            taken |= 1u128 << id;
+            if let Some(e) = refused {
+                warnings.push(format!("warning: CPU {}: trace ID {:#x} not decoded (error {})", u.cpu, id, e));
+            }
+            continue;
+        }
         let dec = u.unit.create_decoder(true).map_err(|e| PerfError::Decode(format!("CPU {}: decoder: error {}", u.cpu, e)))?;
-        if let Err(e) = tree.add_decoder(dec) {
-            warnings.push(format!("warning: CPU {}: trace ID {:#x} not decoded (error {})", u.cpu, u.unit.trace_id(), e));
+        match tree.add_decoder(dec) {
+            Ok(cs) => taken |= 1u128 << (cs & 0x7f),
+            Err(e) => warnings.push(format!("warning: CPU {}: trace ID {:#x} not decoded (error {})", u.cpu, u.unit.trace_id(), e)),
         }
     }
     // Code comes from files already in memory: a read is a copy, so the
     // mapper's page cache for callbacks would only add copies (and could
     // answer from another thread's image after a switch).
     let _ = tree.mapper.set_caching(false, 0, 0);
-    let acc = Accessor { start: 0, end: u64::MAX, space: OCSD_MEM_SPACE_ANY, source: Source::Callback { read } };
+    let acc = Accessor { start: 0, end: u64::MAX, space: OCSD_MEM_SPACE_ANY, source: Source::CallbackHoles { read, stamp } };
     tree.mapper.add(acc).map_err(|e| PerfError::Decode(format!("memory accessor: error {}", e)))?;
     tree.set_elem_sink(Some(sink));
     Ok(tree)
@@ -492,9 +561,10 @@ pub(crate) fn merge_by_time(queues: usize, mut next: impl FnMut(usize) -> Option
 /// come first (perf drops them), samples after its last one keep that
 /// timestamp.
 ///
-/// On `threads` threads (0: one per core; 1: serially) where the decode
-/// is timeless, with exactly the samples and warnings of the serial decode
-/// (see [`super::parallel`]).
+/// On `threads` threads (0: one per core, or serially for less than
+/// 256 KB of trace; 1: serially) where the decode is timeless, with
+/// exactly the samples and warnings of the serial decode (see
+/// [`super::parallel`]).
 pub fn decode(
     pd: &PerfData,
     meta: &CsMeta,
@@ -519,6 +589,10 @@ pub fn decode_timeless(
 ) -> Result<(Spaces, Vec<String>), PerfError> {
     decode_ordered(pd, meta, mode, spaces, out, false, threads)
 }
+
+/// With threads left to the decode (0), less trace than this is decoded
+/// serially.
+const AUTO_PARALLEL_MIN_BYTES: usize = 256 << 10;
 
 fn decode_ordered(
     pd: &PerfData,
@@ -550,7 +624,15 @@ fn decode_ordered(
             _ => queues.push(vec![b]),
         }
     }
-    let threads = if threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { threads };
+    // one per core, unless there is too little trace for threads to pay
+    // (a thread, a decode tree per block and a replay cost more than
+    // decoding a few dozen KB serially)
+    let total: usize = all.iter().map(|b| b.len).sum();
+    let threads = match threads {
+        0 if total < AUTO_PARALLEL_MIN_BYTES => 1,
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
     if !by_time && threads > 1 && all.len() > 1 {
         let setup = super::parallel::Setup { pd, meta, cpu_of_id, pid_in_vmid };
         return super::parallel::decode(&setup, &queues, Shared { spaces, tid }, &mut *out.borrow_mut(), threads);
@@ -559,7 +641,7 @@ fn decode_ordered(
     let mut warnings = Vec::new();
     if !by_time {
         for q in &queues {
-            let tree = make_tree(q[0], meta, &shared, out.clone(), None, cpu_of_id, pid_in_vmid, &mut warnings)?;
+            let tree = make_tree(pd, q, meta, &shared, out.clone(), None, cpu_of_id, pid_in_vmid, &mut warnings)?;
             let mut run = QueueRun::new(tree, q.clone(), None);
             // no clock: the sink never waits, the queue runs to its end
             while run.run(pd, &mut warnings) {}
@@ -570,7 +652,7 @@ fn decode_ordered(
         for q in &queues {
             let seg = Rc::new(RefCell::new(Segment::default()));
             let sink = Rc::new(RefCell::new(SegmentSink(seg.clone())));
-            let tree = make_tree(q[0], meta, &shared, sink, Some(seg.clone()), cpu_of_id, pid_in_vmid, &mut warnings)?;
+            let tree = make_tree(pd, q, meta, &shared, sink, Some(seg.clone()), cpu_of_id, pid_in_vmid, &mut warnings)?;
             runs.push((QueueRun::new(tree, q.clone(), Some(seg.clone())), false, 0u64));
             segs.push(seg);
         }

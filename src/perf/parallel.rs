@@ -33,7 +33,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use rustc_hash::FxHashMap;
 
 use crate::abi::gen_elem::ocsd_generic_trace_elem;
@@ -111,11 +111,26 @@ impl Local {
         self.looked_up.push((m.bin, l));
         n
     }
+
+    /// The range around `addr` where thread `tid` reads nothing (see
+    /// [`Spaces::hole_at`]), binaries this block looked up counted as
+    /// looked up.
+    fn hole_at(&self, tid: i32, addr: u64) -> Option<(u64, u64)> {
+        let spaces = &self.pool.spaces;
+        spaces.hole_at_with(tid, addr, |b| match spaces.binaries.get(b).map(|x| &x.data) {
+            Some(Some(d)) => d.is_none(),
+            // looked up by this block (not in `spaces` yet): not found?
+            Some(None) => self.looked_up.iter().any(|(k, l)| *k == b && matches!(l.0.data, Some(None))),
+            None => false,
+        })
+    }
 }
 
 /// Keeps the elements of a block, following its contexts.
 struct Recorder {
     local: Arc<Mutex<Local>>,
+    /// Changed with a source's thread (see [`tree_for`]).
+    stamp: Arc<AtomicU64>,
     elems: Rc<RefCell<Vec<(u8, Elem)>>>,
     pid_in_vmid: bool,
 }
@@ -127,6 +142,9 @@ impl GenElemSink for Recorder {
         if let Elem::Context(Some(t)) = el {
             match self.local.lock() {
                 Ok(mut l) => {
+                    if l.tid[i as usize] != t {
+                        self.stamp.fetch_add(1, Ordering::Release);
+                    }
                     l.tid[i as usize] = t;
                     l.set |= 1u128 << i;
                 }
@@ -163,15 +181,23 @@ fn decode_block(s: &Setup, pool: &Arc<Pool>, first: &Block, blk: &Block, tid: [i
     let local = Arc::new(Mutex::new(Local { pool: pool.clone(), tid, set: 0, used_start: 0, last: None, looked_up: Vec::new() }));
     let elems = Rc::new(RefCell::new(Vec::new()));
     let l = local.clone();
-    let read = Box::new(move |addr: ocsd_vaddr_t, _space: ocsd_mem_space_acc_t, id: u8, buf: &mut [u8]| -> usize {
+    let read = Box::new(move |addr: ocsd_vaddr_t, _space: ocsd_mem_space_acc_t, id: u8, buf: &mut [u8]| -> (usize, Option<(u64, u64)>) {
         match l.lock() {
-            Ok(mut l) => l.read(id, addr, buf),
-            Err(_) => 0,
+            Ok(mut l) => {
+                let n = l.read(id, addr, buf);
+                if n > 0 {
+                    return (n, None);
+                }
+                let tid = l.tid[(id & 0x7f) as usize];
+                (0, l.hole_at(tid, addr))
+            }
+            Err(_) => (0, None),
         }
     });
-    let sink = Box::new(Recorder { local: local.clone(), elems: elems.clone(), pid_in_vmid: s.pid_in_vmid });
+    let stamp = Arc::new(AtomicU64::new(0));
+    let sink = Box::new(Recorder { local: local.clone(), elems: elems.clone(), pid_in_vmid: s.pid_in_vmid, stamp: stamp.clone() });
     let mut warnings = Vec::new();
-    let tree = tree_for(first, s.meta, read, sink, &mut warnings)?;
+    let tree = tree_for(first, super::decode::trace_ids(s.pd, &[blk]), s.meta, read, stamp, sink, &mut warnings)?;
     if !tree_warnings {
         warnings.clear();
     }

@@ -506,6 +506,56 @@ impl Spaces {
         (b, warnings)
     }
 
+    /// As [`Spaces::read`]; when nothing is read because no mapping of
+    /// the thread's process or the kernel holds `addr`, or the binary of
+    /// the one that does was not found, also the range `[start, end]`
+    /// around `addr` that reads nothing for this thread (while the
+    /// mappings stay as they are: they do not change during a decode).
+    pub fn read_or_hole(&mut self, tid: i32, addr: u64, buf: &mut [u8]) -> (usize, Option<(u64, u64)>) {
+        let n = self.read(tid, addr, buf);
+        if n > 0 {
+            return (n, None);
+        }
+        (0, self.hole_at(tid, addr))
+    }
+
+    /// The range around `addr` where thread `tid` reads nothing, when
+    /// `addr` is in one (see [`Spaces::read_or_hole`]): the gap between
+    /// its process's mappings, cut by the kernel's mappings (or the extent
+    /// of a mapping whose binary was looked up and not found).
+    pub fn hole_at(&self, tid: i32, addr: u64) -> Option<(u64, u64)> {
+        self.hole_at_with(tid, addr, |b| matches!(self.binaries.get(b).map(|b| &b.data), Some(Some(None))))
+    }
+
+    /// [`Spaces::hole_at`], with `missing` telling whether binary `bin`
+    /// (an index into [`Spaces::binaries`]) was looked up and not found.
+    pub fn hole_at_with(&self, tid: i32, addr: u64, missing: impl Fn(usize) -> bool) -> Option<(u64, u64)> {
+        // the mapping holding addr in `v` (Ok), or the gap around it (Err)
+        let place = |v: &[Map]| -> Result<Map, (u64, u64)> {
+            let i = v.partition_point(|m| m.start <= addr);
+            if i > 0 && addr < v[i - 1].end {
+                return Ok(v[i - 1]);
+            }
+            let lo = if i > 0 { v[i - 1].end } else { 0 };
+            let hi = if i < v.len() { v[i].start - 1 } else { u64::MAX };
+            Err((lo, hi))
+        };
+        let missing = |m: &Map| missing(m.bin);
+        let empty: &[Map] = &[];
+        let own = self.by_pid.get(&self.pid_of(tid)).map_or(empty, |v| v.as_slice());
+        let gap = match place(own) {
+            Ok(m) => return missing(&m).then(|| (m.start, m.end - 1)),
+            Err(g) => g,
+        };
+        let (lo, hi) = match place(&self.kernel) {
+            Ok(m) if missing(&m) => (m.start, m.end - 1),
+            Ok(_) => return None,
+            Err(g) => g,
+        };
+        let (lo, hi) = (lo.max(gap.0), hi.min(gap.1));
+        (lo <= addr && addr <= hi).then_some((lo, hi))
+    }
+
     /// Read target memory of thread `tid` at `addr`: bytes read.
     pub fn read(&mut self, tid: i32, addr: u64, buf: &mut [u8]) -> usize {
         let m = match self.last {
@@ -701,6 +751,36 @@ mod tests {
 
     fn m(start: u64, end: u64, pgoff: u64, bin: usize) -> Map {
         Map { start, end, pgoff, bin }
+    }
+
+    #[test]
+    fn holes_are_gaps_and_mappings_without_their_binary() {
+        let found = Binary { data: Some(Some(Arc::new(vec![0x11; 0x3000]))), ..Binary::new("/bin/found", None) };
+        let missing = Binary::new("/bin/missing", None);
+        let kernel = Binary::new(KERNEL_NAME, None);
+        let mut s = Spaces::from_parts(
+            vec![found, missing, kernel],
+            vec![(7, m(0x1000, 0x4000, 0, 0)), (7, m(0x8000, 0x9000, 0, 1)), (-1, m(0xf000, 0x20000, 0, 2)), (-1, m(0x30000, 0x31000, 0, 0))],
+        );
+        let mut b = [0u8; 4];
+        // bytes: no hole
+        assert_eq!(s.read_or_hole(7, 0x1000, &mut b), (4, None));
+        // a gap of the process, cut by the kernel's mappings around it
+        assert_eq!(s.read_or_hole(7, 0x5000, &mut b), (0, Some((0x4000, 0x7fff))));
+        assert_eq!(s.read_or_hole(7, 0x500, &mut b), (0, Some((0, 0xfff))));
+        // a mapping whose binary is missing
+        assert_eq!(s.read_or_hole(7, 0x8800, &mut b), (0, Some((0x8000, 0x8fff))));
+        // the kernel's mapping without vmlinux, cut by the process's gap
+        assert_eq!(s.read_or_hole(7, 0x10000, &mut b), (0, Some((0xf000, 0x1ffff))));
+        assert_eq!(s.read_or_hole(7, 0x9800, &mut b), (0, Some((0x9000, 0xefff))));
+        // past everything
+        assert_eq!(s.read_or_hole(7, 0x40000, &mut b), (0, Some((0x31000, u64::MAX))));
+        // another process: only the kernel's mappings
+        assert_eq!(s.read_or_hole(9, 0x5000, &mut b), (0, Some((0, 0xefff))));
+        // a kernel mapping whose binary has bytes, read past its data: no hole
+        assert_eq!(s.read_or_hole(9, 0x30000, &mut b), (4, None));
+        // no hole is made of a mapping whose binary has bytes
+        assert_eq!(s.hole_at(7, 0x3f00), None);
     }
 
     #[test]
