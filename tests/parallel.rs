@@ -106,13 +106,10 @@ fn parallel_decode_matches_serial_on_every_conformance_case() {
     assert!(total_stitches >= 500, "only {total_stitches} stitches");
 }
 
-/// The Rust API: `Decoder::decode_parallel` gives the elements (and the
-/// messages) of `Decoder::decode`, on snapshots of each protocol.
-#[test]
-fn api_decode_parallel_matches_decode() {
-    use opencsd_c_api::api::{Decoder, ParallelOptions};
-    let Some(shared) = common::shared_or_skip() else { return };
-    let snaps = [
+/// The snapshots the Rust API tests decode (one or more of each protocol,
+/// and a corrupted one) that are there, with their folders.
+fn api_snapshots(shared: &Path) -> Vec<(&'static str, std::path::PathBuf)> {
+    [
         "snapshots/juno_r1_1",
         "snapshots/a57_single_step",
         "snapshots/TC2",
@@ -120,13 +117,21 @@ fn api_decode_parallel_matches_decode() {
         "snapshots-ete/001-ack_test",
         "snapshots-ete/002-ack_test_scr",
         "snapshots-corrupt/juno-uname-001-c1000",
-    ];
+    ]
+    .into_iter()
+    .map(|s| (s, shared.join("conformance").join(s)))
+    .filter(|(_, d)| d.join("snapshot.ini").is_file())
+    .collect()
+}
+
+/// The Rust API: `Decoder::decode_parallel` gives the elements (and the
+/// messages) of `Decoder::decode`, on snapshots of each protocol.
+#[test]
+fn api_decode_parallel_matches_decode() {
+    use opencsd_c_api::api::{Decoder, ParallelOptions};
+    let Some(shared) = common::shared_or_skip() else { return };
     let mut checked = 0;
-    for snap in snaps {
-        let dir = shared.join("conformance").join(snap);
-        if !dir.join("snapshot.ini").is_file() {
-            continue;
-        }
+    for (snap, dir) in api_snapshots(&shared) {
         let s = Decoder::from_snapshot(&dir, None).unwrap();
         let trace = std::fs::read(&s.trace_file).unwrap();
         let mut dec = s.decoder;
@@ -167,21 +172,9 @@ fn api_decode_parallel_matches_decode() {
 fn api_decode_text_parallel_matches_decode_text() {
     use opencsd_c_api::api::{Decoder, ParallelOptions, TextFormat};
     let Some(shared) = common::shared_or_skip() else { return };
-    let snaps = [
-        "snapshots/juno_r1_1",
-        "snapshots/a57_single_step",
-        "snapshots/TC2",
-        "snapshots/stm_only",
-        "snapshots-ete/001-ack_test",
-        "snapshots-corrupt/juno-uname-001-c1000",
-    ];
     let mut checked = 0;
     let mut parallel_elements = 0;
-    for snap in snaps {
-        let dir = shared.join("conformance").join(snap);
-        if !dir.join("snapshot.ini").is_file() {
-            continue;
-        }
+    for (snap, dir) in api_snapshots(&shared) {
         for format in [TextFormat::Lister, TextFormat::Json] {
             let s = Decoder::from_snapshot(&dir, None).unwrap();
             let trace = std::fs::read(&s.trace_file).unwrap();

@@ -14,6 +14,22 @@ use crate::abi::*;
 use crate::common::{ErrorLog, GenElemSink, OcsdError};
 use crate::dcd_tree::parallel::{self, Outcome, ParallelOptions, SegmentOutput};
 
+/// Run `trace` through `tree`'s deformatter into a recording for
+/// [`parallel::decode`]; with the trace bytes taken.
+fn record(tree: &mut crate::dcd_tree::DecodeTree, trace: &[u8]) -> (parallel::Recording, usize) {
+    let mut rec = tree.start_recording();
+    let mut index = 0usize;
+    while index < trace.len() && rec.unsupported().is_none() {
+        let end = trace.len().min(index + super::FEED);
+        let (_, used) = tree.record_data(&mut rec, index as ocsd_trc_index_t, &trace[index..end], &[]);
+        if used == 0 {
+            break;
+        }
+        index += used;
+    }
+    (rec, index)
+}
+
 /// What a segment's decode gives, in its order.
 enum Item<T> {
     /// `map`'s value and the range of the text it wrote.
@@ -133,16 +149,7 @@ impl Decoder {
             // a tree of its own records the trace: this decoder's tree is
             // left as it is for a serial decode
             let mut rtree = self.recipe.tree(Box::new(crate::common::error::NullLog), None)?;
-            let mut rec = rtree.start_recording();
-            let mut index = 0usize;
-            while index < trace.len() && rec.unsupported().is_none() {
-                let end = trace.len().min(index + super::FEED);
-                let (_, used) = rtree.record_data(&mut rec, index as ocsd_trc_index_t, &trace[index..end], &[]);
-                if used == 0 {
-                    break;
-                }
-                index += used;
-            }
+            let (rec, index) = record(&mut rtree, trace);
             let recipe = &self.recipe;
             let make = || {
                 let items: Items<T> = Rc::new(RefCell::new(Seg::default()));
@@ -387,16 +394,7 @@ impl Decoder {
                     return summary;
                 }
             };
-            let mut rec = rtree.start_recording();
-            let mut index = 0usize;
-            while index < trace.len() && rec.unsupported().is_none() {
-                let end = trace.len().min(index + super::FEED);
-                let (_, used) = rtree.record_data(&mut rec, index as ocsd_trc_index_t, &trace[index..end], &[]);
-                if used == 0 {
-                    break;
-                }
-                index += used;
-            }
+            let (rec, index) = record(&mut rtree, trace);
             let recipe = &self.recipe;
             let make = || {
                 let seg: TextItems = Rc::new(RefCell::new(TextSeg::default()));

@@ -198,6 +198,18 @@ pub fn open_input(inp: &InputArgs, count_packets: bool) -> Result<(Decoder, Path
 /// share the last counter.
 const KINDS: usize = 32;
 
+/// What [`Decoder::decode_text`] gives its text to: `out`, the first write
+/// error kept in `err` (and the decode stopped there).
+fn write_to<'a>(out: &'a mut dyn Write, err: &'a mut Option<std::io::Error>) -> impl FnMut(&[u8]) -> bool + 'a {
+    move |text| match out.write_all(text) {
+        Ok(()) => true,
+        Err(e) => {
+            *err = Some(e);
+            false
+        }
+    }
+}
+
 struct Stats {
     elements: u64,
     /// By OpenCSD element type, with an example element's name.
@@ -318,26 +330,14 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
         let trace = std::fs::read(&trace_path).map_err(|e| Failure::input(format!("{trace_name}: cannot read: {e}")))?;
         // the lines are written on the decode threads
         let format = if matches!(out_kind, Out::Json) { TextFormat::Json } else { TextFormat::Lister };
-        let r = dec.decode_text_parallel(&trace, &ParallelOptions::new(a.jobs), format, OUT_CHUNK, |text| match out.write_all(text) {
-            Ok(()) => true,
-            Err(err) => {
-                write_err = Some(err);
-                false
-            }
-        });
+        let r = dec.decode_text_parallel(&trace, &ParallelOptions::new(a.jobs), format, OUT_CHUNK, write_to(&mut out, &mut write_err));
         stats.add_summary(&r);
         (r.bytes, r.error.map(|e| e.to_string()))
     } else if !matches!(out_kind, Out::Tarmac(_)) && !verbose && !wants_progress(len) {
         // text straight from the decoders' elements (the progress bar and
         // the messages while decoding need the element loop below)
         let format = if matches!(out_kind, Out::Json) { TextFormat::Json } else { TextFormat::Lister };
-        let r = dec.decode_text(std::io::BufReader::new(file), format, OUT_CHUNK, |text| match out.write_all(text) {
-            Ok(()) => true,
-            Err(err) => {
-                write_err = Some(err);
-                false
-            }
-        });
+        let r = dec.decode_text(std::io::BufReader::new(file), format, OUT_CHUNK, write_to(&mut out, &mut write_err));
         stats.add_summary(&r);
         (r.bytes, r.error.map(|e| e.to_string()))
     } else {
