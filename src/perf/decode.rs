@@ -561,8 +561,8 @@ pub(crate) fn merge_by_time(queues: usize, mut next: impl FnMut(usize) -> Option
 /// come first (perf drops them), samples after its last one keep that
 /// timestamp.
 ///
-/// On `threads` threads (0: one per core, or serially for less than
-/// 256 KB of trace; 1: serially) where the decode is timeless, with
+/// On `threads` threads (0: one per core, or serially when the blocks
+/// but the largest hold less than 16 KB of trace; 1: serially) where the decode is timeless, with
 /// exactly the samples and warnings of the serial decode (see
 /// [`super::parallel`]).
 pub fn decode(
@@ -590,9 +590,11 @@ pub fn decode_timeless(
     decode_ordered(pd, meta, mode, spaces, out, false, threads)
 }
 
-/// With threads left to the decode (0), less trace than this is decoded
-/// serially.
-const AUTO_PARALLEL_MIN_BYTES: usize = 256 << 10;
+/// With threads left to the decode (0), the decode is serial when the
+/// blocks but the largest (what other threads could take) hold less trace
+/// than this: about a millisecond of decode, several times what starting
+/// a thread and a decode tree per block costs.
+const AUTO_PARALLEL_MIN_SPARE: usize = 16 << 10;
 
 fn decode_ordered(
     pd: &PerfData,
@@ -626,10 +628,12 @@ fn decode_ordered(
     }
     // one per core, unless there is too little trace for threads to pay
     // (a thread, a decode tree per block and a replay cost more than
-    // decoding a few dozen KB serially)
+    // decoding a few KB serially): the largest block is one thread's
+    // whatever the count
     let total: usize = all.iter().map(|b| b.len).sum();
+    let largest = all.iter().map(|b| b.len).max().unwrap_or(0);
     let threads = match threads {
-        0 if total < AUTO_PARALLEL_MIN_BYTES => 1,
+        0 if total - largest < AUTO_PARALLEL_MIN_SPARE => 1,
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };

@@ -73,7 +73,8 @@ struct Local {
     tid: [i32; 128],
     /// Sources whose thread a context of the block set.
     set: u128,
-    /// Sources whose assumed thread a memory read used.
+    /// Sources whose assumed thread a memory read used (one whose result
+    /// depends on the thread).
     used_start: u128,
     last: Option<(i32, Map)>,
     /// Binaries the block looked up, in the order it first read them.
@@ -83,7 +84,9 @@ struct Local {
 impl Local {
     fn read(&mut self, id: u8, addr: u64, buf: &mut [u8]) -> usize {
         let i = (id & 0x7f) as usize;
-        if self.set & (1u128 << i) == 0 {
+        // (a read that finds the same whatever the thread, e.g. of kernel
+        // code, does not depend on the thread assumed)
+        if self.set & (1u128 << i) == 0 && !self.pool.spaces.thread_free(addr) {
             self.used_start |= 1u128 << i;
         }
         let tid = self.tid[i];

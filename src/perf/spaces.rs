@@ -161,6 +161,10 @@ impl Binary {
 
 pub struct Spaces {
     by_pid: IdMap<Vec<Map>>,
+    /// The lowest start and highest end of the processes' mappings
+    /// (`by_pid`; start > end: none): outside it, what a read finds does
+    /// not depend on the thread.
+    per_process: (u64, u64),
     kernel: Vec<Map>,
     tid_to_pid: IdMap<i32>,
     pub binaries: Vec<Binary>,
@@ -195,6 +199,7 @@ impl Spaces {
     fn empty(symfs: Option<&Path>, vmlinux: Option<&Path>) -> Spaces {
         Spaces {
             by_pid: IdMap::default(),
+            per_process: (u64::MAX, 0),
             kernel: Vec::new(),
             tid_to_pid: IdMap::default(),
             binaries: Vec::new(),
@@ -226,6 +231,7 @@ impl Spaces {
             let list = if pid == -1 { &mut s.kernel } else { s.by_pid.entry(pid).or_default() };
             insert_map(list, m);
         }
+        s.per_process = envelope(&s.by_pid);
         s
     }
 
@@ -292,7 +298,17 @@ impl Spaces {
         }
         s.kernel = maps_in_order(kernel);
         s.by_pid = by_pid.into_iter().map(|(pid, v)| (pid, maps_in_order(v))).collect();
+        s.per_process = envelope(&s.by_pid);
         s
+    }
+
+    /// Whether what a read at `addr` finds (its bytes, or the hole of
+    /// [`Spaces::hole_at_with`] around it) is the same whatever the
+    /// thread: no process has a mapping at or around it (kernel addresses
+    /// always, as no process maps there).
+    pub fn thread_free(&self, addr: u64) -> bool {
+        let (lo, hi) = self.per_process;
+        lo > hi || addr < lo || addr >= hi
     }
 
     /// The thread's command name (its process's, else `tid N`).
@@ -552,7 +568,17 @@ impl Spaces {
             Ok(_) => return None,
             Err(g) => g,
         };
-        let (lo, hi) = (lo.max(gap.0), hi.min(gap.1));
+        let (mut lo, mut hi) = (lo.max(gap.0), hi.min(gap.1));
+        // a hole outside every process's mappings is kept outside them,
+        // so that it holds for every thread (see `thread_free`)
+        let (plo, phi) = self.per_process;
+        if plo <= phi && self.thread_free(addr) {
+            if addr >= phi {
+                lo = lo.max(phi);
+            } else {
+                hi = hi.min(plo.saturating_sub(1));
+            }
+        }
         (lo <= addr && addr <= hi).then_some((lo, hi))
     }
 
@@ -587,6 +613,12 @@ impl Binary {
         buf[..n].copy_from_slice(&data[off..off + n]);
         n
     }
+}
+
+/// The lowest start and highest end of the mappings of `by_pid`
+/// (`(u64::MAX, 0)`: none).
+fn envelope(by_pid: &IdMap<Vec<Map>>) -> (u64, u64) {
+    by_pid.values().flatten().fold((u64::MAX, 0), |(lo, hi), m| (lo.min(m.start), hi.max(m.end)))
 }
 
 /// The list [`insert_map`] makes of `maps` inserted one after the other
@@ -777,6 +809,13 @@ mod tests {
         assert_eq!(s.read_or_hole(7, 0x40000, &mut b), (0, Some((0x31000, u64::MAX))));
         // another process: only the kernel's mappings
         assert_eq!(s.read_or_hole(9, 0x5000, &mut b), (0, Some((0, 0xefff))));
+        // outside every process's mappings (0x1000..0x9000) the hole is
+        // the same for every thread: kept outside them
+        assert!(s.thread_free(0x500) && s.thread_free(0x9000) && s.thread_free(0x10000));
+        assert!(!s.thread_free(0x1000) && !s.thread_free(0x5000) && !s.thread_free(0x8fff));
+        assert_eq!(s.read_or_hole(9, 0x500, &mut b), (0, Some((0, 0xfff))));
+        assert_eq!(s.read_or_hole(9, 0x9800, &mut b), (0, Some((0x9000, 0xefff))));
+        assert_eq!(s.read_or_hole(7, 0x9800, &mut b), (0, Some((0x9000, 0xefff))));
         // a kernel mapping whose binary has bytes, read past its data: no hole
         assert_eq!(s.read_or_hole(9, 0x30000, &mut b), (4, None));
         // no hole is made of a mapping whose binary has bytes

@@ -58,8 +58,8 @@ pub struct PerfArgs {
     /// Print executed instructions per function (ELF symbols).
     #[arg(long)]
     pub functions: bool,
-    /// Decode threads (0: one per core, serial for under 256 KB of trace;
-    /// 1: serial). The output is the same whatever the count.
+    /// Decode threads (0: one per core, serial when all but the largest
+    /// trace block hold under 16 KB; 1: serial). The output is the same whatever the count.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub threads: usize,
 }
