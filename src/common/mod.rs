@@ -495,6 +495,17 @@ pub trait PacketDecoder {
     /// Decode one packet that started at trace index `index_sop`.
     fn packet_in(&mut self, index_sop: ocsd_trc_index_t, pkt: &Self::Packet, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t;
 
+    /// Take a packet that gives nothing and reads or reports nothing (no
+    /// element, no memory access, no log) without a [`DecodeCtx`]: true
+    /// when taken, with exactly the effect [`PacketDecoder::packet_in`]
+    /// would have had (and answered `OCSD_RESP_CONT`); false: nothing
+    /// done, `packet_in` is to take it. Only asked when no element waits
+    /// for the client. Default: never.
+    #[inline(always)]
+    fn absorb(&mut self, _index_sop: ocsd_trc_index_t, _pkt: &Self::Packet) -> bool {
+        false
+    }
+
     /// End of trace: flush what is pending and output the end-of-trace
     /// element(s).
     fn eot(&mut self, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t;

@@ -283,6 +283,9 @@ impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, 
             if let Some(msg) = self.attached.missing_for(&*d) {
                 return not_init(&*d, msg, &mut *self.log.inner, !unnumbered);
             }
+            if self.queue.is_empty() && d.absorb(index_sop, pkt) {
+                return OCSD_RESP_CONT;
+            }
             let mut dlog = ComponentLog::new(&mut *self.log.inner, unnumbered, false);
             let mut ctx = DecodeCtx::with_sink(self.queue, &mut *self.mem, &mut dlog, sink_of(&mut self.elem_sink));
             let r = d.packet_in(index_sop, pkt, &mut ctx);

@@ -466,6 +466,9 @@ impl EtmV4IPktDecoder {
                         pkt.type_,
                         ETM4_PKT_I_ATOM_F1 | ETM4_PKT_I_ATOM_F2 | ETM4_PKT_I_ATOM_F3 | ETM4_PKT_I_ATOM_F4 | ETM4_PKT_I_ATOM_F5 | ETM4_PKT_I_ATOM_F6
                     ) {
+                        if self.atoms_leave_no_trace(pkt) {
+                            return resp;
+                        }
                         // the most common packet, as decode_packet takes it
                         self.push_atom_pkt(pkt);
                     } else if self.decode_packet(pkt, ctx) != OCSD_OK {
@@ -483,6 +486,25 @@ impl EtmV4IPktDecoder {
                 }
             }
         }
+    }
+
+    /// Whether `pkt` is an atom packet whose atoms, pushed, committed at
+    /// once (no speculation) and popped, would leave no trace: nothing to
+    /// follow them from (e.g. no memory at the last address) and nothing
+    /// stacked before them.
+    #[inline(always)]
+    fn atoms_leave_no_trace(&self, pkt: &ocsd_etmv4_i_pkt) -> bool {
+        matches!(
+            pkt.type_,
+            ETM4_PKT_I_ATOM_F1 | ETM4_PKT_I_ATOM_F2 | ETM4_PKT_I_ATOM_F3 | ETM4_PKT_I_ATOM_F4 | ETM4_PKT_I_ATOM_F5 | ETM4_PKT_I_ATOM_F6
+        ) && pkt.atom.num > 0
+            && (self.need_ctxt || self.need_addr)
+            && self.max_spec_depth == 0
+            && self.curr_spec_depth == 0
+            && self.stack.is_empty()
+            && !self.res.any()
+            && self.out.num_to_send() == 0
+            && !self.ret_stack.pop_pending()
     }
 
     fn do_trace_info(&mut self, pkt: &ocsd_etmv4_i_pkt) {
@@ -1717,6 +1739,18 @@ impl PacketDecoder for EtmV4IPktDecoder {
 
     fn name(&self) -> &str {
         EtmV4IPktDecoder::name(self)
+    }
+
+    /// Atoms that leave no trace (see `atoms_leave_no_trace`), when the
+    /// memory window has nothing to report and no context waits to be
+    /// shown: `packet_in` would only note the packet's index.
+    #[inline(always)]
+    fn absorb(&mut self, index_sop: ocsd_trc_index_t, pkt: &ocsd_etmv4_i_pkt) -> bool {
+        if self.state == State::DecodePkts && !self.context_staged && self.mem.idle() && self.atoms_leave_no_trace(pkt) {
+            self.index_curr_pkt = index_sop;
+            return true;
+        }
+        false
     }
 
     #[inline(always)]

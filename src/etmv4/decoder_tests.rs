@@ -685,3 +685,37 @@ fn atoms_without_an_address_are_committed_silently_then_decode_resumes() {
         ]
     );
 }
+
+#[test]
+fn atoms_with_nothing_to_follow_are_absorbed_without_output_or_reads() {
+    let mut h = Harness::new(cfg(0, false), &program());
+    h.sync_at(0x1020, 0);
+    // NOP, RET taken: the next address is unknown
+    h.pkt(atoms("E"));
+    h.take();
+    let reads = h.mem.reads;
+    assert!(h.dec.absorb(7, &atoms("ENE")));
+    assert!(!h.dec.absorb(8, &addr(0x1000)), "only atom packets");
+    // what packet_in does with such atoms: nothing either
+    h.idx = 8;
+    h.pkt(atoms("EE"));
+    assert!(h.take().is_empty());
+    assert_eq!(h.mem.reads, reads);
+    // an address: atoms are followed again
+    h.pkt(addr(0x1000));
+    assert!(!h.dec.absorb(10, &atoms("E")));
+    h.pkt(atoms("NE"));
+    assert_eq!(
+        h.take(),
+        vec![
+            "10:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x1000:[0x100c] num_i(3) last_sz(4) (ISA=A64) N BR   <cond>)",
+            "10:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x100c:[0x1014] num_i(2) last_sz(4) (ISA=A64) E BR  b+link )",
+        ]
+    );
+
+    // with speculation the atoms wait on the stack for their commit
+    let mut h = Harness::new(cfg(4, false), &program());
+    h.sync_at(0x1020, 0);
+    h.pkt(atoms("E"));
+    assert!(!h.dec.absorb(6, &atoms("E")));
+}

@@ -99,6 +99,13 @@ impl MemWindow {
         })
     }
 
+    /// Nothing to report to the memory ([`MemWindow::report`] would do
+    /// nothing).
+    #[inline]
+    pub(super) fn idle(&self) -> bool {
+        self.uses == 0 && self.primed.is_none()
+    }
+
     /// No current view any more (those of cache pages stay kept).
     #[inline]
     pub(super) fn stash(&mut self) {
