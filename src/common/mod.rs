@@ -245,6 +245,16 @@ pub trait MemAccess {
         None
     }
 
+    /// Whether the 4-byte read at `addr` that [`MemAccess::read_run_known`]
+    /// would make finds nothing because it falls in a hole the memory
+    /// keeps, with no pages cached (the `uses` it would be given are then
+    /// dropped): if so, that read's effects are made (true) and the
+    /// caller takes it as a read of no bytes; else nothing is done. The
+    /// default never knows.
+    fn hole_known(&mut self, _addr: ocsd_vaddr_t, _space: ocsd_mem_space_acc_t, _trace_id: u8) -> bool {
+        false
+    }
+
     /// Changes with every access and change of the memory other than
     /// [`MemAccess::run_uses`]: while it stays the same, the view of the
     /// last [`MemAccess::read_run`] still serves the reads it vouches for.

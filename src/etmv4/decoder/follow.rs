@@ -210,6 +210,15 @@ impl MemWindow {
         self.primed = None;
         let uses = std::mem::take(&mut self.uses);
         self.stash();
+        if mem.hole_known(addr, space, trace_id) {
+            // a read of no bytes, as `read_run_known` would have made it
+            // (no pages cached: the uses are not counted)
+            self.base = addr;
+            self.space = space;
+            self.token = 0;
+            self.epoch = mem.epoch();
+            return Ok(Fetch { opcode: 0, avail: 0 });
+        }
         // never wrapping past the top of memory
         let room = (u64::MAX - addr).saturating_add(1).min(4) as usize;
         let mut b = [0u8; 4];
