@@ -890,7 +890,7 @@ impl MemAccess for MemMapper {
     /// that page, are counted as there.
     #[inline]
     fn read_known_word(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, uses: u32, known: &[u64]) -> Option<(CachePage, [u8; 4])> {
-        if self.static_only || known.is_empty() {
+        if self.cache.is_none() || self.static_only || known.is_empty() {
             return None;
         }
         match self.curr {
