@@ -1302,6 +1302,16 @@ impl EtmV4IPktDecoder {
     fn process_atom_primed(&mut self, atom: ocsd_atm_val, root_index: ocsd_trc_index_t, space: ocsd_mem_space_acc_t, ctx: &mut DecodeCtx) -> ocsd_err_t {
         match self.replay_block_primed(ctx.mem, space, self.aa64_chk) {
             Ok(Some(range)) => self.atom_range_found(atom, root_index, &range, ctx.log),
+            Ok(None) if self.mem.take_primed_short(self.instr.instr_addr, space) => {
+                // no instruction at the address: the walk would stop at
+                // its first fetch, memory not accessible, with no range
+                self.out.add(root_index);
+                self.need_addr = true;
+                self.next_range_check = None;
+                let a = self.instr.instr_addr;
+                self.set_nacc(a);
+                OCSD_OK
+            }
             Ok(None) => self.process_atom_walk(atom, root_index, ctx),
             Err(e) => self.atom_walk_failed(e, root_index, ctx.log),
         }

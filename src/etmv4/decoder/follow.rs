@@ -106,6 +106,20 @@ impl MemWindow {
         self.uses == 0 && self.primed.is_none()
     }
 
+    /// Take the read primed at `addr` in `space` if it got less than an
+    /// A64 instruction (as [`MemWindow::fetch`] would take it); false:
+    /// nothing done.
+    #[inline]
+    pub(super) fn take_primed_short(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t) -> bool {
+        match self.primed {
+            Some((a, sp, f)) if a == addr && sp == space && f.avail < 4 => {
+                self.primed = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// No current view any more (those of cache pages stay kept).
     #[inline]
     pub(super) fn stash(&mut self) {
