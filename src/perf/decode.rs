@@ -562,7 +562,7 @@ pub(crate) fn merge_by_time(queues: usize, mut next: impl FnMut(usize) -> Option
 /// timestamp.
 ///
 /// On `threads` threads (0: one per core, or serially when the blocks
-/// but the largest hold less than 16 KB of trace; 1: serially) where the decode is timeless, with
+/// but the largest hold less than 64 KB of trace; 1: serially) where the decode is timeless, with
 /// exactly the samples and warnings of the serial decode (see
 /// [`super::parallel`]).
 pub fn decode(
@@ -592,9 +592,12 @@ pub fn decode_timeless(
 
 /// With threads left to the decode (0), the decode is serial when the
 /// blocks but the largest (what other threads could take) hold less trace
-/// than this: about a millisecond of decode, several times what starting
-/// a thread and a decode tree per block costs.
-const AUTO_PARALLEL_MIN_SPARE: usize = 16 << 10;
+/// than this. Measured on kernel.perf.data (39 KB in blocks of 16, 16 and
+/// 6 KB, about 25 us of decode per KB): two threads took 0.4 ms longer
+/// than one, the thread's start (on a virtual machine, waking an idle
+/// CPU), a decode tree per block and the replay costing about 0.85 ms;
+/// break-even is near 35 KB of trace for the other threads.
+const AUTO_PARALLEL_MIN_SPARE: usize = 64 << 10;
 
 fn decode_ordered(
     pd: &PerfData,

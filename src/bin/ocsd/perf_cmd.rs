@@ -59,7 +59,7 @@ pub struct PerfArgs {
     #[arg(long)]
     pub functions: bool,
     /// Decode threads (0: one per core, serial when all but the largest
-    /// trace block hold under 16 KB; 1: serial). The output is the same whatever the count.
+    /// trace block hold under 64 KB; 1: serial). The output is the same whatever the count.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub threads: usize,
 }
