@@ -6,7 +6,8 @@ rounds).
 
     compare.py [-n N] [--before NAME=COMMAND ...] NAME=COMMAND NAME=COMMAND ...
 
-COMMAND is run through the shell, output discarded except for lines
+COMMAND is run directly (leading NAME=VALUE words set its environment),
+or through the shell when it has shell syntax; output discarded except for lines
 starting with "memory callbacks:" or "elements:" (printed once per
 command, from its last round). The first command is the reference of the
 ratios: put the slower one (e.g. OpenCSD) first to read speed-ups.
@@ -14,15 +15,38 @@ ratios: put the slower one (e.g. OpenCSD) first to read speed-ups.
 command NAME (e.g. removing the log file it appends to).
 """
 import argparse
+import os
 import statistics
 import subprocess
 import sys
 import time
 
 
+SHELL_CHARS = set("|&;<>()$`\\\"'*?[]{}~")
+
+
+def direct(cmd):
+    """(argv, env) to run COMMAND without a shell: leading NAME=VALUE words
+    become environment variables. None when it needs a shell. (A shell
+    takes about a millisecond to start: on commands of a few milliseconds
+    it would be a good part of what is timed.)"""
+    if any(c in SHELL_CHARS for c in cmd):
+        return None
+    words = cmd.split()
+    env = dict(os.environ)
+    while words and "=" in words[0] and words[0].split("=", 1)[0].isidentifier():
+        k, v = words.pop(0).split("=", 1)
+        env[k] = v
+    return (words, env) if words else None
+
+
 def run(cmd):
+    d = direct(cmd)
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    if d:
+        p = subprocess.run(d[0], env=d[1], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    else:
+        p = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     dt = time.perf_counter() - t0
     if p.returncode != 0:
         sys.exit(f"failed ({p.returncode}): {cmd}")

@@ -28,6 +28,8 @@
 #     threads (examples/parallel_count.rs);
 #   - peak memory (max RSS) of the C client on both libraries;
 #   - this library's C client time on the trace buffer repeated 1x, 4x, 16x.
+# Then `ocsd perf --autofdo` on the largest shared perf.data recording
+# against `perf script --itrace=i1` (Debian's perf and OpenCSD).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -150,3 +152,16 @@ for name in "$@"; do
         printf "x%-3s max RSS %s KiB\n" "$k" "$(LD_LIBRARY_PATH="$lib" /usr/bin/time -f %M "$client" "$out/$name.x$k.plan" 2>&1 >/dev/null | tail -n 1)"
     done
 done
+
+# `ocsd perf` on the largest shared perf.data recording: reading it and
+# writing its AutoFDO profile, against Debian's perf (with the system's
+# OpenCSD) decoding it with `perf script --itrace=i1`. Runs of a few
+# milliseconds: many rounds, each command run without a shell.
+rec=$(ls -S "$shared"/perf/*.perf.data 2>/dev/null | head -n 1)
+if [ -n "$rec" ] && command -v perf >/dev/null 2>&1; then
+    echo
+    echo "== $(basename "$rec"): ocsd perf --autofdo against perf script --itrace=i1 (ratio = perf's time / ocsd's)"
+    python3 "$here/compare.py" -n "$((rounds * 8))" \
+        "perf-script=env -u LD_LIBRARY_PATH perf script -i $rec --itrace=i1" \
+        "ocsd-autofdo=$root/target/release/ocsd perf $rec --autofdo $out/perf.afdo" || exit 1
+fi

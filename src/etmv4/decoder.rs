@@ -1756,7 +1756,8 @@ impl PacketDecoder for EtmV4IPktDecoder {
     /// shown: `packet_in` would only note the packet's index.
     #[inline(always)]
     fn absorb(&mut self, index_sop: ocsd_trc_index_t, pkt: &ocsd_etmv4_i_pkt) -> bool {
-        if self.state == State::DecodePkts && !self.context_staged && self.mem.idle() && self.atoms_leave_no_trace(pkt) {
+        // (need_ctxt / need_addr first: rarely set where memory is there)
+        if (self.need_ctxt || self.need_addr) && self.state == State::DecodePkts && !self.context_staged && self.mem.idle() && self.atoms_leave_no_trace(pkt) {
             self.index_curr_pkt = index_sop;
             return true;
         }
