@@ -466,9 +466,8 @@ impl EtmV4IPktDecoder {
                         pkt.type_,
                         ETM4_PKT_I_ATOM_F1 | ETM4_PKT_I_ATOM_F2 | ETM4_PKT_I_ATOM_F3 | ETM4_PKT_I_ATOM_F4 | ETM4_PKT_I_ATOM_F5 | ETM4_PKT_I_ATOM_F6
                     ) {
-                        if self.atoms_leave_no_trace(pkt) {
-                            return resp;
-                        }
+                        // (atoms that leave no trace are mostly taken by
+                        // `absorb` before this: not checked again here)
                         // the most common packet, as decode_packet takes it
                         self.push_atom_pkt(pkt);
                     } else if self.decode_packet(pkt, ctx) != OCSD_OK {
@@ -488,17 +487,15 @@ impl EtmV4IPktDecoder {
         }
     }
 
-    /// Whether `pkt` is an atom packet whose atoms, pushed, committed at
-    /// once (no speculation) and popped, would leave no trace: nothing to
+    /// Whether the atoms of atom packet `pkt`, pushed, committed at once
+    /// (no speculation) and popped, would leave no trace: nothing to
     /// follow them from (e.g. no memory at the last address) and nothing
-    /// stacked before them.
+    /// stacked before them. (The address and context flags first: they
+    /// are rarely set where memory is there, and the packet goes on.)
     #[inline(always)]
     fn atoms_leave_no_trace(&self, pkt: &ocsd_etmv4_i_pkt) -> bool {
-        matches!(
-            pkt.type_,
-            ETM4_PKT_I_ATOM_F1 | ETM4_PKT_I_ATOM_F2 | ETM4_PKT_I_ATOM_F3 | ETM4_PKT_I_ATOM_F4 | ETM4_PKT_I_ATOM_F5 | ETM4_PKT_I_ATOM_F6
-        ) && pkt.atom.num > 0
-            && (self.need_ctxt || self.need_addr)
+        (self.need_ctxt || self.need_addr)
+            && pkt.atom.num > 0
             && self.max_spec_depth == 0
             && self.curr_spec_depth == 0
             && self.stack.is_empty()
@@ -1756,8 +1753,20 @@ impl PacketDecoder for EtmV4IPktDecoder {
     /// shown: `packet_in` would only note the packet's index.
     #[inline(always)]
     fn absorb(&mut self, index_sop: ocsd_trc_index_t, pkt: &ocsd_etmv4_i_pkt) -> bool {
-        // (need_ctxt / need_addr first: rarely set where memory is there)
-        if (self.need_ctxt || self.need_addr) && self.state == State::DecodePkts && !self.context_staged && self.mem.idle() && self.atoms_leave_no_trace(pkt) {
+        // (need_ctxt / need_addr first, and a pending return stack pop:
+        // where memory is there, the flags are mostly set only by an
+        // indirect branch whose target the return stack gives)
+        if (self.need_ctxt || self.need_addr)
+            && !self.ret_stack.pop_pending()
+            && matches!(
+                pkt.type_,
+                ETM4_PKT_I_ATOM_F1 | ETM4_PKT_I_ATOM_F2 | ETM4_PKT_I_ATOM_F3 | ETM4_PKT_I_ATOM_F4 | ETM4_PKT_I_ATOM_F5 | ETM4_PKT_I_ATOM_F6
+            )
+            && self.state == State::DecodePkts
+            && !self.context_staged
+            && self.mem.idle()
+            && self.atoms_leave_no_trace(pkt)
+        {
             self.index_curr_pkt = index_sop;
             return true;
         }
