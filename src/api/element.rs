@@ -387,13 +387,44 @@ impl PartialEq for Element {
     }
 }
 
+impl InstrRange {
+    #[inline(always)]
+    fn from_raw(e: &ocsd_generic_trace_elem) -> InstrRange {
+        InstrRange {
+            start: e.st_addr,
+            end: e.en_addr,
+            isa: Isa::from_raw(e.isa),
+            instr_count: e.num_instr_range(),
+            last_instr_type: InstrType::from_raw(e.last_i_type),
+            last_instr_subtype: InstrSubtype::from_raw(e.last_i_subtype),
+            last_instr_executed: e.last_instr_exec() != 0,
+            last_instr_size: e.last_instr_sz() as u8,
+            last_instr_conditional: e.last_instr_cond() != 0,
+        }
+    }
+}
+
 impl Element {
     /// The typed element for a C element being delivered (its extended
     /// data, if any, is copied).
     pub fn from_raw(index: u64, trace_id: u8, e: &ocsd_generic_trace_elem) -> Element {
-        let ext = crate::printers::gen_elem::sw_payload_bytes(e);
-        let raw = RawCopy::of(e);
-        let kind = match e.elem_type {
+        // written in place: the kind goes into the element as made, not
+        // built aside and copied in
+        let mut out = Element {
+            index,
+            trace_id,
+            kind: ElementKind::Custom,
+            cycle_count: (e.has_cc() != 0).then_some(e.cycle_count),
+            raw: RawCopy::of(e),
+            ext: crate::printers::gen_elem::sw_payload_bytes(e),
+        };
+        if e.elem_type == OCSD_GEN_TRC_ELEM_INSTR_RANGE {
+            // most elements: stored without the general match
+            out.kind = ElementKind::InstrRange(InstrRange::from_raw(e));
+            return out;
+        }
+        let ext = out.ext;
+        out.kind = match e.elem_type {
             OCSD_GEN_TRC_ELEM_NO_SYNC => ElementKind::NoSync { reason: UnsyncReason::from_raw(e.unsync_eot_info()) },
             OCSD_GEN_TRC_ELEM_TRACE_ON => ElementKind::TraceOn {
                 reason: match e.trace_on_reason() {
@@ -404,17 +435,7 @@ impl Element {
             },
             OCSD_GEN_TRC_ELEM_EO_TRACE => ElementKind::EndOfTrace { reason: UnsyncReason::from_raw(e.unsync_eot_info()) },
             OCSD_GEN_TRC_ELEM_PE_CONTEXT => ElementKind::PeContext(PeContext::from_raw(e)),
-            OCSD_GEN_TRC_ELEM_INSTR_RANGE => ElementKind::InstrRange(InstrRange {
-                start: e.st_addr,
-                end: e.en_addr,
-                isa: Isa::from_raw(e.isa),
-                instr_count: e.num_instr_range(),
-                last_instr_type: InstrType::from_raw(e.last_i_type),
-                last_instr_subtype: InstrSubtype::from_raw(e.last_i_subtype),
-                last_instr_executed: e.last_instr_exec() != 0,
-                last_instr_size: e.last_instr_sz() as u8,
-                last_instr_conditional: e.last_instr_cond() != 0,
-            }),
+            OCSD_GEN_TRC_ELEM_INSTR_RANGE => ElementKind::InstrRange(InstrRange::from_raw(e)),
             OCSD_GEN_TRC_ELEM_I_RANGE_NOPATH => {
                 ElementKind::InstrRangeNoPath { start: e.st_addr, next: e.en_addr, instr_count: e.num_instr_range() }
             }
@@ -482,7 +503,7 @@ impl Element {
             OCSD_GEN_TRC_ELEM_CUSTOM => ElementKind::Custom,
             t => ElementKind::Unknown { raw_type: t },
         };
-        Element { index, trace_id, kind, cycle_count: (e.has_cc() != 0).then_some(e.cycle_count), raw, ext }
+        out
     }
 
     /// A copy of the C element this was made from (its extended-data

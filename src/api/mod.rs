@@ -358,9 +358,20 @@ impl Decoder {
     /// Decode `trace`, calling `f` for each element. Returns the number of
     /// trace bytes processed.
     pub fn decode_each<R: Read>(&mut self, trace: R, mut f: impl FnMut(&Element)) -> Result<u64, Error> {
+        let queue = self.queue.clone();
         let mut it = self.decode(trace);
-        for e in &mut it {
-            f(&e);
+        // the elements of each step are given where the decode queued
+        // them, not moved out one by one
+        loop {
+            {
+                let mut q = queue.borrow_mut();
+                q.iter().for_each(&mut f);
+                q.clear();
+            }
+            if it.state == State::Done {
+                break;
+            }
+            it.step();
         }
         it.finish()
     }
