@@ -466,9 +466,8 @@ impl EtmV4IPktDecoder {
                         pkt.type_,
                         ETM4_PKT_I_ATOM_F1 | ETM4_PKT_I_ATOM_F2 | ETM4_PKT_I_ATOM_F3 | ETM4_PKT_I_ATOM_F4 | ETM4_PKT_I_ATOM_F5 | ETM4_PKT_I_ATOM_F6
                     ) {
-                        // (atoms that leave no trace are mostly taken by
-                        // `absorb` before this: not checked again here)
                         // the most common packet, as decode_packet takes it
+                        // (those that leave no trace mostly go to `absorb`)
                         self.push_atom_pkt(pkt);
                     } else if self.decode_packet(pkt, ctx) != OCSD_OK {
                         return OCSD_RESP_FATAL_INVALID_DATA;
@@ -485,23 +484,6 @@ impl EtmV4IPktDecoder {
                 }
             }
         }
-    }
-
-    /// Whether the atoms of atom packet `pkt`, pushed, committed at once
-    /// (no speculation) and popped, would leave no trace: nothing to
-    /// follow them from (e.g. no memory at the last address) and nothing
-    /// stacked before them. (The address and context flags first: they
-    /// are rarely set where memory is there, and the packet goes on.)
-    #[inline(always)]
-    fn atoms_leave_no_trace(&self, pkt: &ocsd_etmv4_i_pkt) -> bool {
-        (self.need_ctxt || self.need_addr)
-            && pkt.atom.num > 0
-            && self.max_spec_depth == 0
-            && self.curr_spec_depth == 0
-            && self.stack.is_empty()
-            && !self.res.any()
-            && self.out.num_to_send() == 0
-            && !self.ret_stack.pop_pending()
     }
 
     fn do_trace_info(&mut self, pkt: &ocsd_etmv4_i_pkt) {
@@ -1748,9 +1730,12 @@ impl PacketDecoder for EtmV4IPktDecoder {
         EtmV4IPktDecoder::name(self)
     }
 
-    /// Atoms that leave no trace (see `atoms_leave_no_trace`), when the
-    /// memory window has nothing to report and no context waits to be
-    /// shown: `packet_in` would only note the packet's index.
+    /// An atom packet whose atoms, pushed, committed at once (no
+    /// speculation) and popped, would leave no trace: nothing to follow
+    /// them from (e.g. no memory at the last address) and nothing stacked
+    /// before them; with the memory window having nothing to report and
+    /// no context waiting to be shown, `packet_in` would only note the
+    /// packet's index.
     #[inline(always)]
     fn absorb(&mut self, index_sop: ocsd_trc_index_t, pkt: &ocsd_etmv4_i_pkt) -> bool {
         // (need_ctxt / need_addr first, and a pending return stack pop:
@@ -1762,10 +1747,15 @@ impl PacketDecoder for EtmV4IPktDecoder {
                 pkt.type_,
                 ETM4_PKT_I_ATOM_F1 | ETM4_PKT_I_ATOM_F2 | ETM4_PKT_I_ATOM_F3 | ETM4_PKT_I_ATOM_F4 | ETM4_PKT_I_ATOM_F5 | ETM4_PKT_I_ATOM_F6
             )
+            && pkt.atom.num > 0
             && self.state == State::DecodePkts
+            && self.max_spec_depth == 0
+            && self.curr_spec_depth == 0
+            && self.stack.is_empty()
+            && !self.res.any()
+            && self.out.num_to_send() == 0
             && !self.context_staged
             && self.mem.idle()
-            && self.atoms_leave_no_trace(pkt)
         {
             self.index_curr_pkt = index_sop;
             return true;

@@ -562,9 +562,9 @@ pub(crate) fn merge_by_time(queues: usize, mut next: impl FnMut(usize) -> Option
 /// timestamp.
 ///
 /// On `threads` threads (0: one per core, or serially when the blocks
-/// but the largest hold less than 64 KB of trace; 1: serially) where the decode is timeless, with
-/// exactly the samples and warnings of the serial decode (see
-/// [`super::parallel`]).
+/// but the largest hold less than 64 KB of trace; 1: serially) where the
+/// decode is timeless, with exactly the samples and warnings of the
+/// serial decode (see [`super::parallel`]).
 pub fn decode(
     pd: &PerfData,
     meta: &CsMeta,
