@@ -105,6 +105,9 @@ pub struct EtmV4IPktProc {
     name: String,
     op_flags: u32,
     table: [(ocsd_etmv4_i_pkt_type, Handler); 256],
+    /// The atoms of each atom header byte (pattern, count), from `table`'s
+    /// types (a look-up instead of a branch on the type per atom packet).
+    atoms: [Option<(u32, u8)>; 256],
 
     pkt: ocsd_etmv4_i_pkt,
     addr_stack: AddrStack,
@@ -164,6 +167,7 @@ impl EtmV4IPktProc {
             name: format!("{}_{:04}", ETMV4I_PKTS_NAME, inst_id),
             op_flags: 0,
             table: [(ETM4_PKT_I_RESERVED, Handler::Reserved); 256],
+            atoms: [None; 256],
             pkt: ocsd_etmv4_i_pkt::default(),
             addr_stack: AddrStack::new(),
             raw: Vec::with_capacity(64),
@@ -427,6 +431,10 @@ impl EtmV4IPktProc {
         }
         for i in 0xF8..=0xFF {
             self.set(i, ETM4_PKT_I_ATOM_F3, Handler::Atom);
+        }
+        for (b, a) in self.atoms.iter_mut().enumerate() {
+            let (t, h) = self.table[b];
+            *a = if h == Handler::Atom { Self::atom_pattern(t, b as u8) } else { None };
         }
     }
 
@@ -1213,20 +1221,30 @@ impl EtmV4IPktProc {
         Ok(())
     }
 
+    /// An atom packet's header byte `b` (its type set from `table`).
+    #[inline(always)]
     fn i_atom(&mut self, b: u8) {
-        // patterns: lsbit = oldest atom
+        if let Some((pattern, num)) = self.atoms[b as usize] {
+            self.pkt.set_atom_pattern(pattern, num);
+        }
+        self.state = ProcState::SendPkt;
+    }
+
+    /// The atoms (pattern, lsbit the oldest atom; count) of header byte
+    /// `b` of atom packet type `t`; None: the packet sets none.
+    fn atom_pattern(t: ocsd_etmv4_i_pkt_type, b: u8) -> Option<(u32, u8)> {
         const F4_PATTERNS: [u32; 4] = [0xE, 0x0, 0xA, 0x5];
-        match self.pkt.type_ {
-            ETM4_PKT_I_ATOM_F1 => self.pkt.set_atom_pattern((b & 0x1) as u32, 1),
-            ETM4_PKT_I_ATOM_F2 => self.pkt.set_atom_pattern((b & 0x3) as u32, 2),
-            ETM4_PKT_I_ATOM_F3 => self.pkt.set_atom_pattern((b & 0x7) as u32, 3),
-            ETM4_PKT_I_ATOM_F4 => self.pkt.set_atom_pattern(F4_PATTERNS[(b & 0x3) as usize], 4),
+        match t {
+            ETM4_PKT_I_ATOM_F1 => Some(((b & 0x1) as u32, 1)),
+            ETM4_PKT_I_ATOM_F2 => Some(((b & 0x3) as u32, 2)),
+            ETM4_PKT_I_ATOM_F3 => Some(((b & 0x7) as u32, 3)),
+            ETM4_PKT_I_ATOM_F4 => Some((F4_PATTERNS[(b & 0x3) as usize], 4)),
             ETM4_PKT_I_ATOM_F5 => match ((b & 0x20) >> 3) | (b & 0x3) {
-                5 => self.pkt.set_atom_pattern(0x1E, 5), // NEEEE
-                1 => self.pkt.set_atom_pattern(0x00, 5), // NNNNN
-                2 => self.pkt.set_atom_pattern(0x0A, 5), // NENEN
-                3 => self.pkt.set_atom_pattern(0x15, 5), // ENENE
-                _ => {}
+                5 => Some((0x1E, 5)), // NEEEE
+                1 => Some((0x00, 5)), // NNNNN
+                2 => Some((0x0A, 5)), // NENEN
+                3 => Some((0x15, 5)), // ENENE
+                _ => None,
             },
             ETM4_PKT_I_ATOM_F6 => {
                 let count = (b & 0x1F) as u32 + 3; // count of E's
@@ -1234,11 +1252,10 @@ impl EtmV4IPktProc {
                 if b & 0x20 == 0 {
                     pattern |= 1u32 << count; // last atom is E
                 }
-                self.pkt.set_atom_pattern(pattern, (count + 1) as u8);
+                Some((pattern, (count + 1) as u8))
             }
-            _ => {}
+            _ => None,
         }
-        self.state = ProcState::SendPkt;
     }
 
     fn i_ite(&mut self) {

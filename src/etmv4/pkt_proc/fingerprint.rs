@@ -12,13 +12,15 @@ impl EtmV4IPktProc {
     /// Everything that can change later output: the packet being built and
     /// the values that carry from packet to packet, the parse position and
     /// sync state. Left out: the configuration (equal for both sides of a
-    /// stitch), the header table made from it, the name, and statistics.
+    /// stitch), the header and atom tables made from it, the name, and
+    /// statistics.
     pub(crate) fn fingerprint(&self, out: &mut String) {
         let EtmV4IPktProc {
             cfg: _,
             name: _,
             op_flags,
             table: _,
+            atoms: _,
             pkt,
             addr_stack,
             raw,
