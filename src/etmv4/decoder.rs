@@ -1284,11 +1284,8 @@ impl EtmV4IPktDecoder {
             Ok(None) if self.mem.take_primed_short(self.instr.instr_addr, space) => {
                 // no instruction at the address: the walk would stop at
                 // its first fetch, memory not accessible, with no range
-                self.out.add(root_index);
-                self.need_addr = true;
-                self.next_range_check = None;
                 let a = self.instr.instr_addr;
-                self.set_nacc(a);
+                self.atom_without_waypoint(root_index, &InstrRange { st_addr: a, en_addr: a, num_instr: 0 }, WpRes::Nacc);
                 OCSD_OK
             }
             Ok(None) => self.process_atom_walk(atom, root_index, ctx),
@@ -1362,13 +1359,21 @@ impl EtmV4IPktDecoder {
         if res == WpRes::Found {
             return self.atom_range_found(atom, root_index, &range, ctx.log);
         }
-        // no waypoint: memory not accessible
+        self.atom_without_waypoint(root_index, &range, res);
+        OCSD_OK
+    }
+
+    /// An atom's walk ended without a waypoint (memory not accessible, at
+    /// `Nacc` the address after `range`): its range if any, the next
+    /// address unknown.
+    #[inline(always)]
+    fn atom_without_waypoint(&mut self, root_index: ocsd_trc_index_t, range: &InstrRange, res: WpRes) {
         self.out.add(root_index);
         self.need_addr = true;
         self.next_range_check = None;
         if range.st_addr != range.en_addr {
             let e = self.out.cur();
-            Self::set_range(e, &range, true, &mut self.instr);
+            Self::set_range(e, range, true, &mut self.instr);
             if res == WpRes::Nacc {
                 self.out.add(root_index);
             }
@@ -1377,7 +1382,6 @@ impl EtmV4IPktDecoder {
             let a = self.instr.instr_addr;
             self.set_nacc(a);
         }
-        OCSD_OK
     }
 
     /// The walk for an atom failed with `err` (reading memory, or

@@ -646,9 +646,8 @@ impl MemMapper {
             return Ok(Some((Serve::Direct(acc), got)));
         }
         if !cached {
-            let got = if let Source::CallbackHoles { stamp, .. } = &self.accessors[acc].source {
-                let st = stamp.load(std::sync::atomic::Ordering::Acquire);
-                if self.holes.holds(acc, addr, space, trace_id, st) {
+            let got = if matches!(self.accessors[acc].source, Source::CallbackHoles { .. }) {
+                if self.in_kept_hole(acc, addr, space, trace_id) {
                     return Ok(Some((Serve::Direct(acc), 0)));
                 }
                 let (got, hole) = self.accessors[acc].read_hole(addr, space, trace_id, &mut out[..req])?;
@@ -668,6 +667,16 @@ impl MemMapper {
         let c = self.cache.as_mut().expect("cached");
         let hit = c.find(addr, req, trace_id).then_some(c.mru);
         self.serve_page(acc, addr, space, trace_id, req, hit).map(Some)
+    }
+
+    /// Whether accessor `acc` is a callback with holes and a read by
+    /// `trace_id` at `addr` in `space` falls in a hole it named, under its
+    /// current stamp.
+    #[inline]
+    fn in_kept_hole(&self, acc: usize, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> bool {
+        let Source::CallbackHoles { stamp, .. } = &self.accessors[acc].source else { return false };
+        let st = stamp.load(std::sync::atomic::Ordering::Acquire);
+        self.holes.holds(acc, addr, space, trace_id, st)
     }
 
     /// The rest of a cached read of `req` bytes through accessor `acc`
@@ -945,12 +954,7 @@ impl MemAccess for MemMapper {
             return false;
         }
         let Some(acc) = self.curr else { return false };
-        if !self.fits(acc, addr, space, trace_id) {
-            return false;
-        }
-        let Source::CallbackHoles { stamp, .. } = &self.accessors[acc].source else { return false };
-        let st = stamp.load(std::sync::atomic::Ordering::Acquire);
-        if !self.holes.holds(acc, addr, space, trace_id, st) {
+        if !self.fits(acc, addr, space, trace_id) || !self.in_kept_hole(acc, addr, space, trace_id) {
             return false;
         }
         self.epoch += 1;
