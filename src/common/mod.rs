@@ -78,6 +78,16 @@ pub trait PacketOut<P> {
     fn has_raw_monitor(&self) -> bool {
         true
     }
+
+    /// Whether atom packets up to the one that started at `last_index` may
+    /// be passed over: true when nothing watches packets and the decoder
+    /// takes any atom packet now by noting its index alone
+    /// ([`PacketDecoder::absorb_atoms`]), which it has then done for the
+    /// last. A processor asks this after an atom packet whose decoding left
+    /// the datapath going on; the default (never) sends every packet.
+    fn absorb_atoms(&mut self, _last_index: ocsd_trc_index_t) -> bool {
+        false
+    }
 }
 
 /// A protocol's packet processor: bytes of one trace ID in, packets out.
@@ -513,6 +523,16 @@ pub trait PacketDecoder {
     /// for the client. Default: never.
     #[inline(always)]
     fn absorb(&mut self, _index_sop: ocsd_trc_index_t, _pkt: &Self::Packet) -> bool {
+        false
+    }
+
+    /// Take a run of atom packets, the last of which started at trace
+    /// index `last_index`, as [`PacketDecoder::absorb`] would take each of
+    /// them: true when it would take any atom packet now (its atoms change
+    /// nothing it keeps but the index of the packet), with that done; false:
+    /// nothing done. Only asked when no element waits for the client.
+    /// Default: never.
+    fn absorb_atoms(&mut self, _last_index: ocsd_trc_index_t) -> bool {
         false
     }
 

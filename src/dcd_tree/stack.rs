@@ -362,6 +362,16 @@ impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, 
     fn has_raw_monitor(&self) -> bool {
         self.monitor.is_some()
     }
+
+    fn absorb_atoms(&mut self, last_index: ocsd_trc_index_t) -> bool {
+        if self.monitor.is_some() || !self.queue.is_empty() {
+            return false;
+        }
+        match self.dec.as_deref_mut() {
+            Some(d) => self.attached.missing_for(&*d).is_none() && d.absorb_atoms(last_index),
+            None => false,
+        }
+    }
 }
 
 impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'static> TraceIdDecoder for Stack<P, D> {

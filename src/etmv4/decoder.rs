@@ -1725,6 +1725,22 @@ impl EtmV4IPktDecoder {
         self.need_addr = false;
         OCSD_OK
     }
+
+    /// The conditions of [`PacketDecoder::absorb`] that concern the
+    /// decoder rather than the packet: in sync, no speculation, nothing
+    /// stacked, resolving or waiting to go out, no context to show, no
+    /// memory read to report.
+    #[inline(always)]
+    fn atoms_absorbed(&self) -> bool {
+        self.state == State::DecodePkts
+            && self.max_spec_depth == 0
+            && self.curr_spec_depth == 0
+            && self.stack.is_empty()
+            && !self.res.any()
+            && self.out.num_to_send() == 0
+            && !self.context_staged
+            && self.mem.idle()
+    }
 }
 
 impl PacketDecoder for EtmV4IPktDecoder {
@@ -1752,16 +1768,19 @@ impl PacketDecoder for EtmV4IPktDecoder {
                 ETM4_PKT_I_ATOM_F1 | ETM4_PKT_I_ATOM_F2 | ETM4_PKT_I_ATOM_F3 | ETM4_PKT_I_ATOM_F4 | ETM4_PKT_I_ATOM_F5 | ETM4_PKT_I_ATOM_F6
             )
             && pkt.atom.num > 0
-            && self.state == State::DecodePkts
-            && self.max_spec_depth == 0
-            && self.curr_spec_depth == 0
-            && self.stack.is_empty()
-            && !self.res.any()
-            && self.out.num_to_send() == 0
-            && !self.context_staged
-            && self.mem.idle()
+            && self.atoms_absorbed()
         {
             self.index_curr_pkt = index_sop;
+            return true;
+        }
+        false
+    }
+
+    /// Every atom packet is absorbed now (none of the conditions depends
+    /// on the atoms, and taking one changes none of them).
+    fn absorb_atoms(&mut self, last_index: ocsd_trc_index_t) -> bool {
+        if (self.need_ctxt || self.need_addr) && !self.ret_stack.pop_pending() && self.atoms_absorbed() {
+            self.index_curr_pkt = last_index;
             return true;
         }
         false

@@ -1221,6 +1221,28 @@ impl EtmV4IPktProc {
         Ok(())
     }
 
+    /// After an atom packet: the atom packets that follow it in `data`
+    /// (one byte each) passed over when the output takes them unseen
+    /// ([`PacketOut::absorb_atoms`]), the packet state left as sending the
+    /// last would have left it.
+    #[inline]
+    fn pass_atom_run(&mut self, data: &[u8], out: &mut dyn PacketOut<ocsd_etmv4_i_pkt>) {
+        let run = data[self.processed..].iter().take_while(|&&b| self.table[b as usize].1 == Handler::Atom).count();
+        if run == 0 {
+            return;
+        }
+        let last = self.processed + run - 1;
+        let last_index = self.block_index.wrapping_add(last as u32);
+        if !out.absorb_atoms(last_index) {
+            return;
+        }
+        let b = data[last];
+        self.packet_index = last_index;
+        self.pkt.type_ = self.table[b as usize].0;
+        self.i_atom(b);
+        self.processed = last + 1;
+    }
+
     /// An atom packet's header byte `b` (its type set from `table`).
     #[inline(always)]
     fn i_atom(&mut self, b: u8) {
@@ -1479,6 +1501,9 @@ impl PacketProcessor for EtmV4IPktProc {
                                     self.i_no_payload(b);
                                 }
                                 resp = out.packet(self.packet_index, &self.pkt, &data[i..i + 1]);
+                                if h == Handler::Atom && resp == OCSD_RESP_CONT {
+                                    self.pass_atom_run(data, out);
+                                }
                                 self.pkt.init_next_packet();
                                 self.update_on_unsync_packet_index = 0;
                                 self.state = ProcState::ProcHdr;

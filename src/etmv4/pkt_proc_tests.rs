@@ -13,6 +13,9 @@ struct Out {
     errors: Vec<String>,
     wait_on: Option<usize>,
     pkts: Vec<ocsd_etmv4_i_pkt>,
+    /// Take runs of atom packets unseen (the last index of each run taken).
+    absorbing: bool,
+    absorbed: Vec<u32>,
 }
 
 impl ErrorLog for Out {
@@ -39,6 +42,12 @@ impl PacketOut<ocsd_etmv4_i_pkt> for Out {
     }
     fn logger(&mut self) -> &mut dyn ErrorLog {
         self
+    }
+    fn absorb_atoms(&mut self, last_index: u32) -> bool {
+        if self.absorbing {
+            self.absorbed.push(last_index);
+        }
+        self.absorbing
     }
 }
 
@@ -440,4 +449,35 @@ fn trace_info_field_bits_show_as_flags() {
     // bit 17 only with a spec section: spec depth not printed, no sync point
     let s = one(etm4_cfg(), &[0x01, 0x05, 0x80, 0x80, 0x08, 0x03]);
     assert_eq!(s, "I_TRACE_INFO : Trace Info.; INFO=0x0 { CC.0 }");
+}
+
+#[test]
+fn atom_runs_are_passed_over_when_the_output_absorbs_them() {
+    // after the A-sync (0..12) and trace info (12, 13): atoms E, NN
+    // (format 2), E, N; a short address (18, 19); atoms E, E, N, EE
+    let mut data = ASYNC.to_vec();
+    data.extend_from_slice(&[0x01, 0x00, 0xF7, 0xD8, 0xF7, 0xF6, 0x95, 0x11, 0xF7, 0xF7, 0xF6, 0xDB]);
+    for absorbing in [false, true] {
+        let mut p = EtmV4IPktProc::with_config(etm4_cfg());
+        let mut out = Out { absorbing, ..Default::default() };
+        let (resp, n) = p.process_data(0, &data, &mut out);
+        assert_eq!((resp, n), (OCSD_RESP_CONT, data.len()));
+        let idx: Vec<u32> = out.lines.iter().map(|l| l.0).collect();
+        if absorbing {
+            // the first atom of each run goes out; the rest are taken up
+            // to the last index of the run
+            assert_eq!(idx, vec![0, 12, 14, 18, 20]);
+            assert_eq!(out.absorbed, vec![17, 23]);
+        } else {
+            assert_eq!(idx, vec![0, 12, 14, 15, 16, 17, 18, 20, 21, 22, 23]);
+            assert!(out.absorbed.is_empty());
+        }
+        // the packet after a run passed over is read as after the run
+        assert!(out.lines.iter().any(|l| l.0 == 18 && l.1.starts_with("I_ADDR_S_IS0")), "{:?}", out.lines);
+        // and the processor's state is that after the last atom
+        let mut tail = Out::default();
+        p.process_data(data.len() as u32, &[0xF7], &mut tail);
+        assert_eq!(tail.lines.len(), 1);
+        assert_eq!(tail.lines[0].0, data.len() as u32);
+    }
 }
