@@ -4,7 +4,6 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::Instant;
 
 use opencsd_c_api::api::{
@@ -27,9 +26,9 @@ impl Failure {
     }
 }
 
-fn fail(cmd: &str, f: Failure) -> ExitCode {
+fn fail(cmd: &str, f: Failure) -> u8 {
     eprintln!("ocsd {cmd}: error: {}", f.msg);
-    ExitCode::from(f.code)
+    f.code
 }
 
 /// A memory image named on the command line.
@@ -294,9 +293,10 @@ enum Out {
     Tarmac(TarmacWriter<Box<dyn Write>>),
 }
 
-pub fn run_decode(a: &DecodeArgs) -> ExitCode {
+/// Run `ocsd decode`: the exit status.
+pub fn run_decode(a: &DecodeArgs) -> u8 {
     match decode(a) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => 0,
         Err(f) => fail("decode", f),
     }
 }
@@ -459,10 +459,11 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-pub fn run_compare(a: &CompareArgs) -> ExitCode {
+/// Run `ocsd compare`: the exit status.
+pub fn run_compare(a: &CompareArgs) -> u8 {
     match compare(a) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::from(1),
+        Ok(true) => 0,
+        Ok(false) => 1,
         Err(f) => fail("compare", f),
     }
 }

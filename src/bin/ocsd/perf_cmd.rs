@@ -5,7 +5,6 @@ use std::cell::RefCell;
 use std::io::Write;
 use std::rc::Rc;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use opencsd_c_api::perf::{self, dump::{BlockMode, TextStyle}, PerfData, PerfError};
 
@@ -98,15 +97,15 @@ fn block_mode(s: &str) -> Result<BlockMode, String> {
 }
 
 /// Run the subcommand: 0 on success, 2 on an error (bad or missing input).
-pub fn run(args: &PerfArgs) -> ExitCode {
+pub fn run(args: &PerfArgs) -> u8 {
     match run_inner(args) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => 0,
         // output closed early (`| head`): not an error
-        Err(PerfError::Io(m)) if m.contains("Broken pipe") => ExitCode::SUCCESS,
+        Err(PerfError::Io(m)) if m.contains("Broken pipe") => 0,
         Err(e) => {
             eprintln!("ocsd perf: {}: {}", args.file.display(), e);
             let _ = e;
-            ExitCode::from(2)
+            2
         }
     }
 }
