@@ -499,6 +499,13 @@ impl EtmV4IPktDecoder {
         }
     }
 
+    /// An address packet's address goes on the stack (`decodePacket`).
+    #[inline(always)]
+    fn push_addr_pkt(&mut self, pkt: &ocsd_etmv4_i_pkt, idx: ocsd_trc_index_t) {
+        self.last_is = pkt.v_addr_ISA;
+        self.stack.push_addr(pkt.type_, idx, etmv4_addr_val_t { val: pkt.v_addr.val, isa: pkt.v_addr_ISA });
+    }
+
     /// An atom packet's atoms go on the stack; above the maximum
     /// speculation depth the excess is committed (`decodePacket` for atoms).
     #[inline(always)]
@@ -541,8 +548,7 @@ impl EtmV4IPktDecoder {
             | ETM4_PKT_I_ADDR_L_64IS1
             | ETM4_PKT_I_ADDR_S_IS0
             | ETM4_PKT_I_ADDR_S_IS1 => {
-                self.last_is = pkt.v_addr_ISA;
-                self.stack.push_addr(t, idx, etmv4_addr_val_t { val: pkt.v_addr.val, isa: pkt.v_addr_ISA });
+                self.push_addr_pkt(pkt, idx);
                 is_addr = true;
             }
             ETM4_PKT_I_ADDR_CTXT_L_64IS0 | ETM4_PKT_I_ADDR_CTXT_L_64IS1 | ETM4_PKT_I_ADDR_CTXT_L_32IS0
@@ -1732,10 +1738,17 @@ impl EtmV4IPktDecoder {
     /// memory read to report.
     #[inline(always)]
     fn atoms_absorbed(&self) -> bool {
+        self.max_spec_depth == 0 && self.curr_spec_depth == 0 && self.stack.is_empty() && self.quiescent()
+    }
+
+    /// Between packets with nothing to do but take the next: in sync,
+    /// within the speculation depth, nothing resolving or waiting to go
+    /// out, no context to show, no memory read to report (`packet_in`
+    /// would do nothing around `process_packet`).
+    #[inline(always)]
+    fn quiescent(&self) -> bool {
         self.state == State::DecodePkts
-            && self.max_spec_depth == 0
-            && self.curr_spec_depth == 0
-            && self.stack.is_empty()
+            && self.curr_spec_depth <= self.max_spec_depth
             && !self.res.any()
             && self.out.num_to_send() == 0
             && !self.context_staged
@@ -1761,17 +1774,29 @@ impl PacketDecoder for EtmV4IPktDecoder {
         // (need_ctxt / need_addr first, and a pending return stack pop:
         // where memory is there, the flags are mostly set only by an
         // indirect branch whose target the return stack gives)
-        if (self.need_ctxt || self.need_addr)
-            && !self.ret_stack.pop_pending()
-            && matches!(
-                pkt.type_,
-                ETM4_PKT_I_ATOM_F1 | ETM4_PKT_I_ATOM_F2 | ETM4_PKT_I_ATOM_F3 | ETM4_PKT_I_ATOM_F4 | ETM4_PKT_I_ATOM_F5 | ETM4_PKT_I_ATOM_F6
-            )
-            && pkt.atom.num > 0
-            && self.atoms_absorbed()
-        {
-            self.index_curr_pkt = index_sop;
-            return true;
+        match pkt.type_ {
+            ETM4_PKT_I_ATOM_F1 | ETM4_PKT_I_ATOM_F2 | ETM4_PKT_I_ATOM_F3 | ETM4_PKT_I_ATOM_F4 | ETM4_PKT_I_ATOM_F5 | ETM4_PKT_I_ATOM_F6 => {
+                if (self.need_ctxt || self.need_addr) && !self.ret_stack.pop_pending() && pkt.atom.num > 0 && self.atoms_absorbed() {
+                    self.index_curr_pkt = index_sop;
+                    return true;
+                }
+            }
+            // an address only goes on the stack: nothing resolves or goes
+            // out until the next element to commit
+            ETM4_PKT_I_ADDR_MATCH
+            | ETM4_PKT_I_ADDR_L_32IS0
+            | ETM4_PKT_I_ADDR_L_32IS1
+            | ETM4_PKT_I_ADDR_L_64IS0
+            | ETM4_PKT_I_ADDR_L_64IS1
+            | ETM4_PKT_I_ADDR_S_IS0
+            | ETM4_PKT_I_ADDR_S_IS1 => {
+                if self.quiescent() && !self.elem_pending_addr {
+                    self.index_curr_pkt = index_sop;
+                    self.push_addr_pkt(pkt, index_sop);
+                    return true;
+                }
+            }
+            _ => {}
         }
         false
     }

@@ -695,7 +695,6 @@ fn atoms_with_nothing_to_follow_are_absorbed_without_output_or_reads() {
     h.take();
     let reads = h.mem.reads;
     assert!(h.dec.absorb(7, &atoms("ENE")));
-    assert!(!h.dec.absorb(8, &addr(0x1000)), "only atom packets");
     // what packet_in does with such atoms: nothing either
     h.idx = 8;
     h.pkt(atoms("EE"));
@@ -718,4 +717,44 @@ fn atoms_with_nothing_to_follow_are_absorbed_without_output_or_reads() {
     h.sync_at(0x1020, 0);
     h.pkt(atoms("E"));
     assert!(!h.dec.absorb(6, &atoms("E")));
+}
+
+#[test]
+fn address_packets_between_packets_are_stacked_unseen() {
+    // an address packet taken by absorb gives what packet_in gives: the
+    // same elements at the same indexes afterwards
+    let run = |absorb: bool| {
+        let mut h = Harness::new(cfg(0, false), &program());
+        h.sync_at(0x1020, 0);
+        h.pkt(atoms("E"));
+        h.take();
+        let a = addr(0x1000);
+        if absorb {
+            assert!(h.dec.absorb(h.idx, &a));
+            h.idx += 1;
+        } else {
+            h.pkt(a);
+        }
+        h.pkt(atoms("NE"));
+        h.pkt(addr(0x1010));
+        h.pkt(atoms("E"));
+        h.take()
+    };
+    let taken = run(true);
+    assert_eq!(taken, run(false));
+    assert_eq!(taken.len(), 3, "{:?}", taken);
+
+    // not while elements wait to resolve (speculation), nor after an
+    // exception whose address is still to come
+    let mut h = Harness::new(cfg(4, false), &program());
+    h.sync_at(0x1020, 0);
+    h.pkt(atoms("E"));
+    h.pkt(atoms("E"));
+    assert!(h.dec.absorb(h.idx, &addr(0x1000)), "within the speculation depth, nothing to resolve");
+    let mut h = Harness::new(cfg(0, false), &program());
+    h.sync_at(0x1020, 0);
+    let mut ex = typed(ETM4_PKT_I_EXCEPT);
+    ex.exception_info.set_exceptionType(1);
+    h.pkt(ex);
+    assert!(!h.dec.absorb(h.idx, &addr(0x1000)), "an exception waits for its address");
 }

@@ -118,6 +118,11 @@ pub struct EtmV4IPktProc {
     packet_index: ocsd_trc_index_t,
     block_index: ocsd_trc_index_t,
     processed: usize,
+    /// Whether to offer the output the next run of atom packets
+    /// ([`PacketOut::absorb_atoms`]): not again after a refusal until a
+    /// packet other than an atom packet or the next input block (atoms
+    /// that follow each other rarely change whether they would be taken).
+    offer_atom_runs: bool,
 
     is_sync: bool,
     first_trace_info: bool,
@@ -171,6 +176,7 @@ impl EtmV4IPktProc {
             pkt: ocsd_etmv4_i_pkt::default(),
             addr_stack: AddrStack::new(),
             raw: Vec::with_capacity(64),
+            offer_atom_runs: true,
             state: ProcState::ProcHdr,
             handler: Handler::NotSync,
             packet_index: 0,
@@ -1225,7 +1231,7 @@ impl EtmV4IPktProc {
     /// (one byte each) passed over when the output takes them unseen
     /// ([`PacketOut::absorb_atoms`]), the packet state left as sending the
     /// last would have left it.
-    #[inline]
+    #[inline(never)]
     fn pass_atom_run(&mut self, data: &[u8], out: &mut dyn PacketOut<ocsd_etmv4_i_pkt>) {
         let run = data[self.processed..].iter().take_while(|&&b| self.table[b as usize].1 == Handler::Atom).count();
         if run == 0 {
@@ -1234,6 +1240,7 @@ impl EtmV4IPktProc {
         let last = self.processed + run - 1;
         let last_index = self.block_index.wrapping_add(last as u32);
         if !out.absorb_atoms(last_index) {
+            self.offer_atom_runs = false;
             return;
         }
         let b = data[last];
@@ -1477,6 +1484,7 @@ impl PacketProcessor for EtmV4IPktProc {
         let mut resp = OCSD_RESP_CONT;
         self.block_index = index;
         self.processed = 0;
+        self.offer_atom_runs = true;
 
         while (self.processed < data.len() || self.state == ProcState::SendPkt) && resp_is_cont(resp) {
             match self.state {
@@ -1501,8 +1509,12 @@ impl PacketProcessor for EtmV4IPktProc {
                                     self.i_no_payload(b);
                                 }
                                 resp = out.packet(self.packet_index, &self.pkt, &data[i..i + 1]);
-                                if h == Handler::Atom && resp == OCSD_RESP_CONT {
-                                    self.pass_atom_run(data, out);
+                                if h == Handler::Atom {
+                                    if self.offer_atom_runs && resp == OCSD_RESP_CONT {
+                                        self.pass_atom_run(data, out);
+                                    }
+                                } else {
+                                    self.offer_atom_runs = true;
                                 }
                                 self.pkt.init_next_packet();
                                 self.update_on_unsync_packet_index = 0;
@@ -1532,6 +1544,7 @@ impl PacketProcessor for EtmV4IPktProc {
                     }
                 }
                 ProcState::SendPkt => {
+                    self.offer_atom_runs = true;
                     resp = self.output_packet(out);
                     self.init_packet_state();
                     self.state = ProcState::ProcHdr;

@@ -15,7 +15,7 @@
 //! opened if closed, panics kept from unwinding out of `main`, and the
 //! standard output flushed at exit (`std::process::exit`).
 
-#![no_main]
+#![cfg_attr(not(test), no_main)]
 
 mod config_file;
 mod decode;
@@ -162,8 +162,17 @@ fn fill_std_fds() {
     }
 }
 
+/// Under the unit-test harness (which brings its own entry point), the
+/// command as a Rust `main`, so that everything it uses is used.
+#[cfg(test)]
+fn main() {
+    fill_std_fds();
+    std::process::exit(i32::from(run()))
+}
+
 /// The process's entry point (see the module comment); the arguments are
 /// read through `std::env`.
+#[cfg(not(test))]
 #[no_mangle]
 pub extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
     // SAFETY: `signal` is given a valid signal number and the SIG_IGN

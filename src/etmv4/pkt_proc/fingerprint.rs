@@ -12,8 +12,8 @@ impl EtmV4IPktProc {
     /// Everything that can change later output: the packet being built and
     /// the values that carry from packet to packet, the parse position and
     /// sync state. Left out: the configuration (equal for both sides of a
-    /// stitch), the header and atom tables made from it, the name, and
-    /// statistics.
+    /// stitch), the header and atom tables made from it, the name, the
+    /// atom-run hint, and statistics.
     pub(crate) fn fingerprint(&self, out: &mut String) {
         let EtmV4IPktProc {
             cfg: _,
@@ -29,6 +29,8 @@ impl EtmV4IPktProc {
             packet_index,
             block_index,
             processed,
+            // a hint of how fast to go, not of what to output
+            offer_atom_runs: _,
             is_sync,
             first_trace_info,
             sent_notsync_packet,
