@@ -10,6 +10,7 @@
 //! the error messages (record and offset) need them.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::io::Cursor;
 
 use linux_perf_data::linux_perf_event_reader::{
@@ -154,7 +155,7 @@ pub struct PerfData {
     pub aux: Vec<AuxRecord>,
     pub sideband: Vec<SidebandRecord>,
     /// Build IDs of the file's build-id table, by path.
-    pub build_ids: PathTable<BuildId>,
+    pub build_ids: Arc<PathTable<BuildId>>,
     /// Whether the HEADER_AUXTRACE feature holds an index in perf's own
     /// layout (simpleperf writes the entries without perf's count word, and
     /// perf then reads the trace as it arrives, assuming frame-formatted
@@ -169,7 +170,7 @@ pub struct PerfData {
     pub etm_config: Option<u64>,
     /// simpleperf's FEAT_FILE / FEAT_FILE2 entries, by path: what it read
     /// of each binary on the device.
-    pub simpleperf_files: PathTable<SimpleperfFile>,
+    pub simpleperf_files: Arc<PathTable<SimpleperfFile>>,
 }
 
 /// A binary as simpleperf described it on the device (FEAT_FILE2): the
@@ -465,12 +466,12 @@ impl PerfData {
             auxtrace: Vec::new(),
             aux: Vec::new(),
             sideband: Vec::new(),
-            build_ids: PathTable::default(),
+            build_ids: Arc::default(),
             perf_auxtrace_index: false,
             simpleperf_meta: HashMap::new(),
             os_release: None,
             etm_config: None,
-            simpleperf_files: PathTable::default(),
+            simpleperf_files: Arc::default(),
             bytes: Vec::new(),
         };
         let raw = pd.walk_records(&bytes)?;
@@ -500,7 +501,7 @@ impl PerfData {
         let id_to_attr: HashMap<u64, usize> =
             attrs.iter().enumerate().flat_map(|(i, a)| a.ids().iter().map(move |id| (*id, i))).collect();
         if let Some(sec) = perf_file.feature_section_data(linux_perf_data::Feature::BUILD_ID) {
-            pd.build_ids = parse_build_id_section(sec, endian);
+            pd.build_ids = Arc::new(parse_build_id_section(sec, endian));
         }
         if let Ok(Some(r)) = perf_file.os_release() {
             pd.os_release = Some(r.to_string());
@@ -511,7 +512,7 @@ impl PerfData {
         // FEAT_FILE2 read here (its symbol tables are skipped, not
         // decoded); the legacy FEAT_FILE through the crate
         if let Some(sec) = perf_file.feature_section_data(linux_perf_data::Feature::SIMPLEPERF_FILE2) {
-            pd.simpleperf_files = parse_file2_section(sec, endian);
+            pd.simpleperf_files = Arc::new(parse_file2_section(sec, endian));
         } else if let Ok(Some(files)) = perf_file.simpleperf_symbol_tables() {
             use linux_perf_data::SimpleperfTypeSpecificInfo as T;
             let mut t = PathTable::default();
@@ -523,7 +524,7 @@ impl PerfData {
                 };
                 t.push_str(&f.path, SimpleperfFile { kind: SimpleperfDso::of(f.r#type as u64), min_vaddr: f.min_vaddr, offset_of_min_vaddr });
             }
-            pd.simpleperf_files = t.seal();
+            pd.simpleperf_files = Arc::new(t.seal());
         }
         if let Some(sec) = perf_file.feature_section_data(linux_perf_data::Feature(HEADER_AUXTRACE_FEATURE)) {
             pd.perf_auxtrace_index = perf_index_layout(sec, endian);

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use goblin::elf::Elf;
 
 use rustc_hash::FxHashMap;
-use super::file::{PerfData, Sideband, SimpleperfFile};
+use super::file::{BuildId, PathTable, PerfData, Sideband, SimpleperfFile};
 
 /// Maps keyed by pid / tid, looked up on every memory read that misses the
 /// last mapping.
@@ -184,6 +184,10 @@ pub struct Spaces {
     /// files by build ID (indexed on first use).
     symdirs: Vec<PathBuf>,
     symdir_index: std::sync::OnceLock<Vec<([u8; 20], PathBuf)>>,
+    /// The recording's build IDs and simpleperf file table by path, for
+    /// the binaries looked up (none for spaces built by hand).
+    build_ids: Option<Arc<PathTable<BuildId>>>,
+    simpleperf_files: Option<Arc<PathTable<SimpleperfFile>>>,
 }
 
 /// A binary as looked up by [`Spaces::look_up`]: its contents and what
@@ -212,6 +216,8 @@ impl Spaces {
             last: None,
             symdirs: Vec::new(),
             symdir_index: std::sync::OnceLock::new(),
+            build_ids: None,
+            simpleperf_files: None,
         }
     }
 
@@ -239,6 +245,8 @@ impl Spaces {
     pub fn with_vmlinux(pd: &PerfData, symfs: Option<&Path>, vmlinux: Option<&Path>) -> Spaces {
         let mut s = Spaces::empty(symfs, vmlinux);
         s.os_release = pd.os_release.clone();
+        s.build_ids = Some(pd.build_ids.clone());
+        s.simpleperf_files = Some(pd.simpleperf_files.clone());
         // at most a binary per mapping: sized once (see `PerfData::from_bytes`)
         s.binaries.reserve(pd.sideband.len());
         let mut bin_index: FxHashMap<&str, usize> = FxHashMap::with_capacity_and_hasher(pd.sideband.len(), Default::default());
@@ -258,12 +266,13 @@ impl Spaces {
                             // symbol: `[kernel.kallsyms]_stext`
                             let kernel = m.path.starts_with(KERNEL_NAME);
                             let key = if kernel { KERNEL_NAME } else { m.path.as_str() };
-                            let build_id = m.build_id.clone().or_else(|| pd.build_ids.get(key).map(|b| b.as_slice().to_vec()));
+                            // the recording's build-ID and simpleperf tables
+                            // are consulted when the binary is looked up
+                            // (`look_up`: most are never read)
                             let ref_sym = m.path.strip_prefix(KERNEL_NAME).filter(|n| kernel && !n.is_empty()).map(|n| (n.to_string(), m.pgoff));
-                            let mut b = Binary::new(if kernel { KERNEL_NAME } else { &m.path }, build_id);
+                            let mut b = Binary::new(key, m.build_id.clone());
                             b.kernel = kernel;
                             b.ref_sym = ref_sym;
-                            b.simpleperf = pd.simpleperf_files.get(key).copied();
                             b.module = !kernel && m.kernel;
                             s.binaries.push(b);
                             bin_index.insert(&m.path, s.binaries.len() - 1);
@@ -449,6 +458,13 @@ impl Spaces {
     /// set: `Some(None)` when not found) and the warnings to give.
     pub fn look_up(&self, bin: usize) -> LookedUp {
         let mut b = self.binaries[bin].clone();
+        // an MMAP2 record's build ID, else the recording's table's
+        if b.build_id.is_none() {
+            b.build_id = self.build_ids.as_ref().and_then(|t| t.get(&b.path)).map(|id| id.as_slice().to_vec());
+        }
+        if b.simpleperf.is_none() {
+            b.simpleperf = self.simpleperf_files.as_ref().and_then(|t| t.get(&b.path)).copied();
+        }
         let mut warnings = Vec::new();
         let mut cands = self.candidates(&b);
         if let Some(id) = &b.build_id {
