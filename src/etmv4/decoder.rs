@@ -58,6 +58,21 @@ struct ElemRes {
     discard: bool,
 }
 
+/// An address packet that carries an address alone (no context).
+#[inline(always)]
+fn is_plain_addr(t: ocsd_etmv4_i_pkt_type) -> bool {
+    matches!(
+        t,
+        ETM4_PKT_I_ADDR_MATCH
+            | ETM4_PKT_I_ADDR_L_32IS0
+            | ETM4_PKT_I_ADDR_L_32IS1
+            | ETM4_PKT_I_ADDR_L_64IS0
+            | ETM4_PKT_I_ADDR_L_64IS1
+            | ETM4_PKT_I_ADDR_S_IS0
+            | ETM4_PKT_I_ADDR_S_IS1
+    )
+}
+
 impl ElemRes {
     fn any(&self) -> bool {
         self.commit != 0 || self.cancel != 0 || self.mispredict || self.discard
@@ -541,13 +556,7 @@ impl EtmV4IPktDecoder {
             ETM4_PKT_I_CTXT => {
                 self.stack.push_context(t, idx, pkt.context, self.last_is, false);
             }
-            ETM4_PKT_I_ADDR_MATCH
-            | ETM4_PKT_I_ADDR_L_32IS0
-            | ETM4_PKT_I_ADDR_L_32IS1
-            | ETM4_PKT_I_ADDR_L_64IS0
-            | ETM4_PKT_I_ADDR_L_64IS1
-            | ETM4_PKT_I_ADDR_S_IS0
-            | ETM4_PKT_I_ADDR_S_IS1 => {
+            t if is_plain_addr(t) => {
                 self.push_addr_pkt(pkt, idx);
                 is_addr = true;
             }
@@ -1783,13 +1792,7 @@ impl PacketDecoder for EtmV4IPktDecoder {
             }
             // an address only goes on the stack: nothing resolves or goes
             // out until the next element to commit
-            ETM4_PKT_I_ADDR_MATCH
-            | ETM4_PKT_I_ADDR_L_32IS0
-            | ETM4_PKT_I_ADDR_L_32IS1
-            | ETM4_PKT_I_ADDR_L_64IS0
-            | ETM4_PKT_I_ADDR_L_64IS1
-            | ETM4_PKT_I_ADDR_S_IS0
-            | ETM4_PKT_I_ADDR_S_IS1 => {
+            t if is_plain_addr(t) => {
                 if self.quiescent() && !self.elem_pending_addr {
                     self.index_curr_pkt = index_sop;
                     self.push_addr_pkt(pkt, index_sop);
