@@ -59,6 +59,8 @@ def main():
     ap.add_argument("-n", type=int, default=5, help="rounds (default 5)")
     ap.add_argument("--before", metavar="NAME=COMMAND", action="append", default=[],
                     help="run COMMAND (untimed) before each timed run of NAME")
+    ap.add_argument("--ms", action="store_true",
+                    help="print times in milliseconds (commands of a few milliseconds)")
     ap.add_argument("cmds", nargs="+", metavar="NAME=COMMAND")
     a = ap.parse_args()
     cmds = [c.split("=", 1) for c in a.cmds]
@@ -74,10 +76,15 @@ def main():
             counts[n] = cnt
     ref = cmds[0][0]
     fmt = lambda xs: f"{min(xs):7.3f} {statistics.median(xs):7.3f} {max(xs):7.3f}"
-    print(f"{'':24} {'seconds: min  median     max':>30}   {ref + ' / this: min median max':>34}   counts")
+    unit, label = (1000.0, "ms") if a.ms else (1.0, "seconds")
+    print(f"{'':24} {label + ': min  median     max':>30}   {ref + ' / this: min median max':>34}   counts")
     for n, _ in cmds:
         ratios = [r / t for r, t in zip(times[ref], times[n])]
-        print(f"{n:24} {fmt(times[n]):>30}   {fmt(ratios):>34}   {'; '.join(counts[n])}")
+        print(f"{n:24} {fmt([t * unit for t in times[n]]):>30}   {fmt(ratios):>34}   {'; '.join(counts[n])}")
+    # the ratios above are of paired rounds; also the ratio of the medians
+    # (each command's median over its own runs)
+    for n, _ in cmds[1:]:
+        print(f"{n:24} median {ref} / median {n}: {statistics.median(times[ref]) / statistics.median(times[n]):.3f}")
 
 
 if __name__ == "__main__":

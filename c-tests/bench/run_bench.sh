@@ -161,7 +161,7 @@ rec=$(ls -S "$shared"/perf/*.perf.data 2>/dev/null | head -n 1)
 if [ -n "$rec" ] && command -v perf >/dev/null 2>&1; then
     echo
     echo "== $(basename "$rec"): ocsd perf --autofdo against perf script --itrace=i1 (ratio = perf's time / ocsd's)"
-    python3 "$here/compare.py" -n "$((rounds * 8))" \
+    python3 "$here/compare.py" --ms -n "$((rounds * 8))" \
         "perf-script=env -u LD_LIBRARY_PATH perf script -i $rec --itrace=i1" \
         "ocsd-autofdo=$root/target/release/ocsd perf $rec --autofdo $out/perf.afdo" || exit 1
 fi
