@@ -90,7 +90,7 @@ pub struct AuxRecord {
     pub aux_offset: u64,
     pub aux_size: u64,
     pub flags: u64,
-    pub common: CommonData,
+    pub common: SampleId,
 }
 
 impl AuxRecord {
@@ -136,10 +136,24 @@ pub enum Sideband {
     Exit { pid: i32, tid: i32 },
 }
 
+/// The fields of a record's `sample_id` trailer that the decode uses (the
+/// crate's `CommonData` holds six, 72 bytes, in every kept record).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SampleId {
+    pub tid: Option<i32>,
+    pub cpu: Option<u32>,
+}
+
+impl From<CommonData> for SampleId {
+    fn from(c: CommonData) -> SampleId {
+        SampleId { tid: c.tid, cpu: c.cpu }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct SidebandRecord {
     pub file_offset: u64,
-    pub common: CommonData,
+    pub common: SampleId,
     pub event: Sideband,
 }
 
@@ -543,14 +557,14 @@ impl PerfData {
                     let (Some(ao), Some(asz), Some(fl)) = (rd_u64(body, 0, endian), rd_u64(body, 8, endian), rd_u64(body, 16, endian)) else {
                         return Err(PerfError::Format { what: record_name(r.rtype), offset: r.offset, msg: format!("body of {} bytes is too short", body.len()) });
                     };
-                    let common = rec.common_data().unwrap_or_default();
+                    let common = SampleId::from(rec.common_data().unwrap_or_default());
                     pd.aux.push(AuxRecord { file_offset: r.offset, aux_offset: ao, aux_size: asz, flags: fl, common });
                 }
                 PERF_RECORD_ITRACE_START => {
                     let (Some(pid), Some(tid)) = (rd_u32(body, 0, endian), rd_u32(body, 4, endian)) else {
                         return Err(PerfError::Format { what: record_name(r.rtype), offset: r.offset, msg: "body too short".into() });
                     };
-                    let common = rec.common_data().unwrap_or_default();
+                    let common = SampleId::from(rec.common_data().unwrap_or_default());
                     pd.sideband.push(SidebandRecord { file_offset: r.offset, common, event: Sideband::ItraceStart { pid: pid as i32, tid: tid as i32 } });
                 }
                 _ => {
@@ -607,7 +621,7 @@ impl PerfData {
                         _ => None,
                     };
                     if let Some(event) = ev {
-                        let common = rec.common_data().unwrap_or_default();
+                        let common = SampleId::from(rec.common_data().unwrap_or_default());
                         pd.sideband.push(SidebandRecord { file_offset: r.offset, common, event });
                     }
                 }
