@@ -58,6 +58,12 @@ struct ElemRes {
     discard: bool,
 }
 
+/// An atom packet (formats 1 to 6).
+#[inline(always)]
+fn is_atom(t: ocsd_etmv4_i_pkt_type) -> bool {
+    matches!(t, ETM4_PKT_I_ATOM_F1 | ETM4_PKT_I_ATOM_F2 | ETM4_PKT_I_ATOM_F3 | ETM4_PKT_I_ATOM_F4 | ETM4_PKT_I_ATOM_F5 | ETM4_PKT_I_ATOM_F6)
+}
+
 /// An address packet that carries an address alone (no context).
 #[inline(always)]
 fn is_plain_addr(t: ocsd_etmv4_i_pkt_type) -> bool {
@@ -477,10 +483,7 @@ impl EtmV4IPktDecoder {
                     return resp;
                 }
                 State::DecodePkts => {
-                    if matches!(
-                        pkt.type_,
-                        ETM4_PKT_I_ATOM_F1 | ETM4_PKT_I_ATOM_F2 | ETM4_PKT_I_ATOM_F3 | ETM4_PKT_I_ATOM_F4 | ETM4_PKT_I_ATOM_F5 | ETM4_PKT_I_ATOM_F6
-                    ) {
+                    if is_atom(pkt.type_) {
                         // the most common packet, as decode_packet takes it
                         // (those that leave no trace mostly go to `absorb`)
                         self.push_atom_pkt(pkt);
@@ -548,8 +551,7 @@ impl EtmV4IPktDecoder {
                 self.stack.push_no_param(P0Kind::TInfo, false, t, idx, false);
             }
             ETM4_PKT_I_TRACE_ON => self.stack.push_no_param(P0Kind::TrcOn, false, t, idx, false),
-            ETM4_PKT_I_ATOM_F1 | ETM4_PKT_I_ATOM_F2 | ETM4_PKT_I_ATOM_F3 | ETM4_PKT_I_ATOM_F4 | ETM4_PKT_I_ATOM_F5
-            | ETM4_PKT_I_ATOM_F6 => {
+            t if is_atom(t) => {
                 self.push_atom_pkt(pkt);
                 return OCSD_OK;
             }
@@ -1741,13 +1743,21 @@ impl EtmV4IPktDecoder {
         OCSD_OK
     }
 
-    /// The conditions of [`PacketDecoder::absorb`] that concern the
-    /// decoder rather than the packet: in sync, no speculation, nothing
-    /// stacked, resolving or waiting to go out, no context to show, no
-    /// memory read to report.
+    /// Any atom packet would leave no trace now: nothing to follow its
+    /// atoms from (no address or context, e.g. no memory at the last
+    /// address, and no return stack pop pending), no speculation, nothing
+    /// stacked before it, and the decoder [`Self::quiescent`].
     #[inline(always)]
     fn atoms_absorbed(&self) -> bool {
-        self.max_spec_depth == 0 && self.curr_spec_depth == 0 && self.stack.is_empty() && self.quiescent()
+        // need_ctxt / need_addr first, then a pending return stack pop:
+        // where memory is there, the flags are mostly set only by an
+        // indirect branch whose target the return stack gives
+        (self.need_ctxt || self.need_addr)
+            && !self.ret_stack.pop_pending()
+            && self.max_spec_depth == 0
+            && self.curr_spec_depth == 0
+            && self.stack.is_empty()
+            && self.quiescent()
     }
 
     /// Between packets with nothing to do but take the next: in sync,
@@ -1773,19 +1783,14 @@ impl PacketDecoder for EtmV4IPktDecoder {
     }
 
     /// An atom packet whose atoms, pushed, committed at once (no
-    /// speculation) and popped, would leave no trace: nothing to follow
-    /// them from (e.g. no memory at the last address) and nothing stacked
-    /// before them; with the memory window having nothing to report and
-    /// no context waiting to be shown, `packet_in` would only note the
-    /// packet's index.
+    /// speculation) and popped, would leave no trace ([`Self::atoms_absorbed`]):
+    /// `packet_in` would only note the packet's index. An address packet
+    /// while the decoder is quiescent: `packet_in` would only stack it.
     #[inline(always)]
     fn absorb(&mut self, index_sop: ocsd_trc_index_t, pkt: &ocsd_etmv4_i_pkt) -> bool {
-        // (need_ctxt / need_addr first, and a pending return stack pop:
-        // where memory is there, the flags are mostly set only by an
-        // indirect branch whose target the return stack gives)
         match pkt.type_ {
-            ETM4_PKT_I_ATOM_F1 | ETM4_PKT_I_ATOM_F2 | ETM4_PKT_I_ATOM_F3 | ETM4_PKT_I_ATOM_F4 | ETM4_PKT_I_ATOM_F5 | ETM4_PKT_I_ATOM_F6 => {
-                if (self.need_ctxt || self.need_addr) && !self.ret_stack.pop_pending() && pkt.atom.num > 0 && self.atoms_absorbed() {
+            t if is_atom(t) => {
+                if pkt.atom.num > 0 && self.atoms_absorbed() {
                     self.index_curr_pkt = index_sop;
                     return true;
                 }
@@ -1807,7 +1812,7 @@ impl PacketDecoder for EtmV4IPktDecoder {
     /// Every atom packet is absorbed now (none of the conditions depends
     /// on the atoms, and taking one changes none of them).
     fn absorb_atoms(&mut self, last_index: ocsd_trc_index_t) -> bool {
-        if (self.need_ctxt || self.need_addr) && !self.ret_stack.pop_pending() && self.atoms_absorbed() {
+        if self.atoms_absorbed() {
             self.index_curr_pkt = last_index;
             return true;
         }
