@@ -165,6 +165,49 @@ fn api_decode_parallel_matches_decode() {
     assert!(checked >= 12, "only {checked} decodes checked");
 }
 
+/// `Decoder::decode_parallel_each` gives the elements of
+/// `Decoder::decode_each` (kept as they are while they wait, given from
+/// there), and the same messages, with many stitches and the default
+/// segments; the corrupted snapshot's messages fall among the elements.
+#[test]
+fn api_decode_parallel_each_matches_decode_each() {
+    use opencsd_c_api::api::{Decoder, ParallelOptions};
+    let Some(shared) = common::shared_or_skip() else { return };
+    let mut checked = 0;
+    let mut with_messages = 0;
+    for (snap, dir) in api_snapshots(&shared) {
+        let s = Decoder::from_snapshot(&dir, None).unwrap();
+        let trace = std::fs::read(&s.trace_file).unwrap();
+        let mut dec = s.decoder;
+        let mut serial = Vec::new();
+        let r_serial = dec.decode_each(&trace[..], |e| {
+            let mut l = String::new();
+            e.write_lister_line(&mut l);
+            serial.push(l);
+        });
+        let msgs_serial = dec.take_messages();
+        if !msgs_serial.is_empty() {
+            with_messages += 1;
+        }
+        for opts in [ParallelOptions::stress(2, 64), ParallelOptions::stress(1, 48), ParallelOptions::new(2)] {
+            let mut dec = Decoder::from_snapshot(&dir, None).unwrap().decoder;
+            let mut par = Vec::new();
+            let r_par = dec.decode_parallel_each(&trace, &opts, |e| {
+                let mut l = String::new();
+                e.write_lister_line(&mut l);
+                par.push(l);
+            });
+            assert_eq!(r_par.is_ok(), r_serial.is_ok(), "{snap}");
+            assert_eq!(par.len(), serial.len(), "{snap}: element count");
+            assert!(par == serial, "{snap}: elements differ");
+            assert_eq!(dec.take_messages(), msgs_serial, "{snap}: messages");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 12, "only {checked} decodes checked");
+    assert!(with_messages >= 1, "no decode logged a message");
+}
+
 /// `Decoder::decode_text_parallel` writes the text and summary of
 /// `Decoder::decode_text` (lister lines and JSON), and the same messages,
 /// with many stitches and with the default segments.

@@ -100,8 +100,43 @@ impl Decoder {
     /// Decode `trace` to the end on several threads, calling `f` with each
     /// element that [`Decoder::decode`] would give, in the same order (see
     /// [`Decoder::decode_parallel`]). Returns the trace bytes processed.
+    ///
+    /// The elements wait in memory as they are, each written once where it
+    /// is kept and given to `f` from there.
     pub fn decode_parallel_each(&mut self, trace: &[u8], opts: &ParallelOptions, mut f: impl FnMut(&Element)) -> Result<u64, Error> {
-        self.decode_parallel(trace, opts, |e, _| *e, |e, _| f(&e))
+        let mut given = 0usize;
+        // (see decode_parallel: only the first session is parallel)
+        if self.packets.is_none() && self.sessions == 0 {
+            let before = self.log.borrow().clone();
+            let mut rtree = self.recipe.tree(Box::new(crate::common::error::NullLog), None)?;
+            let (rec, index) = record(&mut rtree, trace);
+            let recipe = &self.recipe;
+            let make = || {
+                let seg: ElemItems = Rc::new(RefCell::new(ElemSeg::default()));
+                let mut tree = recipe.tree(Box::new(ElemSegLog(seg.clone())), None).ok()?;
+                tree.set_elem_sink(Some(Box::new(ElemSegSink(seg.clone()))));
+                Some((tree, seg))
+            };
+            let mut log = SharedLog(self.log.clone());
+            let outcome = parallel::decode(&rec, &self.tree.mapper, opts, make, |seg: &mut ElemSeg, r| {
+                given += seg.give(r, &mut f, &mut log);
+            });
+            match outcome {
+                Outcome::Done(_) => {
+                    self.sessions += 1;
+                    return Ok(index as u64);
+                }
+                Outcome::Fallback => *self.log.borrow_mut() = before,
+            }
+        }
+        let mut skip = given;
+        self.decode_each(trace, |e| {
+            if skip > 0 {
+                skip -= 1;
+            } else {
+                f(e);
+            }
+        })
     }
 
     /// Decode `trace` to the end on `opts.threads` threads (see
@@ -195,6 +230,100 @@ impl Decoder {
                 f(v, &text);
             }
         })
+    }
+}
+
+/// A segment's output for [`Decoder::decode_parallel_each`]: its elements,
+/// and the messages logged among them, each with its place in the
+/// segment's output (the number of items, elements and messages, before
+/// it). An output unit ([`SegmentOutput::len`]) is an element or a message.
+#[derive(Default)]
+struct ElemSeg {
+    elems: Vec<Element>,
+    msgs: Vec<(usize, SegMsg)>,
+}
+
+enum SegMsg {
+    Error(String, OcsdError),
+    Message(String, ocsd_err_severity_t, String),
+}
+
+impl ElemSeg {
+    /// Give the items of `r` (output units) to `f` and `log`, in order;
+    /// returns the number of elements given.
+    fn give(&self, r: std::ops::Range<usize>, f: &mut impl FnMut(&Element), log: &mut SharedLog) -> usize {
+        let m0 = self.msgs.partition_point(|(p, _)| *p < r.start);
+        let m1 = self.msgs.partition_point(|(p, _)| *p < r.end);
+        // the element at place `cur`, if not a message's place
+        let mut cur = r.start;
+        let mut e = r.start - m0;
+        let mut given = 0;
+        let mut elems = |from: usize, n: usize| {
+            for el in self.elems.get(from..from + n).unwrap_or(&[]) {
+                f(el);
+            }
+            n
+        };
+        for (p, m) in &self.msgs[m0..m1] {
+            let n = p - cur;
+            given += elems(e, n);
+            e += n;
+            match m {
+                SegMsg::Error(c, err) => log.log_error(c, err),
+                SegMsg::Message(c, sev, text) => log.log_message(c, *sev, text),
+            }
+            cur = p + 1;
+        }
+        given + elems(e, r.end - cur)
+    }
+
+    fn place(&self) -> usize {
+        self.elems.len() + self.msgs.len()
+    }
+}
+
+impl SegmentOutput for ElemSeg {
+    fn len(&self) -> usize {
+        self.place()
+    }
+    fn recycle(&mut self) {
+        self.elems.clear();
+        self.msgs.clear();
+    }
+    fn capacity(&self) -> usize {
+        self.elems.capacity() + self.msgs.capacity()
+    }
+}
+
+type ElemItems = Rc<RefCell<ElemSeg>>;
+
+struct ElemSegSink(ElemItems);
+
+impl GenElemSink for ElemSegSink {
+    fn trace_elem_in(&mut self, index: ocsd_trc_index_t, id: u8, elem: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
+        self.0.borrow_mut().elems.push(Element::from_raw(index as u64, id, elem));
+        OCSD_RESP_CONT
+    }
+
+    fn trace_elems_in(&mut self, elems: &[(ocsd_trc_index_t, ocsd_generic_trace_elem)], id: u8) -> (usize, ocsd_datapath_resp_t) {
+        let seg = &mut *self.0.borrow_mut();
+        seg.elems.extend(elems.iter().map(|(index, e)| Element::from_raw(*index as u64, id, e)));
+        (elems.len(), OCSD_RESP_CONT)
+    }
+}
+
+struct ElemSegLog(ElemItems);
+
+impl ErrorLog for ElemSegLog {
+    fn log_error(&mut self, component: &str, err: &OcsdError) {
+        let seg = &mut *self.0.borrow_mut();
+        let p = seg.place();
+        seg.msgs.push((p, SegMsg::Error(component.to_string(), err.clone())));
+    }
+    fn log_message(&mut self, component: &str, sev: ocsd_err_severity_t, msg: &str) {
+        let seg = &mut *self.0.borrow_mut();
+        let p = seg.place();
+        seg.msgs.push((p, SegMsg::Message(component.to_string(), sev, msg.to_string())));
     }
 }
 
@@ -441,5 +570,65 @@ impl Decoder {
         }
         let given = summary.elements;
         self.decode_text_from(trace, format, chunk, out, given, summary)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An element-segment output of elements (indexes 0..) and messages
+    /// (each naming the element count before it), at the places they came.
+    fn seg(items: &str) -> ElemSeg {
+        let mut s = ElemSeg::default();
+        let raw = ocsd_generic_trace_elem::default();
+        for c in items.chars() {
+            if c == 'm' {
+                let p = s.place();
+                s.msgs.push((p, SegMsg::Message("c".into(), OCSD_ERR_SEV_INFO, format!("after {}", s.elems.len()))));
+            } else {
+                let n = s.elems.len() as u64;
+                s.elems.push(Element::from_raw(n, 0x10, &raw));
+            }
+        }
+        s
+    }
+
+    /// Every range of places gives its elements and messages in order,
+    /// whatever the ranges before it.
+    #[test]
+    fn element_segments_give_each_range_in_order() {
+        let layout = "mee m emme eem";
+        let layout: String = layout.chars().filter(|c| *c != ' ').collect();
+        let s = seg(&layout);
+        let items: Vec<String> = {
+            let mut n = 0;
+            layout
+                .chars()
+                .map(|c| {
+                    if c == 'm' {
+                        format!("m{n}")
+                    } else {
+                        n += 1;
+                        format!("e{}", n - 1)
+                    }
+                })
+                .collect()
+        };
+        assert_eq!(s.len(), items.len());
+        for a in 0..=items.len() {
+            for b in a..=items.len() {
+                let log_msgs = Rc::new(RefCell::new(super::super::Messages::default()));
+                let mut log = SharedLog(log_msgs.clone());
+                let mut got = Vec::new();
+                let n = s.give(a..b, &mut |e: &Element| got.push(format!("e{}", e.index)), &mut log);
+                let want: Vec<&String> = items[a..b].iter().filter(|t| t.starts_with('e')).collect();
+                assert_eq!(got.iter().collect::<Vec<_>>(), want, "{a}..{b}");
+                assert_eq!(n, want.len());
+                let msgs: Vec<String> = log_msgs.borrow().lines.iter().map(|l| l.rsplit("after ").next().unwrap_or("").to_string()).collect();
+                let want_m: Vec<String> = items[a..b].iter().filter_map(|t| t.strip_prefix('m').map(str::to_string)).collect();
+                assert_eq!(msgs, want_m, "{a}..{b} messages");
+            }
+        }
     }
 }
