@@ -337,12 +337,17 @@ impl ElemLineWriter {
             range: Padded::new(""),
             tail1,
             tail2,
-            lines: vec![CachedLine { key: RangeKey::default(), len: 0, head: [0; LINE_HEAD], tail: [0; LINE_TEXT - LINE_HEAD] }; LINE_CACHE],
+            // made with the first line: a writer that writes none (a
+            // parallel decode's probe) never fills nor touches it
+            lines: Vec::new(),
         }
     }
 
     #[cold]
     fn set_chan(&mut self, chan: u8) {
+        if self.lines.is_empty() {
+            self.lines = vec![CachedLine { key: RangeKey::default(), len: 0, head: [0; LINE_HEAD], tail: [0; LINE_TEXT - LINE_HEAD] }; LINE_CACHE];
+        }
         self.chan = Some(chan);
         self.id = Padded::new_owned(&format!("; ID:{chan:x}; "));
         self.range = Padded::join(&self.id, &Padded::<48>::new("OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x"));
