@@ -486,6 +486,13 @@ impl EtmV4IPktDecoder {
                     if is_atom(pkt.type_) {
                         // the most common packet, as decode_packet takes it
                         // (those that leave no trace mostly go to `absorb`)
+                        if self.atoms_direct(pkt) {
+                            resp = self.commit_direct_atoms(pkt, ctx);
+                            if self.state == State::DecodePkts || !resp_is_cont(resp) {
+                                return resp;
+                            }
+                            continue;
+                        }
                         self.push_atom_pkt(pkt);
                     } else if self.decode_packet(pkt, ctx) != OCSD_OK {
                         return OCSD_RESP_FATAL_INVALID_DATA;
@@ -537,6 +544,53 @@ impl EtmV4IPktDecoder {
         if self.res.any() {
             self.state = State::ResolveElem;
         }
+    }
+
+    /// An atom packet's atoms would all be committed at once, before
+    /// anything else (no speculation, nothing stacked, nothing resolving
+    /// or waiting to go out): [`Self::commit_direct_atoms`] takes them.
+    #[inline(always)]
+    fn atoms_direct(&self, pkt: &ocsd_etmv4_i_pkt) -> bool {
+        pkt.atom.num > 0
+            && self.max_spec_depth == 0
+            && self.curr_spec_depth == 0
+            && self.stack.is_empty()
+            && !self.res.any()
+            && self.out.num_to_send() == 0
+    }
+
+    /// An atom packet [`Self::atoms_direct`] accepts, as `push_atom_pkt`
+    /// then `resolve_elements` take it, without the round trip through the
+    /// stack: the atoms are committed from the packet (what is left of
+    /// them after an error goes on the stack as the commit would have left
+    /// it), then the resolution goes on from there.
+    #[inline(never)]
+    fn commit_direct_atoms(&mut self, pkt: &ocsd_etmv4_i_pkt, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
+        // push_atom_pkt: every atom above the (zero) speculation depth
+        let n = i32::from(pkt.atom.num);
+        self.curr_spec_depth = n;
+        self.res.commit = n;
+        self.state = State::ResolveElem;
+        // commit_elements, the packet's atoms the only element stacked
+        let root_index = self.index_curr_pkt;
+        let mut a = pkt.atom;
+        let mut err = OCSD_OK;
+        self.commit_atom_run(&mut a, root_index, ctx, &mut err);
+        if self.state == State::NoSync {
+            self.res = ElemRes::default();
+        } else {
+            if a.num > 0 {
+                self.stack.push_atom(pkt.type_, root_index, a);
+            }
+            self.res.commit = self.res.commit.max(0);
+            self.curr_spec_depth = self.curr_spec_depth.saturating_sub(n.saturating_sub(self.res.commit));
+        }
+        // the rest of resolve_elements' commit step (atoms leave nothing
+        // to cancel, mispredict or discard), then its loop
+        if err != OCSD_OK {
+            return OCSD_RESP_FATAL_INVALID_DATA;
+        }
+        self.resolve_elements(ctx)
     }
 
     /// Turn a packet into stacked elements (`decodePacket`).
@@ -924,6 +978,24 @@ impl EtmV4IPktDecoder {
         let Some(back) = self.stack.back() else { return false };
         let root_index = back.root_index;
         let P0Data::Atom(mut a) = back.data else { return true };
+        self.commit_atom_run(&mut a, root_index, ctx, err);
+        if self.state == State::NoSync {
+            // after a reset by an error the stack is already empty
+            return false;
+        }
+        if a.num == 0 {
+            return true;
+        }
+        if let Some(P0Elem { data: P0Data::Atom(b), .. }) = self.stack.back_mut() {
+            *b = a;
+        }
+        false
+    }
+
+    /// Commit the atoms of `a` (of the element at `root_index`) while
+    /// commits are due, without error, and the decoder stays in sync.
+    #[inline(always)]
+    fn commit_atom_run(&mut self, a: &mut ocsd_pkt_atom, root_index: ocsd_trc_index_t, ctx: &mut DecodeCtx, err: &mut ocsd_err_t) {
         // the memory space is that of the current context, which atoms
         // do not change
         let space = self.curr_mem_space();
@@ -955,17 +1027,6 @@ impl EtmV4IPktDecoder {
             }
             self.res.commit -= 1;
         }
-        if self.state == State::NoSync {
-            // after a reset by an error the stack is already empty
-            return false;
-        }
-        if a.num == 0 {
-            return true;
-        }
-        if let Some(P0Elem { data: P0Data::Atom(b), .. }) = self.stack.back_mut() {
-            *b = a;
-        }
-        false
     }
 
     #[inline(never)]
