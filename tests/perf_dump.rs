@@ -105,6 +105,54 @@ fn bad_input_errors_name_record_and_offset() {
     b[0x408 + 16 + 24] = 0x60;
     let e = PerfData::from_bytes(b).unwrap().cs_meta().unwrap_err().to_string();
     assert!(e.contains("unsupported trace version"), "{}", e);
+    // sizes and counts the perf.data crate sizes its buffers from, damaged
+    // (each made it ask for terabytes and end the process): an error
+    // naming the section
+    let le64 = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let table = (le64(&bytes, 40) + le64(&bytes, 48)) as usize;
+    for (at, what) in [(table + 8, "feature section"), (table, "feature section"), (32, "attribute section"), (64, "event types section")] {
+        let mut b = bytes.clone();
+        b[at..at + 8].copy_from_slice(&0x7fff_0000_0000_0000u64.to_le_bytes());
+        let e = PerfData::from_bytes(b).err().unwrap_or_else(|| panic!("size at {at:#x}: no error")).to_string();
+        assert!(e.contains(what) && e.contains("past the end of the file"), "{}", e);
+    }
+    // an MMAP2 record whose build ID is said to be longer than 20 bytes
+    // (the crate asserts on it)
+    let (data, data_end) = (le64(&bytes, 40) as usize, (le64(&bytes, 40) + le64(&bytes, 48)) as usize);
+    let mut at = data;
+    let mut mmap2 = None;
+    while at + 8 <= data_end {
+        let size = u16::from_le_bytes([bytes[at + 6], bytes[at + 7]]) as usize;
+        if u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) == 10 {
+            mmap2 = Some(at);
+            break;
+        }
+        at += size.max(8);
+    }
+    let at = mmap2.expect("an MMAP2 record");
+    let mut b = bytes.clone();
+    b[at + 5] |= 0x40; // PERF_RECORD_MISC_MMAP_BUILD_ID
+    b[at + 8 + 32] = 21;
+    let e = PerfData::from_bytes(b).err().expect("long build ID must fail").to_string();
+    assert!(e.contains("PERF_RECORD_MMAP2") && e.contains(&format!("{at:#x}")) && e.contains("build ID"), "{}", e);
+    // an attribute size of 0 with attributes to read
+    let mut b = bytes.clone();
+    b[16..24].copy_from_slice(&0u64.to_le_bytes());
+    let _ = PerfData::from_bytes(b).map(|_| ()).map_err(|e| e.to_string());
+    // random damage to the header and the feature sections' table: an
+    // error or a result, never an end of the process
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..2000 {
+        let mut b = bytes.clone();
+        for _ in 0..4 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let at = if seed & 1 == 0 { (seed >> 8) as usize % 104 } else { table + (seed >> 8) as usize % (b.len() - table) };
+            b[at] = (seed >> 40) as u8;
+        }
+        let _ = PerfData::from_bytes(b);
+    }
     // every prefix of the file: an error or a result, never a panic
     for n in (0..bytes.len()).step_by(7) {
         if let Ok(pd) = PerfData::from_bytes(bytes[..n].to_vec()) {

@@ -438,6 +438,100 @@ pub(crate) fn rd_u64(b: &[u8], at: usize, e: Endianness) -> Option<u64> {
 }
 
 const HEADER_AUXTRACE_FEATURE: u32 = 18;
+/// Feature bits whose sections the header parse reads further.
+const HEADER_OSRELEASE_FEATURE: u32 = linux_perf_data::Feature::OSRELEASE.0;
+const HEADER_EVENT_DESC_FEATURE: u32 = linux_perf_data::Feature::EVENT_DESC.0;
+const HEADER_SIMPLEPERF_META_INFO_FEATURE: u32 = linux_perf_data::Feature::SIMPLEPERF_META_INFO.0;
+
+/// Check every size and count in the header, the feature section table
+/// and the sections the perf.data crate reads while parsing them (event
+/// descriptions, event types, attributes, the OS release string): the
+/// crate sizes buffers from them before reading, so a damaged file could
+/// make it ask for terabytes, which ends the process instead of giving an
+/// error. Each must fit in the file (or its section); the error names
+/// the section and its offset.
+fn check_crate_sizes(b: &[u8], e: Endianness) -> Result<(), PerfError> {
+    let len = b.len() as u64;
+    let u32_at = |at: u64| usize::try_from(at).ok().and_then(|at| rd_u32(b, at, e));
+    let u64_at = |at: u64| usize::try_from(at).ok().and_then(|at| rd_u64(b, at, e));
+    let bad = |what: &str, offset: u64, msg: String| PerfError::Format { what: what.into(), offset, msg };
+    // (offset, size) of a section, which must lie inside the file
+    let section = |what: &str, at: u64| -> Result<(u64, u64), PerfError> {
+        let (Some(off), Some(size)) = (u64_at(at), u64_at(at + 8)) else {
+            return Err(bad(what, at, "the section table is cut short by the end of the file".into()));
+        };
+        if off.checked_add(size).map_or(true, |end| end > len) {
+            return Err(bad(what, off, format!("section of {size:#x} bytes runs past the end of the file ({len:#x} bytes)")));
+        }
+        Ok((off, size))
+    };
+    let attr_size = u64_at(16).unwrap_or(0);
+    let (attrs_off, attrs_size) = section("attribute section", 24)?;
+    let (data_off, data_size) = section("data section", 40)?;
+    let (types_off, types_size) = section("event types section", 56)?;
+    // the feature sections' table follows the data section, one entry per
+    // feature bit set
+    let mut features = Vec::new();
+    for word in 0..4u64 {
+        let bits = u64_at(72 + 8 * word).unwrap_or(0);
+        for bit in 0..64 {
+            if bits & (1 << bit) != 0 {
+                features.push((word * 64 + bit) as u32);
+            }
+        }
+    }
+    let table = data_off.saturating_add(data_size);
+    let mut sections = Vec::new();
+    for (k, f) in features.iter().enumerate() {
+        let at = table.saturating_add(16 * k as u64);
+        sections.push((*f, section(&format!("feature section {f}"), at)?));
+    }
+    let find = |f: u32| sections.iter().find(|(g, _)| *g == f).map(|(_, s)| *s);
+    if let Some((off, size)) = find(HEADER_OSRELEASE_FEATURE) {
+        // a string: u32 length, then the bytes
+        if size >= 4 && u64::from(u32_at(off).unwrap_or(0)) > size - 4 {
+            return Err(bad("OS release feature section", off, "string longer than its section".into()));
+        }
+    }
+    if let Some((off, size)) = find(HEADER_EVENT_DESC_FEATURE) {
+        // u32 count, u32 attribute size; per event: the attribute, u32 id
+        // count, a string (u32 length, bytes), the ids (u64 each)
+        let what = "event description feature section";
+        let end = off + size;
+        let (Some(nr), Some(a_size)) = (u32_at(off), u32_at(off + 4)) else { return Ok(()) };
+        let mut at = off + 8;
+        for _ in 0..nr {
+            at = at.saturating_add(u64::from(a_size));
+            let Some(nr_ids) = u32_at(at).filter(|_| at + 4 <= end) else {
+                return Err(bad(what, off, format!("{nr} events do not fit in {size:#x} bytes")));
+            };
+            at += 4;
+            let Some(s_len) = u32_at(at).filter(|_| at + 4 <= end) else {
+                return Err(bad(what, off, format!("{nr} events do not fit in {size:#x} bytes")));
+            };
+            at = at + 4 + u64::from(s_len);
+            at = at.saturating_add(8 * u64::from(nr_ids));
+            if at > end {
+                return Err(bad(what, off, format!("{nr} events do not fit in {size:#x} bytes")));
+            }
+        }
+    } else if types_size != 0 {
+        // per event type: the attribute, then the (offset, size) of its ids
+        let stride = attr_size.saturating_add(16);
+        for k in 0..types_size / stride {
+            section("event type ids", types_off + k * stride + attr_size)?;
+        }
+    } else if let Some((_, size)) = find(HEADER_SIMPLEPERF_META_INFO_FEATURE).filter(|_| attr_size >= 16) {
+        // simpleperf: the (offset, size) of an attribute's ids ends it
+        let _ = size;
+        for k in 0..attrs_size / attr_size {
+            section("attribute ids", attrs_off + (k + 1) * attr_size - 16)?;
+        }
+    } else if attrs_size != 0 && attr_size == 0 {
+        return Err(bad("file header", 16, "attribute size 0 with an attribute section".into()));
+    }
+    Ok(())
+}
 
 impl PerfData {
     /// Read and check `path`. The file is read into a buffer (sized from
@@ -503,6 +597,7 @@ impl PerfData {
                 ),
             });
         }
+        check_crate_sizes(&bytes, endian)?;
         let reader = PerfFileReader::parse_file(Cursor::new(&bytes[..]))
             .map_err(|e| PerfError::Format { what: "file header / feature sections".into(), offset: 0, msg: e.to_string() })?;
         let perf_file = reader.perf_file;
@@ -569,8 +664,10 @@ impl PerfData {
                 }
                 _ => {
                     // The crate asserts on an MMAP2 build ID longer than 20
-                    // bytes: refuse such a record here instead.
-                    if r.rtype == 10 && r.misc & PERF_RECORD_MISC_MMAP_BUILD_ID != 0 && body.get(24).map_or(true, |&n| n > 20) {
+                    // bytes: refuse such a record here instead (its length
+                    // byte follows pid, tid, address, length and offset; a
+                    // body too short for it fails in the crate's parse)
+                    if r.rtype == 10 && r.misc & PERF_RECORD_MISC_MMAP_BUILD_ID != 0 && body.get(32).is_some_and(|&n| n > 20) {
                         return Err(PerfError::Format { what: record_name(r.rtype), offset: r.offset, msg: "build ID longer than 20 bytes".into() });
                     }
                     let ev = match rec.parse().map_err(bad)? {
