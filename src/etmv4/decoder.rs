@@ -999,6 +999,8 @@ impl EtmV4IPktDecoder {
         // the memory space is that of the current context, which atoms
         // do not change
         let space = self.curr_mem_space();
+        // the common case: a run of atoms whose blocks are replayed
+        self.commit_replayed_atoms(a, root_index, space);
         while self.res.commit > 0 && *err == OCSD_OK && a.num > 0 {
             if (self.need_ctxt || self.need_addr) && !self.ret_stack.pop_pending() {
                 // no address or context to follow from (e.g. after a memory

@@ -238,6 +238,56 @@ fn return_stack_gives_ret_target() {
     );
 }
 
+/// A loop calling a function, traced three times with the return stack on
+/// and no address packets, memory from a buffer (whose bytes the decoded
+/// blocks are cached under): from the second time on, the call's block is
+/// replayed from the block cache, and its return address must still reach
+/// the return stack for the function's RET.
+#[test]
+fn replayed_calls_push_the_return_stack() {
+    use crate::mem::{Accessor, MemMapper, Source};
+    // 0x1000 BL 0x1010, 0x1004 B 0x1000, 0x1008 NOP, 0x100c NOP,
+    // 0x1010 NOP, 0x1014 RET
+    let words = [bl(0x10), b(-4), NOP, NOP, NOP, RET];
+    let data: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let mut mem = MemMapper::new();
+    let end = BASE + data.len() as u64 - 1;
+    mem.add(Accessor { start: BASE, end, space: OCSD_MEM_SPACE_ANY, source: Source::Buffer { data: std::sync::Arc::new(data) } }).unwrap();
+    let mut dec = EtmV4IPktDecoder::with_env(16, cfg(0, true), 0, false);
+    let (mut q, mut sink, mut log) = (ElemQueue::new(), Sink::default(), Log::default());
+    let mut idx = 0;
+    let mut pkt = |p: ocsd_etmv4_i_pkt, sink: &mut Sink, log: &mut Log| {
+        let mut ctx = DecodeCtx::new(&mut q, &mut mem, log);
+        dec.packet_in(idx, &p, &mut ctx);
+        q.deliver(sink);
+        idx += 1;
+    };
+    pkt(typed(ETM4_PKT_I_ASYNC), &mut sink, &mut log);
+    pkt(typed(ETM4_PKT_I_TRACE_INFO), &mut sink, &mut log);
+    pkt(typed(ETM4_PKT_I_TRACE_ON), &mut sink, &mut log);
+    pkt(addr_ctxt(0x1000), &mut sink, &mut log);
+    let iteration = |idx: u64| {
+        vec![
+            format!("{idx}:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x1000:[0x1004] num_i(1) last_sz(4) (ISA=A64) E BR  b+link )"),
+            format!("{idx}:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x1010:[0x1018] num_i(2) last_sz(4) (ISA=A64) E iBR A64:ret )"),
+            format!("{idx}:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x1004:[0x1008] num_i(1) last_sz(4) (ISA=A64) E BR  )"),
+        ]
+    };
+    for k in 0..3u64 {
+        pkt(atoms("EEE"), &mut sink, &mut log);
+        let ranges: Vec<String> = std::mem::take(&mut sink.0).into_iter().filter(|e| e.contains("INSTR_RANGE")).collect();
+        assert_eq!(ranges, iteration(4 + k), "iteration {k}");
+    }
+    // a call and its return in separate packets
+    for _ in 0..3 {
+        pkt(atoms("E"), &mut sink, &mut log);
+    }
+    let got = std::mem::take(&mut sink.0);
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert!(got[2].contains("exec range=0x1004:[0x1008]"), "{got:?}");
+    assert!(log.0.is_empty(), "{:?}", log.0);
+}
+
 #[test]
 fn exception_outputs_range_to_return_address() {
     let mut h = Harness::new(cfg(0, false), &program());

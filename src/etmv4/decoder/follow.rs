@@ -657,6 +657,114 @@ impl EtmV4IPktDecoder {
         Ok(Some(InstrRange { st_addr: st, en_addr: self.instr.instr_addr, num_instr: n }))
     }
 
+    /// Atoms to commit whose blocks are cached and inside the window, in a
+    /// run: each as `commit_atom_run` takes it through `process_atom`
+    /// ([`Self::replay_block`] then `atom_range_found`), with the decode
+    /// state kept in locals and written back once. Taken only where that
+    /// path has nothing else to do: A64, no range limit, no N-atom or
+    /// range-continuity checks, an address and context to follow from, no
+    /// return stack pop pending. Stops before the first atom that path
+    /// would take otherwise (a block not replayed here, or an executed
+    /// indirect branch), which the caller then takes.
+    #[inline(always)]
+    pub(super) fn commit_replayed_atoms(&mut self, a: &mut ocsd_pkt_atom, root_index: ocsd_trc_index_t, space: ocsd_mem_space_acc_t) {
+        const CHECKS: u32 = OCSD_OPFLG_CHK_RANGE_CONTINUE | OCSD_OPFLG_N_UNCOND_DIR_BR_CHK | OCSD_OPFLG_STRICT_N_UNCOND_BR_CHK;
+        if self.need_ctxt
+            || self.need_addr
+            || self.ret_stack.pop_pending()
+            || self.instr.isa != ocsd_isa_aarch64
+            || self.range_limit != 0
+            || self.op_flags & CHECKS != 0
+        {
+            return;
+        }
+        let w = &self.mem;
+        if w.primed.is_some() || w.token == 0 || w.space != space {
+            return;
+        }
+        let (base, len, token) = (w.base, w.len as u64, w.token);
+        let aa64_chk = self.aa64_chk;
+        let isa = self.instr.isa;
+        // every element made here copies the context of the one before it
+        let context = self.out.last().context;
+        let mut addr = self.instr.instr_addr;
+        let mut branch_addr = self.instr.branch_addr;
+        let mut uses = 0u32;
+        let mut last: Option<(Block, bool)> = None;
+        // (the atoms and the commit count in locals, written back after)
+        let (mut num, mut bits, mut commit) = (a.num, a.En_bits, self.res.commit);
+        while commit > 0 && num > 0 {
+            // (an address below the window wraps to an offset past it)
+            let off = addr.wrapping_sub(base);
+            if off >= len {
+                break;
+            }
+            let Some(&b) = self.blocks.entries.get(self.blocks.slot(addr)) else { break };
+            let n = u64::from(b.num_instr);
+            if !(b.start == addr && b.token == token && b.aa64_chk() == aa64_chk) || n == 0 || 4 * n > len - off {
+                break;
+            }
+            let executed = bits & 1 != 0;
+            let type_ = b.type_ as ocsd_instr_type;
+            if executed && type_ == OCSD_INSTR_BR_INDIRECT {
+                break;
+            }
+            num -= 1;
+            bits >>= 1;
+            commit -= 1;
+            uses += n as u32;
+            let next = b.next_addr();
+            let cond = b.flags & Block::COND != 0;
+            let mut payload = ocsd_gen_elem_payload::default();
+            payload.num_instr_range = n as u32;
+            self.out.pending.push((
+                root_index,
+                ocsd_generic_trace_elem {
+                    elem_type: OCSD_GEN_TRC_ELEM_INSTR_RANGE,
+                    isa,
+                    st_addr: addr,
+                    en_addr: next,
+                    context,
+                    timestamp: 0,
+                    cycle_count: 0,
+                    last_i_type: type_,
+                    last_i_subtype: b.sub_type as ocsd_instr_subtype,
+                    flag_bits: executed as u32 | (4 << 1) | ((cond as u32) << 10),
+                    payload,
+                    ptr_extended_data: std::ptr::null(),
+                },
+            ));
+            addr = next;
+            if type_ == OCSD_INSTR_BR {
+                branch_addr = next.wrapping_sub(4).wrapping_add(b.branch_off as i64 as u64);
+                if executed {
+                    if b.flags & Block::LINK != 0 {
+                        self.push_ret(next, isa);
+                    }
+                    addr = branch_addr;
+                }
+            }
+            last = Some((b, executed));
+        }
+        (a.num, a.En_bits, self.res.commit) = (num, bits, commit);
+        if let Some((b, executed)) = last {
+            // as the last block's replay and range left the state
+            let i = &mut self.instr;
+            i.instr_addr = addr;
+            i.opcode = b.opcode;
+            i.instr_size = 4;
+            i.type_ = b.type_ as ocsd_instr_type;
+            i.sub_type = b.sub_type as ocsd_instr_subtype;
+            i.branch_addr = branch_addr;
+            i.next_isa = isa;
+            i.is_link = (b.flags & Block::LINK != 0) as u8;
+            i.is_conditional = (b.flags & Block::COND != 0) as u8;
+            i.thumb_it_conditions = 0;
+            self.mem.uses += uses;
+            self.next_range_check = if executed { None } else { Some(b.next_addr()) };
+        }
+    }
+
     /// The common case of [`Self::trace_to_wp`] without a target address:
     /// the block at the current address is cached under the token of the
     /// window's bytes, the whole block inside the window, and no read is
