@@ -36,8 +36,40 @@ enum Item<T> {
     Elem(T, usize, usize),
     /// An element given to the client.
     Given,
+    Msg(SegMsg),
+}
+
+/// A message a segment's decoders logged, kept with its output.
+enum SegMsg {
     Error(String, OcsdError),
     Message(String, ocsd_err_severity_t, String),
+}
+
+impl SegMsg {
+    /// Log it as the serial decode would have.
+    fn log(&self, log: &mut SharedLog) {
+        match self {
+            SegMsg::Error(c, err) => log.log_error(c, err),
+            SegMsg::Message(c, sev, text) => log.log_message(c, *sev, text),
+        }
+    }
+}
+
+/// A segment output that keeps the messages logged among its items.
+trait KeepsMessages {
+    fn keep(&mut self, m: SegMsg);
+}
+
+/// The log of a segment's decode tree: the messages go into its output.
+struct SegLog<S>(Rc<RefCell<S>>);
+
+impl<S: KeepsMessages> ErrorLog for SegLog<S> {
+    fn log_error(&mut self, component: &str, err: &OcsdError) {
+        self.0.borrow_mut().keep(SegMsg::Error(component.to_string(), err.clone()));
+    }
+    fn log_message(&mut self, component: &str, sev: ocsd_err_severity_t, msg: &str) {
+        self.0.borrow_mut().keep(SegMsg::Message(component.to_string(), sev, msg.to_string()));
+    }
 }
 
 /// A segment's output: the items, and the text `map` wrote.
@@ -85,14 +117,9 @@ impl<T> GenElemSink for SegSink<T> {
     }
 }
 
-struct SegLog<T>(Items<T>);
-
-impl<T> ErrorLog for SegLog<T> {
-    fn log_error(&mut self, component: &str, err: &OcsdError) {
-        self.0.borrow_mut().items.push(Item::Error(component.to_string(), err.clone()));
-    }
-    fn log_message(&mut self, component: &str, sev: ocsd_err_severity_t, msg: &str) {
-        self.0.borrow_mut().items.push(Item::Message(component.to_string(), sev, msg.to_string()));
+impl<T> KeepsMessages for Seg<T> {
+    fn keep(&mut self, m: SegMsg) {
+        self.items.push(Item::Msg(m));
     }
 }
 
@@ -113,7 +140,7 @@ impl Decoder {
             let recipe = &self.recipe;
             let make = || {
                 let seg: ElemItems = Rc::new(RefCell::new(ElemSeg::default()));
-                let mut tree = recipe.tree(Box::new(ElemSegLog(seg.clone())), None).ok()?;
+                let mut tree = recipe.tree(Box::new(SegLog(seg.clone())), None).ok()?;
                 tree.set_elem_sink(Some(Box::new(ElemSegSink(seg.clone()))));
                 Some((tree, seg))
             };
@@ -201,8 +228,7 @@ impl Decoder {
                             f(v, &seg.text[a..b]);
                         }
                         Item::Given => {}
-                        Item::Error(c, e) => log.log_error(&c, &e),
-                        Item::Message(c, s, m) => log.log_message(&c, s, &m),
+                        Item::Msg(m) => m.log(&mut log),
                     }
                 }
             });
@@ -243,11 +269,6 @@ struct ElemSeg {
     msgs: Vec<(usize, SegMsg)>,
 }
 
-enum SegMsg {
-    Error(String, OcsdError),
-    Message(String, ocsd_err_severity_t, String),
-}
-
 impl ElemSeg {
     /// Give the items of `r` (output units) to `f` and `log`, in order;
     /// returns the number of elements given.
@@ -268,10 +289,7 @@ impl ElemSeg {
             let n = p - cur;
             given += elems(e, n);
             e += n;
-            match m {
-                SegMsg::Error(c, err) => log.log_error(c, err),
-                SegMsg::Message(c, sev, text) => log.log_message(c, *sev, text),
-            }
+            m.log(log);
             cur = p + 1;
         }
         given + elems(e, r.end - cur)
@@ -312,18 +330,10 @@ impl GenElemSink for ElemSegSink {
     }
 }
 
-struct ElemSegLog(ElemItems);
-
-impl ErrorLog for ElemSegLog {
-    fn log_error(&mut self, component: &str, err: &OcsdError) {
-        let seg = &mut *self.0.borrow_mut();
-        let p = seg.place();
-        seg.msgs.push((p, SegMsg::Error(component.to_string(), err.clone())));
-    }
-    fn log_message(&mut self, component: &str, sev: ocsd_err_severity_t, msg: &str) {
-        let seg = &mut *self.0.borrow_mut();
-        let p = seg.place();
-        seg.msgs.push((p, SegMsg::Message(component.to_string(), sev, msg.to_string())));
+impl KeepsMessages for ElemSeg {
+    fn keep(&mut self, m: SegMsg) {
+        let p = self.place();
+        self.msgs.push((p, m));
     }
 }
 
@@ -331,8 +341,7 @@ impl ErrorLog for ElemSegLog {
 /// logged between lines.
 enum TextKind {
     Elem { elem_type: ocsd_gen_trc_elem_t, instructions: u32 },
-    Error(Box<(String, OcsdError)>),
-    Message(Box<(String, ocsd_err_severity_t, String)>),
+    Msg(Box<SegMsg>),
 }
 
 /// One item of a text segment: its kind, and the length of the segment's
@@ -480,18 +489,10 @@ impl GenElemSink for TextSegSink {
     }
 }
 
-struct TextSegLog(TextItems);
-
-impl ErrorLog for TextSegLog {
-    fn log_error(&mut self, component: &str, err: &OcsdError) {
-        let seg = &mut *self.0.borrow_mut();
-        let end = seg.text_len();
-        seg.items.push(TextItem { end, kind: TextKind::Error(Box::new((component.to_string(), err.clone()))) });
-    }
-    fn log_message(&mut self, component: &str, sev: ocsd_err_severity_t, msg: &str) {
-        let seg = &mut *self.0.borrow_mut();
-        let end = seg.text_len();
-        seg.items.push(TextItem { end, kind: TextKind::Message(Box::new((component.to_string(), sev, msg.to_string()))) });
+impl KeepsMessages for TextSeg {
+    fn keep(&mut self, m: SegMsg) {
+        let end = self.text_len();
+        self.items.push(TextItem { end, kind: TextKind::Msg(Box::new(m)) });
     }
 }
 
@@ -527,7 +528,7 @@ impl Decoder {
             let recipe = &self.recipe;
             let make = || {
                 let seg: TextItems = Rc::new(RefCell::new(TextSeg::default()));
-                let mut tree = recipe.tree(Box::new(TextSegLog(seg.clone())), None).ok()?;
+                let mut tree = recipe.tree(Box::new(SegLog(seg.clone())), None).ok()?;
                 tree.set_elem_sink(Some(Box::new(TextSegSink { seg: seg.clone(), format, lines: ListerLines::new() })));
                 Some((tree, seg))
             };
@@ -542,8 +543,7 @@ impl Decoder {
                 for it in &seg.items[r] {
                     match &it.kind {
                         TextKind::Elem { elem_type, instructions } => summary.count_kind(*elem_type, *instructions),
-                        TextKind::Error(b) => log.log_error(&b.0, &b.1),
-                        TextKind::Message(b) => log.log_message(&b.0, b.1, &b.2),
+                        TextKind::Msg(m) => m.log(&mut log),
                     }
                 }
                 if to > from {
