@@ -124,13 +124,16 @@ fn api_snapshots(shared: &Path) -> Vec<(&'static str, std::path::PathBuf)> {
     .collect()
 }
 
-/// The Rust API: `Decoder::decode_parallel` gives the elements (and the
-/// messages) of `Decoder::decode`, on snapshots of each protocol.
+/// The Rust API: `Decoder::decode_parallel` and
+/// `Decoder::decode_parallel_each` give the elements (and the messages) of
+/// `Decoder::decode`, on snapshots of each protocol (the corrupted one
+/// logs messages among its elements).
 #[test]
 fn api_decode_parallel_matches_decode() {
     use opencsd_c_api::api::{Decoder, ParallelOptions};
     let Some(shared) = common::shared_or_skip() else { return };
     let mut checked = 0;
+    let mut with_messages = 0;
     for (snap, dir) in api_snapshots(&shared) {
         let s = Decoder::from_snapshot(&dir, None).unwrap();
         let trace = std::fs::read(&s.trace_file).unwrap();
@@ -159,49 +162,22 @@ fn api_decode_parallel_matches_decode() {
             assert_eq!(par.len(), serial.len(), "{snap}: element count");
             assert!(par == serial, "{snap}: elements differ");
             assert_eq!(dec.take_messages(), msgs_serial, "{snap}: messages");
-            checked += 1;
-        }
-    }
-    assert!(checked >= 12, "only {checked} decodes checked");
-}
-
-/// `Decoder::decode_parallel_each` gives the elements of
-/// `Decoder::decode_each` (kept as they are while they wait, given from
-/// there), and the same messages, with many stitches and the default
-/// segments; the corrupted snapshot's messages fall among the elements.
-#[test]
-fn api_decode_parallel_each_matches_decode_each() {
-    use opencsd_c_api::api::{Decoder, ParallelOptions};
-    let Some(shared) = common::shared_or_skip() else { return };
-    let mut checked = 0;
-    let mut with_messages = 0;
-    for (snap, dir) in api_snapshots(&shared) {
-        let s = Decoder::from_snapshot(&dir, None).unwrap();
-        let trace = std::fs::read(&s.trace_file).unwrap();
-        let mut dec = s.decoder;
-        let mut serial = Vec::new();
-        let r_serial = dec.decode_each(&trace[..], |e| {
-            let mut l = String::new();
-            e.write_lister_line(&mut l);
-            serial.push(l);
-        });
-        let msgs_serial = dec.take_messages();
-        if !msgs_serial.is_empty() {
-            with_messages += 1;
-        }
-        for opts in [ParallelOptions::stress(2, 64), ParallelOptions::stress(1, 48), ParallelOptions::new(2)] {
+            // decode_parallel_each: the elements kept as they are while
+            // they wait, given from there
             let mut dec = Decoder::from_snapshot(&dir, None).unwrap().decoder;
-            let mut par = Vec::new();
-            let r_par = dec.decode_parallel_each(&trace, &opts, |e| {
+            let mut each = Vec::new();
+            let r_each = dec.decode_parallel_each(&trace, &opts, |e| {
                 let mut l = String::new();
                 e.write_lister_line(&mut l);
-                par.push(l);
+                each.push(l);
             });
-            assert_eq!(r_par.is_ok(), r_serial.is_ok(), "{snap}");
-            assert_eq!(par.len(), serial.len(), "{snap}: element count");
-            assert!(par == serial, "{snap}: elements differ");
-            assert_eq!(dec.take_messages(), msgs_serial, "{snap}: messages");
+            assert_eq!(r_each.is_ok(), r_serial.is_ok(), "{snap}");
+            assert!(each == serial, "{snap}: decode_parallel_each's elements differ");
+            assert_eq!(dec.take_messages(), msgs_serial, "{snap}: decode_parallel_each's messages");
             checked += 1;
+        }
+        if !msgs_serial.is_empty() {
+            with_messages += 1;
         }
     }
     assert!(checked >= 12, "only {checked} decodes checked");

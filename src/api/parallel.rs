@@ -124,6 +124,50 @@ impl<T> KeepsMessages for Seg<T> {
 }
 
 impl Decoder {
+    /// The parallel decode of a first session (a later session starts from
+    /// reset decoders, which say so in their first element: only the first
+    /// is decoded in parallel), each segment's output an `O` its decode
+    /// tree's log and the element sink `sink` makes write to, `emit` giving
+    /// a range of an output out. Some(bytes processed) when done; None
+    /// when the decode is to be serial: not the first session, packets
+    /// counted, or the parallel decode fell back (the messages logged are
+    /// then taken back: the serial decode logs them again; the elements
+    /// already given are for the caller to skip).
+    fn first_session_parallel<O: SegmentOutput + KeepsMessages + 'static>(
+        &mut self,
+        trace: &[u8],
+        opts: &ParallelOptions,
+        sink: impl Fn(&Rc<RefCell<O>>) -> Box<dyn GenElemSink> + Sync,
+        mut emit: impl FnMut(&mut O, std::ops::Range<usize>, &mut SharedLog),
+    ) -> Result<Option<u64>, Error> {
+        if self.packets.is_some() || self.sessions != 0 {
+            return Ok(None);
+        }
+        let before = self.log.borrow().clone();
+        // a tree of its own records the trace: this decoder's tree is left
+        // as it is for a serial decode
+        let mut rtree = self.recipe.tree(Box::new(crate::common::error::NullLog), None)?;
+        let (rec, index) = record(&mut rtree, trace);
+        let recipe = &self.recipe;
+        let make = || {
+            let seg = Rc::new(RefCell::new(O::default()));
+            let mut tree = recipe.tree(Box::new(SegLog(seg.clone())), None).ok()?;
+            tree.set_elem_sink(Some(sink(&seg)));
+            Some((tree, seg))
+        };
+        let mut log = SharedLog(self.log.clone());
+        match parallel::decode(&rec, &self.tree.mapper, opts, make, |seg: &mut O, r| emit(seg, r, &mut log)) {
+            Outcome::Done(_) => {
+                self.sessions += 1;
+                Ok(Some(index as u64))
+            }
+            Outcome::Fallback => {
+                *self.log.borrow_mut() = before;
+                Ok(None)
+            }
+        }
+    }
+
     /// Decode `trace` to the end on several threads, calling `f` with each
     /// element that [`Decoder::decode`] would give, in the same order (see
     /// [`Decoder::decode_parallel`]). Returns the trace bytes processed.
@@ -132,29 +176,12 @@ impl Decoder {
     /// is kept and given to `f` from there.
     pub fn decode_parallel_each(&mut self, trace: &[u8], opts: &ParallelOptions, mut f: impl FnMut(&Element)) -> Result<u64, Error> {
         let mut given = 0usize;
-        // (see decode_parallel: only the first session is parallel)
-        if self.packets.is_none() && self.sessions == 0 {
-            let before = self.log.borrow().clone();
-            let mut rtree = self.recipe.tree(Box::new(crate::common::error::NullLog), None)?;
-            let (rec, index) = record(&mut rtree, trace);
-            let recipe = &self.recipe;
-            let make = || {
-                let seg: ElemItems = Rc::new(RefCell::new(ElemSeg::default()));
-                let mut tree = recipe.tree(Box::new(SegLog(seg.clone())), None).ok()?;
-                tree.set_elem_sink(Some(Box::new(ElemSegSink(seg.clone()))));
-                Some((tree, seg))
-            };
-            let mut log = SharedLog(self.log.clone());
-            let outcome = parallel::decode(&rec, &self.tree.mapper, opts, make, |seg: &mut ElemSeg, r| {
-                given += seg.give(r, &mut f, &mut log);
-            });
-            match outcome {
-                Outcome::Done(_) => {
-                    self.sessions += 1;
-                    return Ok(index as u64);
-                }
-                Outcome::Fallback => *self.log.borrow_mut() = before,
-            }
+        let sink = |seg: &ElemItems| Box::new(ElemSegSink(seg.clone())) as Box<dyn GenElemSink>;
+        let done = self.first_session_parallel(trace, opts, sink, |seg: &mut ElemSeg, r, log| {
+            given += seg.give(r, &mut f, log);
+        })?;
+        if let Some(bytes) = done {
+            return Ok(bytes);
         }
         let mut skip = given;
         self.decode_each(trace, |e| {
@@ -204,46 +231,21 @@ impl Decoder {
     ) -> Result<u64, Error> {
         let map: MapFn<T> = Arc::new(map);
         let mut given = 0usize;
-        // a later session starts from reset decoders, which say so in
-        // their first element: only the first is decoded in parallel
-        if self.packets.is_none() && self.sessions == 0 {
-            let before = self.log.borrow().clone();
-            // a tree of its own records the trace: this decoder's tree is
-            // left as it is for a serial decode
-            let mut rtree = self.recipe.tree(Box::new(crate::common::error::NullLog), None)?;
-            let (rec, index) = record(&mut rtree, trace);
-            let recipe = &self.recipe;
-            let make = || {
-                let items: Items<T> = Rc::new(RefCell::new(Seg::default()));
-                let mut tree = recipe.tree(Box::new(SegLog(items.clone())), None).ok()?;
-                tree.set_elem_sink(Some(Box::new(SegSink { items: items.clone(), map: map.clone() })));
-                Some((tree, items))
-            };
-            let mut log = SharedLog(self.log.clone());
-            let outcome = parallel::decode(&rec, &self.tree.mapper, opts, make, |seg: &mut Seg<T>, r| {
-                for it in &mut seg.items[r] {
-                    match std::mem::replace(it, Item::Given) {
-                        Item::Elem(v, a, b) => {
-                            given += 1;
-                            f(v, &seg.text[a..b]);
-                        }
-                        Item::Given => {}
-                        Item::Msg(m) => m.log(&mut log),
+        let sink = |items: &Items<T>| Box::new(SegSink { items: items.clone(), map: map.clone() }) as Box<dyn GenElemSink>;
+        let done = self.first_session_parallel(trace, opts, sink, |seg: &mut Seg<T>, r, log| {
+            for it in &mut seg.items[r] {
+                match std::mem::replace(it, Item::Given) {
+                    Item::Elem(v, a, b) => {
+                        given += 1;
+                        f(v, &seg.text[a..b]);
                     }
-                }
-            });
-            match outcome {
-                Outcome::Done(_) => {
-                    // one session: a later decode starts from reset decoders
-                    self.sessions += 1;
-                    return Ok(index as u64);
-                }
-                Outcome::Fallback => {
-                    // decode serially; the elements already given are not
-                    // given again, the messages are logged again
-                    *self.log.borrow_mut() = before;
+                    Item::Given => {}
+                    Item::Msg(m) => m.log(log),
                 }
             }
+        })?;
+        if let Some(bytes) = done {
+            return Ok(bytes);
         }
         let mut skip = given;
         let mut text = String::new();
