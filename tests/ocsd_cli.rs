@@ -315,3 +315,91 @@ fn help_and_version() {
     }
     assert!(stdout(&ocsd(&["--version"])).starts_with("ocsd "));
 }
+
+/// Executed instructions in the `num_i(N)` of the INSTR_RANGE lines of a
+/// text decode.
+fn range_instructions(text: &str) -> u64 {
+    text.lines()
+        .filter(|l| l.contains("OCSD_GEN_TRC_ELEM_INSTR_RANGE"))
+        .filter_map(|l| l.split("num_i(").nth(1)?.split(')').next()?.parse::<u64>().ok())
+        .sum()
+}
+
+/// The instruction column of `--functions` (after its heading).
+fn function_instructions(text: &str) -> Vec<(String, u64)> {
+    text.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            Some((f.get(3)?.to_string(), f.first()?.parse().ok()?))
+        })
+        .collect()
+}
+
+/// Profiles without a recording: `ocsd decode` with `--functions`,
+/// `--folded`, `--flamegraph` and `--lcov`, from raw trace with ELF files
+/// (symbols) and from snapshots (memory dumps, counted by file): every
+/// instruction of the decode is counted once, in the table and in the
+/// folded stacks.
+#[test]
+fn profiles_from_elf_files_and_snapshots() {
+    let Some(shared) = shared_or_skip() else { return };
+    let s = shared.join("conformance/snapshots/test-file-mem-offsets");
+    let d = tmp("profiles");
+    let cfg = d.join("etm.toml");
+    std::fs::write(&cfg, ETM_TOML).unwrap();
+    let p = |f: &str| s.join(f).to_str().unwrap().to_string();
+    let input = [
+        "--trace".to_string(),
+        p("trace.bin"),
+        "--config".into(),
+        cfg.to_str().unwrap().into(),
+        "--elf".into(),
+        p("uname.bin"),
+        "--elf".into(),
+        format!("{}@0x7f8e446000", p("libc-2.21.bin")),
+        "--elf".into(),
+        format!("{}@0x7f8e58f000", p("ld-2.21.bin")),
+        "--elf".into(),
+        format!("{}@0x7f8e5ba000", p("vdso.bin")),
+    ];
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut v = vec!["decode".to_string()];
+        v.extend(input.iter().cloned());
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    let run = |a: Vec<String>| Command::new(env!("CARGO_BIN_EXE_ocsd")).args(&a).output().unwrap();
+    let text = run(args(&[]));
+    assert!(text.status.success(), "{}", stderr(&text));
+    let total = range_instructions(&stdout(&text));
+    assert!(total > 1000, "{total}");
+    let (folded, svg, info) = (d.join("f.folded"), d.join("f.svg"), d.join("f.info"));
+    let o = run(args(&["--functions", "--folded", folded.to_str().unwrap(), "--flamegraph", svg.to_str().unwrap(), "--lcov", info.to_str().unwrap()]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let funcs = function_instructions(&stdout(&o));
+    assert_eq!(funcs.iter().map(|f| f.1).sum::<u64>(), total, "the table counts every instruction once");
+    // the dynamic loader's own symbols name its functions
+    assert!(funcs.iter().any(|f| f.0 == "malloc"), "{funcs:?}");
+    let folded_total: u64 = std::fs::read_to_string(&folded).unwrap().lines().filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok()).sum();
+    assert_eq!(folded_total, total, "the folded stacks count every instruction once");
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
+    assert!(std::fs::read_to_string(&info).unwrap().starts_with("TN:"));
+
+    // a snapshot: its memory dumps by file name
+    let snap = shared.join("conformance/snapshots/juno_r1_1");
+    let t = ocsd(&["decode", "--snapshot", snap.to_str().unwrap()]);
+    let total = range_instructions(&stdout(&t));
+    let o = ocsd(&["decode", "--snapshot", snap.to_str().unwrap(), "--functions"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let funcs = function_instructions(&stdout(&o));
+    assert_eq!(funcs.iter().map(|f| f.1).sum::<u64>(), total);
+    assert!(funcs.iter().any(|f| f.0 == "[kernel_dump.bin]"), "{funcs:?}");
+
+    // nothing to draw: one line, exit status 2
+    let stm = shared.join("conformance/snapshots/stm_only");
+    let o = ocsd(&["decode", "--snapshot", stm.to_str().unwrap(), "--flamegraph", svg.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&d);
+}

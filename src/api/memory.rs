@@ -77,6 +77,22 @@ enum ImageData {
     Callback { start: u64, end: u64, read: ReadFn },
 }
 
+/// A file (an ELF file or a memory dump) whose bytes a decoder maps:
+/// [`crate::api::Decoder::mapped_files`]. Profiles name code by these
+/// files (and an ELF file's symbols and line tables).
+#[derive(Clone, Debug)]
+pub struct MappedFile {
+    /// The name the image was given (its path, for files).
+    pub name: String,
+    /// The file's bytes (the whole file).
+    pub data: Arc<Vec<u8>>,
+    /// An ELF file (else raw bytes).
+    pub elf: bool,
+    /// Where its bytes are mapped: (start address, end address
+    /// (exclusive), file offset of the start).
+    pub maps: Vec<(u64, u64, u64)>,
+}
+
 /// A piece of target memory to map: build one with [`MemoryImage::elf_file`],
 /// [`MemoryImage::dump_file`], [`MemoryImage::bytes`] or
 /// [`MemoryImage::callback`], then give it to the decoder.
@@ -232,6 +248,22 @@ impl MemoryImage {
                 }
                 Ok(vec![Accessor { start, end, space, source: Source::Callback { read } }])
             }
+        }
+    }
+
+    /// The file-backed pieces of the image: its name, bytes and where they
+    /// are mapped (None: memory served by a callback).
+    pub(crate) fn mapped_file(&self) -> Option<MappedFile> {
+        match &self.data {
+            ImageData::Elf { name, elf, load_address } => {
+                let segs = elf.placed(*load_address).ok()?;
+                let maps = segs.iter().map(|s| (s.address, s.address.saturating_add(s.size as u64), s.file_offset as u64)).collect();
+                Some(MappedFile { name: name.clone(), data: elf.data.clone(), elf: true, maps })
+            }
+            ImageData::Bytes { name, data, offset, address, len } => {
+                Some(MappedFile { name: name.clone(), data: data.clone(), elf: false, maps: vec![(*address, address.saturating_add(*len as u64), *offset as u64)] })
+            }
+            ImageData::Callback { .. } => None,
         }
     }
 

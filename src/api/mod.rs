@@ -47,7 +47,7 @@ pub use crate::config::{arch_profile, ConfigError, Protocol, ProtocolConfig, Reg
 use crate::dcd_tree::{DecodeTree, PacketObserver};
 pub use crate::mem::elf::{ElfError, ElfFileError, ElfImage};
 pub use element::*;
-pub use memory::{AddressSpace, ContextId, MemoryImage, Vmid};
+pub use memory::{AddressSpace, ContextId, MappedFile, MemoryImage, Vmid};
 
 /// What can go wrong building or running a decoder.
 #[derive(Debug, thiserror::Error)]
@@ -182,7 +182,7 @@ impl DecoderBuilder {
         let mut tree = recipe.tree(Box::new(SharedLog(log.clone())), self.count_packets.then_some(&packets))?;
         let queue = Rc::new(RefCell::new(VecDeque::with_capacity(256)));
         tree.set_elem_sink(Some(Box::new(QueueSink(queue.clone()))));
-        let mut dec = Decoder { tree, queue, log, packets: self.count_packets.then_some(packets), sessions: 0, recipe };
+        let mut dec = Decoder { tree, queue, log, packets: self.count_packets.then_some(packets), sessions: 0, recipe, files: Vec::new() };
         for img in self.images {
             dec.add_memory(img)?;
         }
@@ -310,6 +310,8 @@ pub struct Decoder {
     packets: Option<Rc<Cell<u64>>>,
     sessions: u32,
     recipe: Recipe,
+    /// The files mapped (for profiles).
+    files: Vec<MappedFile>,
 }
 
 impl Decoder {
@@ -323,6 +325,7 @@ impl Decoder {
     pub fn add_memory(&mut self, image: MemoryImage) -> Result<(), Error> {
         let name = image.name();
         let filter = image.context_filter();
+        let file = image.mapped_file();
         for acc in image.into_accessors()? {
             let (start, end) = (acc.start, acc.end);
             self.tree.mapper.add_for_context(acc, filter).map_err(|e| match e {
@@ -330,7 +333,13 @@ impl Decoder {
                 e => Error::Memory(format!("{name}: cannot map 0x{start:x}..=0x{end:x}: {}", err_name(e))),
             })?;
         }
+        self.files.extend(file);
         Ok(())
+    }
+
+    /// The files mapped as memory images, in the order they were added.
+    pub fn mapped_files(&self) -> &[MappedFile] {
+        &self.files
     }
 
     /// Descriptions of the mapped memory, as `trc_pkt_lister` lists them.

@@ -6,10 +6,43 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 
+use crate::abi::gen_elem::ocsd_generic_trace_elem;
 use crate::abi::*;
 
 use super::decode::{RangeSample, SampleSink};
 use super::spaces::Spaces;
+
+/// A profile of decoded elements, without a recording: the elements of
+/// each trace source taken as perf takes them (ranges, the threads their
+/// contexts name), in address spaces made from the decoder's memory
+/// images ([`Spaces::from_files`]).
+pub struct ElementProfile {
+    samples: super::decode::Samples,
+    shared: super::decode::Shared,
+    pub profile: Profile,
+}
+
+impl ElementProfile {
+    pub fn new(spaces: Spaces) -> ElementProfile {
+        ElementProfile {
+            samples: super::decode::Samples::new([-1; 128]),
+            shared: super::decode::Shared { spaces, tid: [-1; 128] },
+            profile: Profile::default(),
+        }
+    }
+
+    /// An element of trace source `id`.
+    pub fn element(&mut self, id: u8, e: &ocsd_generic_trace_elem) {
+        if let Some(el) = super::decode::Elem::of(e, false) {
+            self.samples.elem((id & 0x7f) as usize, el, &mut self.shared, &mut self.profile);
+        }
+    }
+
+    /// The profile and the address spaces (for [`Profile::write_lcov`]).
+    pub fn parts(&mut self) -> (&Profile, &mut Spaces) {
+        (&self.profile, &mut self.shared.spaces)
+    }
+}
 
 /// The function symbols of one binary: (ELF address, size, name), sorted.
 #[derive(Default)]
@@ -163,7 +196,7 @@ impl Profile {
     pub fn write_flamegraph(&self, title: &str, w: &mut dyn Write) -> Result<(), String> {
         let lines = self.folded_lines();
         if lines.is_empty() {
-            return Err("no instructions were decoded (are the traced binaries available? see --symfs)".into());
+            return Err("no instructions were decoded".into());
         }
         let mut opts = inferno::flamegraph::Options::default();
         opts.title = title.to_string();

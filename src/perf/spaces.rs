@@ -241,6 +241,31 @@ impl Spaces {
         s
     }
 
+    /// The address space of a decode without a recording: the files the
+    /// decoder maps as memory (ELF files and memory dumps), for every
+    /// thread, each by its own name (an ELF file's link-time addresses
+    /// from its PT_LOAD segments; a dump's are its file offsets).
+    pub fn from_files(files: &[crate::api::MappedFile]) -> Spaces {
+        let mut binaries = Vec::new();
+        let mut maps = Vec::new();
+        for f in files {
+            let mut b = Binary::new(&f.name, None);
+            if f.elf {
+                if let Ok(elf) = Elf::parse(&f.data) {
+                    b.loads = loads_of(&elf);
+                    b.build_id = build_id_of(&elf, &f.data);
+                }
+            }
+            b.data = Some(Some(f.data.clone()));
+            let bin = binaries.len();
+            binaries.push(b);
+            for &(start, end, pgoff) in &f.maps {
+                maps.push((-1, Map { start, end, pgoff, bin }));
+            }
+        }
+        Spaces::from_parts(binaries, maps)
+    }
+
     /// As [`Spaces::new`], with perf's `--vmlinux FILE`.
     pub fn with_vmlinux(pd: &PerfData, symfs: Option<&Path>, vmlinux: Option<&Path>) -> Spaces {
         let mut s = Spaces::empty(symfs, vmlinux);

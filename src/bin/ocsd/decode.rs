@@ -9,9 +9,12 @@ use std::time::Instant;
 use opencsd_c_api::api::{
     AddressSpace, ContextId, Decoder, DecoderBuilder, Element, ElementKind, LineBuf, ListerLines, MemoryImage, ParallelOptions, TextFormat, TextSummary, Vmid,
 };
+use opencsd_c_api::perf::profile::ElementProfile;
+use opencsd_c_api::perf::spaces::Spaces;
 use opencsd_c_api::tarmac::{Comparer, Reference, TarmacConfig, TarmacWriter};
 
 use crate::config_file::{self, parse_num};
+use crate::profiles::{write_profiles, ProfileError, ProfileOuts};
 use crate::{CompareArgs, DecodeArgs, Format, InputArgs};
 
 /// A failure: exit status and one line of text.
@@ -302,6 +305,10 @@ pub fn run_decode(a: &DecodeArgs) -> u8 {
 }
 
 fn decode(a: &DecodeArgs) -> Result<(), Failure> {
+    let outs = ProfileOuts { functions: a.functions, folded: a.folded.as_ref(), flamegraph: a.flamegraph.as_ref(), lcov: a.lcov.as_ref() };
+    if outs.any() {
+        return profile(a, &outs);
+    }
     let (mut dec, trace_path, cores) = open_input(&a.input, a.stats)?;
     let trace_name = trace_path.display().to_string();
     let file = File::open(&trace_path).map_err(|e| Failure::input(format!("{trace_name}: cannot read: {e}")))?;
@@ -460,6 +467,36 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
 }
 
 /// Run `ocsd compare`: the exit status.
+/// `ocsd decode` with profiles asked for: the elements go to the profile
+/// (in address spaces made of the memory images) instead of the output.
+fn profile(a: &DecodeArgs, outs: &ProfileOuts) -> Result<(), Failure> {
+    let (mut dec, trace_path, _) = open_input(&a.input, false)?;
+    let trace_name = trace_path.display().to_string();
+    let file = File::open(&trace_path).map_err(|e| Failure::input(format!("{trace_name}: cannot read: {e}")))?;
+    let mut prof = ElementProfile::new(Spaces::from_files(dec.mapped_files()));
+    let mut it = dec.decode(std::io::BufReader::new(file));
+    while let Some(e) = it.next() {
+        prof.element(e.trace_id, &e.raw());
+    }
+    let fatal = it.error().map(|e| e.to_string());
+    drop(it);
+    if a.verbose {
+        for m in dec.take_messages() {
+            eprintln!("ocsd: {m}");
+        }
+    }
+    let title = format!("{trace_name} (instructions)");
+    let (p, spaces) = prof.parts();
+    write_profiles(p, spaces, outs, &title).map_err(|e| match e {
+        ProfileError::Io(m) => Failure { code: 1, msg: m },
+        ProfileError::Empty(m) => Failure::input(format!("{m} (is the traced code in the memory images? see --elf and --dump)")),
+    })?;
+    match fatal {
+        Some(m) => Err(Failure { code: 1, msg: format!("{trace_name}: {m}") }),
+        None => Ok(()),
+    }
+}
+
 pub fn run_compare(a: &CompareArgs) -> u8 {
     match compare(a) {
         Ok(true) => 0,

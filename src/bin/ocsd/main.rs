@@ -21,6 +21,7 @@
 mod config_file;
 mod decode;
 mod perf_cmd;
+mod profiles;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -104,6 +105,23 @@ pub struct DecodeArgs {
     /// or memory from callbacks. 0: serial.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub jobs: usize,
+    /// Print executed instructions per function (ELF symbols of the --elf
+    /// files; a dump's code counts under its file name) instead of the
+    /// elements.
+    #[arg(long)]
+    pub functions: bool,
+    /// Write the folded stacks behind --flamegraph (one `stack count` line
+    /// each) to OUT.
+    #[arg(long, value_name = "OUT")]
+    pub folded: Option<std::path::PathBuf>,
+    /// Write a flame graph (SVG) of the executed instructions, stacks from
+    /// the calls and returns in the trace, instead of the elements.
+    #[arg(long, value_name = "OUT.svg")]
+    pub flamegraph: Option<std::path::PathBuf>,
+    /// Write line coverage as an lcov tracefile (DWARF line tables of the
+    /// --elf files), instead of the elements.
+    #[arg(long, value_name = "OUT")]
+    pub lcov: Option<std::path::PathBuf>,
 }
 
 #[derive(Args, Debug, Clone)]

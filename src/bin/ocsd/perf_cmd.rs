@@ -8,6 +8,8 @@ use std::path::PathBuf;
 
 use opencsd_c_api::perf::{self, dump::{BlockMode, TextStyle}, PerfData, PerfError};
 
+use crate::profiles::{write_profiles, ProfileError, ProfileOuts};
+
 #[derive(clap::Args, Debug, Clone)]
 #[command(about = "Decode the CoreSight trace of a perf.data recording (perf record -e cs_etm// or simpleperf record -e cs-etm)")]
 pub struct PerfArgs {
@@ -159,42 +161,18 @@ fn run_inner(args: &PerfArgs) -> Result<(), PerfError> {
         std::mem::forget(spaces.0);
         std::mem::forget(a);
     }
-    if args.flamegraph.is_some() || args.folded.is_some() || args.lcov.is_some() || args.functions {
+    let outs = ProfileOuts { functions: args.functions, folded: args.folded.as_ref(), flamegraph: args.flamegraph.as_ref(), lcov: args.lcov.as_ref() };
+    if outs.any() {
         let spaces = spaces_for(&pd, args);
         let prof = Rc::new(RefCell::new(perf::profile::Profile::default()));
         let (mut spaces, ws) = perf::decode::decode(&pd, &meta, mode, spaces, prof.clone(), args.threads)?;
         warn(ws);
         let prof = prof.borrow();
-        let create = |p: &PathBuf| {
-            std::fs::File::create(p).map(std::io::BufWriter::new).map_err(|e| PerfError::Io(format!("{}: {}", p.display(), e)))
-        };
-        let io = |p: &PathBuf, e: std::io::Error| PerfError::Io(format!("{}: {}", p.display(), e));
-        if args.functions {
-            let stdout = std::io::stdout();
-            let mut w = stdout.lock();
-            prof.write_functions(&mut w).map_err(|e| PerfError::Io(e.to_string()))?;
-        }
-        if let Some(p) = &args.folded {
-            let mut f = create(p)?;
-            for l in prof.folded_lines() {
-                writeln!(f, "{}", l).map_err(|e| io(p, e))?;
-            }
-            f.flush().map_err(|e| io(p, e))?;
-        }
-        if let Some(p) = &args.flamegraph {
-            let title = format!("{} (instructions)", args.file.display());
-            let mut f = create(p)?;
-            prof.write_flamegraph(&title, &mut f).map_err(|e| PerfError::Decode(format!("flame graph: {}", e)))?;
-            f.flush().map_err(|e| io(p, e))?;
-        }
-        if let Some(p) = &args.lcov {
-            let mut f = create(p)?;
-            let n = prof.write_lcov(&mut spaces, &mut f).map_err(|e| io(p, e))?;
-            f.flush().map_err(|e| io(p, e))?;
-            if n == 0 {
-                eprintln!("warning: no source lines found (no DWARF line tables in the decoded binaries)");
-            }
-        }
+        let title = format!("{} (instructions)", args.file.display());
+        write_profiles(&prof, &mut spaces, &outs, &title).map_err(|e| match e {
+            ProfileError::Io(m) => PerfError::Io(m),
+            ProfileError::Empty(m) => PerfError::Decode(format!("{m} (are the traced binaries available? see --symfs)")),
+        })?;
     }
     // as above: the recording's records are not freed one by one
     std::mem::forget(pd);
