@@ -385,6 +385,36 @@ fn profiles_from_elf_files_and_snapshots() {
     assert_eq!(folded_total, total, "the folded stacks count every instruction once");
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
     assert!(std::fs::read_to_string(&info).unwrap().starts_with("TN:"));
+    // AutoFDO (the same decode): every range counted once, per ELF file
+    let afdo = d.join("f.afdo");
+    let o = run(args(&["--autofdo", afdo.to_str().unwrap(), "--functions"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ranges: u64 = stdout(&o).lines().skip(1).filter_map(|l| l.split_whitespace().nth(2)?.parse::<u64>().ok()).sum();
+    let text = std::fs::read_to_string(&afdo).unwrap();
+    let mut lines = text.lines().filter(|l| !l.starts_with("// Please split"));
+    let mut counted = 0u64;
+    let mut binaries = 0;
+    while let Some(n) = lines.next() {
+        if n.is_empty() {
+            continue;
+        }
+        let n: usize = n.parse().unwrap_or_else(|_| panic!("range count, got {n:?}"));
+        for _ in 0..n {
+            let l = lines.next().unwrap();
+            assert!(l.contains('-') && l.contains(':'), "{l}");
+            counted += l.rsplit(':').next().unwrap().parse::<u64>().unwrap();
+        }
+        assert_eq!(lines.next(), Some("0"));
+        let b: usize = lines.next().unwrap().parse().unwrap();
+        for _ in 0..b {
+            assert!(lines.next().unwrap().contains("->"));
+        }
+        assert!(lines.next().unwrap().starts_with("// build_id: 0x"));
+        assert!(lines.next().unwrap().starts_with("// "));
+        binaries += 1;
+    }
+    assert!(binaries >= 1);
+    assert_eq!(counted, ranges, "AutoFDO counts every range once");
 
     // a snapshot: its memory dumps by file name
     let snap = shared.join("conformance/snapshots/juno_r1_1");

@@ -66,6 +66,22 @@ pub trait SampleSink {
     fn trace_on(&mut self, _id: u8) {}
 }
 
+/// Both sinks get every sample, the first first.
+impl<A: SampleSink, B: SampleSink> SampleSink for (A, B) {
+    fn branch(&mut self, b: &BranchSample) {
+        self.0.branch(b);
+        self.1.branch(b);
+    }
+    fn range(&mut self, r: &RangeSample, spaces: &mut Spaces) {
+        self.0.range(r, spaces);
+        self.1.range(r, spaces);
+    }
+    fn trace_on(&mut self, id: u8) {
+        self.0.trace_on(id);
+        self.1.trace_on(id);
+    }
+}
+
 #[derive(Clone, Copy, PartialEq)]
 enum Pkt {
     Empty,

@@ -12,35 +12,32 @@ use crate::abi::*;
 use super::decode::{RangeSample, SampleSink};
 use super::spaces::Spaces;
 
-/// A profile of decoded elements, without a recording: the elements of
+/// Samples of decoded elements, without a recording: the elements of
 /// each trace source taken as perf takes them (ranges, the threads their
 /// contexts name), in address spaces made from the decoder's memory
-/// images ([`Spaces::from_files`]).
-pub struct ElementProfile {
+/// images ([`Spaces::from_files`]), given to `sink` (a [`Profile`], an
+/// [`super::autofdo::AutoFdo`]).
+pub struct ElementSamples<S: SampleSink> {
     samples: super::decode::Samples,
     shared: super::decode::Shared,
-    pub profile: Profile,
+    pub sink: S,
 }
 
-impl ElementProfile {
-    pub fn new(spaces: Spaces) -> ElementProfile {
-        ElementProfile {
-            samples: super::decode::Samples::new([-1; 128]),
-            shared: super::decode::Shared { spaces, tid: [-1; 128] },
-            profile: Profile::default(),
-        }
+impl<S: SampleSink> ElementSamples<S> {
+    pub fn new(spaces: Spaces, sink: S) -> ElementSamples<S> {
+        ElementSamples { samples: super::decode::Samples::new([-1; 128]), shared: super::decode::Shared { spaces, tid: [-1; 128] }, sink }
     }
 
     /// An element of trace source `id`.
     pub fn element(&mut self, id: u8, e: &ocsd_generic_trace_elem) {
         if let Some(el) = super::decode::Elem::of(e, false) {
-            self.samples.elem((id & 0x7f) as usize, el, &mut self.shared, &mut self.profile);
+            self.samples.elem((id & 0x7f) as usize, el, &mut self.shared, &mut self.sink);
         }
     }
 
-    /// The profile and the address spaces (for [`Profile::write_lcov`]).
-    pub fn parts(&mut self) -> (&Profile, &mut Spaces) {
-        (&self.profile, &mut self.shared.spaces)
+    /// The sink and the address spaces (for writing what it collected).
+    pub fn parts(&mut self) -> (&mut S, &mut Spaces) {
+        (&mut self.sink, &mut self.shared.spaces)
     }
 }
 

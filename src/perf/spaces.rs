@@ -253,6 +253,7 @@ impl Spaces {
             if f.elf {
                 if let Ok(elf) = Elf::parse(&f.data) {
                     b.loads = loads_of(&elf);
+                    b.exec_min = Some(min_exec_of(&elf));
                     b.build_id = build_id_of(&elf, &f.data);
                 }
             }

@@ -9,7 +9,9 @@ use std::time::Instant;
 use opencsd_c_api::api::{
     AddressSpace, ContextId, Decoder, DecoderBuilder, Element, ElementKind, LineBuf, ListerLines, MemoryImage, ParallelOptions, TextFormat, TextSummary, Vmid,
 };
-use opencsd_c_api::perf::profile::ElementProfile;
+use opencsd_c_api::perf::autofdo::AutoFdo;
+use opencsd_c_api::perf::decode::SampleSink;
+use opencsd_c_api::perf::profile::{ElementSamples, Profile};
 use opencsd_c_api::perf::spaces::Spaces;
 use opencsd_c_api::tarmac::{Comparer, Reference, TarmacConfig, TarmacWriter};
 
@@ -306,7 +308,7 @@ pub fn run_decode(a: &DecodeArgs) -> u8 {
 
 fn decode(a: &DecodeArgs) -> Result<(), Failure> {
     let outs = ProfileOuts { functions: a.functions, folded: a.folded.as_ref(), flamegraph: a.flamegraph.as_ref(), lcov: a.lcov.as_ref() };
-    if outs.any() {
+    if outs.any() || a.autofdo.is_some() {
         return profile(a, &outs);
     }
     let (mut dec, trace_path, cores) = open_input(&a.input, a.stats)?;
@@ -467,32 +469,48 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
 }
 
 /// Run `ocsd compare`: the exit status.
-/// `ocsd decode` with profiles asked for: the elements go to the profile
-/// (in address spaces made of the memory images) instead of the output.
-fn profile(a: &DecodeArgs, outs: &ProfileOuts) -> Result<(), Failure> {
+/// The elements of the decode of `a`'s input, as samples to `sink` in
+/// address spaces made of the memory images; the decode's fatal error, if
+/// any.
+fn decode_samples<S: SampleSink>(a: &DecodeArgs, sink: S) -> Result<(ElementSamples<S>, String, Option<String>), Failure> {
     let (mut dec, trace_path, _) = open_input(&a.input, false)?;
     let trace_name = trace_path.display().to_string();
     let file = File::open(&trace_path).map_err(|e| Failure::input(format!("{trace_name}: cannot read: {e}")))?;
-    let mut prof = ElementProfile::new(Spaces::from_files(dec.mapped_files()));
+    let mut samples = ElementSamples::new(Spaces::from_files(dec.mapped_files()), sink);
     let mut it = dec.decode(std::io::BufReader::new(file));
     while let Some(e) = it.next() {
-        prof.element(e.trace_id, &e.raw());
+        samples.element(e.trace_id, &e.raw());
     }
-    let fatal = it.error().map(|e| e.to_string());
+    let fatal = it.error().map(|e| format!("{trace_name}: {e}"));
     drop(it);
     if a.verbose {
         for m in dec.take_messages() {
             eprintln!("ocsd: {m}");
         }
     }
-    let title = format!("{trace_name} (instructions)");
-    let (p, spaces) = prof.parts();
-    write_profiles(p, spaces, outs, &title).map_err(|e| match e {
-        ProfileError::Io(m) => Failure { code: 1, msg: m },
-        ProfileError::Empty(m) => Failure::input(format!("{m} (is the traced code in the memory images? see --elf and --dump)")),
-    })?;
+    Ok((samples, trace_name, fatal))
+}
+
+/// `ocsd decode` with profiles asked for: the elements go to the profiles
+/// (one decode for all) instead of the output.
+fn profile(a: &DecodeArgs, outs: &ProfileOuts) -> Result<(), Failure> {
+    let (mut s, trace_name, fatal) = decode_samples(a, (AutoFdo::default(), Profile::default()))?;
+    let ((afdo, prof), spaces) = s.parts();
+    if let Some(out) = &a.autofdo {
+        afdo.finish();
+        let io = |e: std::io::Error| Failure { code: 1, msg: format!("{}: {e}", out.display()) };
+        let mut w = BufWriter::new(File::create(out).map_err(|e| Failure::input(format!("{}: cannot create: {e}", out.display())))?);
+        afdo.write(spaces, &mut w).and_then(|_| w.flush()).map_err(io)?;
+    }
+    if outs.any() {
+        let title = format!("{trace_name} (instructions)");
+        write_profiles(prof, spaces, outs, &title).map_err(|e| match e {
+            ProfileError::Io(m) => Failure { code: 1, msg: m },
+            ProfileError::Empty(m) => Failure::input(format!("{m} (is the traced code in the memory images? see --elf and --dump)")),
+        })?;
+    }
     match fatal {
-        Some(m) => Err(Failure { code: 1, msg: format!("{trace_name}: {m}") }),
+        Some(m) => Err(Failure { code: 1, msg: m }),
         None => Ok(()),
     }
 }

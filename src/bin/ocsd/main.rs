@@ -122,6 +122,10 @@ pub struct DecodeArgs {
     /// --elf files), instead of the elements.
     #[arg(long, value_name = "OUT")]
     pub lcov: Option<std::path::PathBuf>,
+    /// Write an AutoFDO profile (simpleperf inject's text format, per
+    /// --elf file or dump) to OUT, instead of the elements.
+    #[arg(long, value_name = "OUT")]
+    pub autofdo: Option<std::path::PathBuf>,
 }
 
 #[derive(Args, Debug, Clone)]
