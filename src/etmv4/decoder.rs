@@ -132,21 +132,40 @@ impl OutElems {
     #[inline]
     fn push_range(&mut self, idx: ocsd_trc_index_t, r: &InstrRange, executed: bool, instr: &ocsd_instr_info) {
         let context = self.last().context;
+        let flags = range_flag_bits(executed, instr);
+        self.push_range_with(idx, r, instr.isa, instr.type_, instr.sub_type, flags, context);
+    }
+
+    /// [`OutElems::push_range`] from its parts: the last instruction's
+    /// ISA, type and subtype, the element's flags, and the context the
+    /// new element copies from the one before it.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn push_range_with(
+        &mut self,
+        idx: ocsd_trc_index_t,
+        r: &InstrRange,
+        isa: ocsd_isa,
+        last_i_type: ocsd_instr_type,
+        last_i_subtype: ocsd_instr_subtype,
+        flag_bits: u32,
+        context: ocsd_pe_context,
+    ) {
         let mut payload = ocsd_gen_elem_payload::default();
         payload.num_instr_range = r.num_instr;
         self.pending.push((
             idx,
             ocsd_generic_trace_elem {
                 elem_type: OCSD_GEN_TRC_ELEM_INSTR_RANGE,
-                isa: instr.isa,
+                isa,
                 st_addr: r.st_addr,
                 en_addr: r.en_addr,
                 context,
                 timestamp: 0,
                 cycle_count: 0,
-                last_i_type: instr.type_,
-                last_i_subtype: instr.sub_type,
-                flag_bits: range_flag_bits(executed, instr),
+                last_i_type,
+                last_i_subtype,
+                flag_bits,
                 payload,
                 ptr_extended_data: std::ptr::null(),
             },
@@ -197,7 +216,13 @@ impl OutElems {
 /// and whether it is conditional.
 #[inline]
 fn range_flag_bits(executed: bool, instr: &ocsd_instr_info) -> u32 {
-    executed as u32 | ((instr.instr_size as u32 & 0x7) << 1) | ((instr.is_conditional as u32 & 1) << 10)
+    range_flags(executed, instr.instr_size, instr.is_conditional != 0)
+}
+
+/// [`range_flag_bits`] from the last instruction's size and condition.
+#[inline(always)]
+fn range_flags(executed: bool, size: u8, cond: bool) -> u32 {
+    executed as u32 | ((size as u32 & 0x7) << 1) | ((cond as u32) << 10)
 }
 
 /// ETMv4 / ETE instruction trace decoder.

@@ -714,26 +714,9 @@ impl EtmV4IPktDecoder {
             commit -= 1;
             uses += n as u32;
             let next = b.next_addr();
-            let cond = b.flags & Block::COND != 0;
-            let mut payload = ocsd_gen_elem_payload::default();
-            payload.num_instr_range = n as u32;
-            self.out.pending.push((
-                root_index,
-                ocsd_generic_trace_elem {
-                    elem_type: OCSD_GEN_TRC_ELEM_INSTR_RANGE,
-                    isa,
-                    st_addr: addr,
-                    en_addr: next,
-                    context,
-                    timestamp: 0,
-                    cycle_count: 0,
-                    last_i_type: type_,
-                    last_i_subtype: b.sub_type as ocsd_instr_subtype,
-                    flag_bits: executed as u32 | (4 << 1) | ((cond as u32) << 10),
-                    payload,
-                    ptr_extended_data: std::ptr::null(),
-                },
-            ));
+            let range = InstrRange { st_addr: addr, en_addr: next, num_instr: n as u32 };
+            let flags = range_flags(executed, 4, b.flags & Block::COND != 0);
+            self.out.push_range_with(root_index, &range, isa, type_, b.sub_type as ocsd_instr_subtype, flags, context);
             addr = next;
             if type_ == OCSD_INSTR_BR {
                 branch_addr = next.wrapping_sub(4).wrapping_add(b.branch_off as i64 as u64);
@@ -748,18 +731,11 @@ impl EtmV4IPktDecoder {
         }
         (a.num, a.En_bits, self.res.commit) = (num, bits, commit);
         if let Some((b, executed)) = last {
-            // as the last block's replay and range left the state
-            let i = &mut self.instr;
-            i.instr_addr = addr;
-            i.opcode = b.opcode;
-            i.instr_size = 4;
-            i.type_ = b.type_ as ocsd_instr_type;
-            i.sub_type = b.sub_type as ocsd_instr_subtype;
-            i.branch_addr = branch_addr;
-            i.next_isa = isa;
-            i.is_link = (b.flags & Block::LINK != 0) as u8;
-            i.is_conditional = (b.flags & Block::COND != 0) as u8;
-            i.thumb_it_conditions = 0;
+            // as the last block's replay and range left the state: the
+            // address after its branch, the last direct branch's target
+            BlockCache::replay(&b, &mut self.instr);
+            self.instr.instr_addr = addr;
+            self.instr.branch_addr = branch_addr;
             self.mem.uses += uses;
             self.next_range_check = if executed { None } else { Some(b.next_addr()) };
         }
