@@ -607,8 +607,7 @@ impl EtmV4IPktDecoder {
             if a.num > 0 {
                 self.stack.push_atom(pkt.type_, root_index, a);
             }
-            self.res.commit = self.res.commit.max(0);
-            self.curr_spec_depth = self.curr_spec_depth.saturating_sub(n.saturating_sub(self.res.commit));
+            self.commits_made(n);
         }
         // the rest of resolve_elements' commit step (atoms leave nothing
         // to cancel, mispredict or discard), then its loop
@@ -869,9 +868,16 @@ impl EtmV4IPktDecoder {
                 return err;
             }
         }
+        self.commits_made(num_commit_req);
+        err
+    }
+
+    /// After a commit of `num_commit_req` elements: what was committed
+    /// leaves the speculation depth.
+    #[inline(always)]
+    fn commits_made(&mut self, num_commit_req: i32) {
         self.res.commit = self.res.commit.max(0);
         self.curr_spec_depth = self.curr_spec_depth.saturating_sub(num_commit_req.saturating_sub(self.res.commit));
-        err
     }
 
     /// Commit the oldest stacked element when it is not an atom element.
