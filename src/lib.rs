@@ -91,3 +91,5 @@ pub mod snapshot;
 pub mod tarmac;
 pub mod perf;
 pub mod capi;
+#[cfg(test)]
+mod test_shared;

@@ -11,19 +11,7 @@ use super::*;
 use crate::common::{ErrorLog, OcsdError, PacketOut, PacketProcessor, TracePacket};
 use crate::ete::ocsd_ete_cfg;
 
-pub(crate) fn shared_dir() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("OCSD_SHARED") {
-        let p = PathBuf::from(p);
-        if p.join("conformance").is_dir() {
-            return Some(p);
-        }
-    }
-    // ../shared beside the checkout (../../shared from a worktree in wt/)
-    ["../shared", "../../shared"]
-        .iter()
-        .map(|r| Path::new(env!("CARGO_MANIFEST_DIR")).join(r))
-        .find(|p| p.join("conformance").is_dir())
-}
+pub(crate) use crate::test_shared::shared_dir;
 
 /// Minimal ini reader: section -> list of (key, value), keys keep order.
 fn read_ini(path: &Path) -> HashMap<String, Vec<(String, String)>> {
@@ -377,10 +365,7 @@ fn cases(shared: &Path) -> Vec<(String, String, String)> {
 
 #[test]
 fn packet_lines_match_opencsd_logs() {
-    let Some(shared) = shared_dir() else {
-        eprintln!("SKIPPED: ../shared (or $OCSD_SHARED) not found: OpenCSD conformance data absent");
-        return;
-    };
+    let Some(shared) = shared_dir("etmv4 packet lines") else { return };
     let mut failures = Vec::new();
     let mut total = (0, 0);
     for (name, snap, args) in cases(&shared) {

@@ -14,17 +14,9 @@
 
 use super::*;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn shared_dir() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("OCSD_SHARED") {
-        return Some(PathBuf::from(p));
-    }
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    [manifest.join("../shared"), manifest.join("../../shared")]
-        .into_iter()
-        .find(|p| p.join("conformance/cases.tsv").is_file())
-}
+use crate::test_shared::shared_dir;
 
 struct Mem {
     regions: Vec<(u64, Vec<u8>)>,
@@ -336,10 +328,7 @@ fn read_log_head(gz: &Path, max_ranges: usize) -> Option<String> {
 
 #[test]
 fn ranges_match_opencsd_logs() {
-    let Some(shared) = shared_dir() else {
-        eprintln!("../shared not found: skipping the OpenCSD log cross-check");
-        return;
-    };
+    let Some(shared) = shared_dir("instruction ranges against OpenCSD's logs") else { return };
     let conf = shared.join("conformance");
     let cases = std::fs::read_to_string(conf.join("cases.tsv")).unwrap();
     // The first ranges of each log by default (bugfix-exact-match alone has

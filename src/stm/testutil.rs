@@ -3,25 +3,11 @@
 //! output as OpenCSD's deformatter does, and packet-output collectors.
 
 
-use std::path::PathBuf;
 
 use crate::abi::*;
 use crate::common::{ErrorLog, OcsdError};
 
-/// `../shared` (or `$OCSD_SHARED`); `None` (with a message saying the test
-/// is skipped) when absent.
-pub fn shared_dir(test: &str) -> Option<PathBuf> {
-    let dir = match std::env::var_os("OCSD_SHARED") {
-        Some(d) => PathBuf::from(d),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"),
-    };
-    if dir.join("conformance").is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("SKIPPED {}: reference data not found at {} (set OCSD_SHARED)", test, dir.display());
-        None
-    }
-}
+pub(crate) use crate::test_shared::shared_dir;
 
 /// The lines of an expected log (`conformance/expected/NAME.ppl.gz`).
 pub fn expected_lines(shared: &std::path::Path, name: &str) -> Vec<String> {
