@@ -576,12 +576,14 @@ impl EtmV4IPktDecoder {
     /// or waiting to go out): [`Self::commit_direct_atoms`] takes them.
     #[inline(always)]
     fn atoms_direct(&self, pkt: &ocsd_etmv4_i_pkt) -> bool {
-        pkt.atom.num > 0
-            && self.max_spec_depth == 0
-            && self.curr_spec_depth == 0
-            && self.stack.is_empty()
-            && !self.res.any()
-            && self.out.num_to_send() == 0
+        pkt.atom.num > 0 && self.atoms_commit_first() && !self.res.any() && self.out.num_to_send() == 0
+    }
+
+    /// The next atom packet's atoms are committed as soon as they are
+    /// stacked, before anything else: no speculation, nothing stacked.
+    #[inline(always)]
+    fn atoms_commit_first(&self) -> bool {
+        self.max_spec_depth == 0 && self.curr_spec_depth == 0 && self.stack.is_empty()
     }
 
     /// An atom packet [`Self::atoms_direct`] accepts, as `push_atom_pkt`
@@ -1846,12 +1848,7 @@ impl EtmV4IPktDecoder {
         // need_ctxt / need_addr first, then a pending return stack pop:
         // where memory is there, the flags are mostly set only by an
         // indirect branch whose target the return stack gives
-        (self.need_ctxt || self.need_addr)
-            && !self.ret_stack.pop_pending()
-            && self.max_spec_depth == 0
-            && self.curr_spec_depth == 0
-            && self.stack.is_empty()
-            && self.quiescent()
+        (self.need_ctxt || self.need_addr) && !self.ret_stack.pop_pending() && self.atoms_commit_first() && self.quiescent()
     }
 
     /// Between packets with nothing to do but take the next: in sync,

@@ -66,6 +66,25 @@ pub trait SampleSink {
     fn trace_on(&mut self, _id: u8) {}
 }
 
+/// A sink that may be absent: the samples go to it when it is there.
+impl<S: SampleSink> SampleSink for Option<S> {
+    fn branch(&mut self, b: &BranchSample) {
+        if let Some(s) = self {
+            s.branch(b);
+        }
+    }
+    fn range(&mut self, r: &RangeSample, spaces: &mut Spaces) {
+        if let Some(s) = self {
+            s.range(r, spaces);
+        }
+    }
+    fn trace_on(&mut self, id: u8) {
+        if let Some(s) = self {
+            s.trace_on(id);
+        }
+    }
+}
+
 /// Both sinks get every sample, the first first.
 impl<A: SampleSink, B: SampleSink> SampleSink for (A, B) {
     fn branch(&mut self, b: &BranchSample) {

@@ -468,7 +468,6 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Run `ocsd compare`: the exit status.
 /// The elements of the decode of `a`'s input, as samples to `sink` in
 /// address spaces made of the memory images; the decode's fatal error, if
 /// any.
@@ -494,15 +493,17 @@ fn decode_samples<S: SampleSink>(a: &DecodeArgs, sink: S) -> Result<(ElementSamp
 /// `ocsd decode` with profiles asked for: the elements go to the profiles
 /// (one decode for all) instead of the output.
 fn profile(a: &DecodeArgs, outs: &ProfileOuts) -> Result<(), Failure> {
-    let (mut s, trace_name, fatal) = decode_samples(a, (AutoFdo::default(), Profile::default()))?;
+    // only the sinks asked for collect
+    let sinks = (a.autofdo.is_some().then(AutoFdo::default), outs.any().then(Profile::default));
+    let (mut s, trace_name, fatal) = decode_samples(a, sinks)?;
     let ((afdo, prof), spaces) = s.parts();
-    if let Some(out) = &a.autofdo {
+    if let (Some(out), Some(afdo)) = (&a.autofdo, afdo) {
         afdo.finish();
         let io = |e: std::io::Error| Failure { code: 1, msg: format!("{}: {e}", out.display()) };
         let mut w = BufWriter::new(File::create(out).map_err(|e| Failure::input(format!("{}: cannot create: {e}", out.display())))?);
         afdo.write(spaces, &mut w).and_then(|_| w.flush()).map_err(io)?;
     }
-    if outs.any() {
+    if let Some(prof) = prof {
         let title = format!("{trace_name} (instructions)");
         write_profiles(prof, spaces, outs, &title).map_err(|e| match e {
             ProfileError::Io(m) => Failure { code: 1, msg: m },
@@ -515,6 +516,7 @@ fn profile(a: &DecodeArgs, outs: &ProfileOuts) -> Result<(), Failure> {
     }
 }
 
+/// Run `ocsd compare`: the exit status.
 pub fn run_compare(a: &CompareArgs) -> u8 {
     match compare(a) {
         Ok(true) => 0,
