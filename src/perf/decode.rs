@@ -64,6 +64,11 @@ pub trait SampleSink {
     fn range(&mut self, _r: &RangeSample, _spaces: &mut Spaces) {}
     /// A TRACE_ON element of source `id` (a discontinuity in its trace).
     fn trace_on(&mut self, _id: u8) {}
+    /// Whether it reads [`RangeSample::branch_addr`] (false: the direct
+    /// branch at the end of a range is not read and decoded for it).
+    fn range_targets(&self) -> bool {
+        true
+    }
 }
 
 /// A sink that may be absent: the samples go to it when it is there.
@@ -83,6 +88,9 @@ impl<S: SampleSink> SampleSink for Option<S> {
             s.trace_on(id);
         }
     }
+    fn range_targets(&self) -> bool {
+        self.as_ref().is_some_and(|s| s.range_targets())
+    }
 }
 
 /// Both sinks get every sample, the first first.
@@ -98,6 +106,9 @@ impl<A: SampleSink, B: SampleSink> SampleSink for (A, B) {
     fn trace_on(&mut self, id: u8) {
         self.0.trace_on(id);
         self.1.trace_on(id);
+    }
+    fn range_targets(&self) -> bool {
+        self.0.range_targets() || self.1.range_targets()
     }
 }
 
@@ -213,7 +224,7 @@ impl Samples {
                     is_return: i_subtype == OCSD_S_INSTR_V8_RET || i_subtype == OCSD_S_INSTR_V7_IMPLIED_RET,
                     id: id as u8,
                 };
-                if r.direct && taken {
+                if r.direct && taken && out.range_targets() {
                     let mut op = [0u8; 4];
                     let n = sh.spaces.read(tid, last, &mut op[..sz.clamp(2, 4) as usize]);
                     if n >= 2 {

@@ -4,6 +4,8 @@
 //! (lines from the DWARF line tables).
 
 use std::collections::{BTreeMap, HashMap};
+
+use rustc_hash::FxHashMap;
 use std::io::Write;
 
 use crate::abi::gen_elem::ocsd_generic_trace_elem;
@@ -82,31 +84,102 @@ impl Symbols {
     }
 }
 
-#[derive(Default, Clone)]
+#[derive(Default, Clone, Debug, PartialEq, Eq)]
 pub struct FuncStats {
     pub instructions: u64,
     pub ranges: u64,
     pub binary: String,
 }
 
+/// Where a range starts: its function (a name id) and, when a binary
+/// holds it, the binary and the ELF address.
+#[derive(Clone, Copy)]
+struct Place {
+    func: u32,
+    loc: Option<(usize, u64)>,
+}
+
+/// A frame of the folded stacks' tree: a name (the command at the root,
+/// else a function) under its parent, and the instructions run with
+/// exactly that stack.
+struct Node {
+    parent: u32,
+    name: u32,
+    count: u64,
+}
+
+/// The parent of a root node (a command name).
+const NO_NODE: u32 = u32::MAX;
+
+/// Deepest stack kept: the outermost frames go beyond it.
+const MAX_FRAMES: usize = 256;
+
+/// A thread's call stack as the trace shows it.
+struct Thread {
+    /// The node of its command name.
+    root: u32,
+    /// The node of the whole stack (root and frames).
+    node: u32,
+    /// Function name ids, outermost first.
+    frames: Vec<u32>,
+    /// The last range ended with a taken call.
+    pending_call: bool,
+}
+
 /// Collects the per-function table, the folded stacks and the executed
-/// addresses (for lcov).
+/// addresses (for lcov). A range costs a few hash look-ups and allocates
+/// nothing once its start address, function and stack were seen: names
+/// are interned, the stacks are nodes of a tree (a stack's count sits on
+/// its innermost frame's node), the executed addresses are kept as ranges
+/// and spread over addresses when the lcov file is written.
 #[derive(Default)]
 pub struct Profile {
-    symbols: HashMap<usize, Symbols>,
-    pub functions: HashMap<String, FuncStats>,
-    /// Folded stack ("comm;f1;f2") -> instructions.
-    pub folded: HashMap<String, u64>,
-    stacks: HashMap<i32, Vec<String>>,
-    /// Per binary: executed ELF address -> times (per range execution).
-    pub executed: HashMap<usize, HashMap<u64, u64>>,
-    pending_call: HashMap<i32, bool>,
+    symbols: FxHashMap<usize, Symbols>,
+    /// (thread, range start) -> its place (the address spaces do not
+    /// change during a decode).
+    places: FxHashMap<(i32, u64), Place>,
+    /// Interned names (functions and command names) and their ids.
+    names: Vec<String>,
+    name_ids: FxHashMap<String, u32>,
+    /// Per function name id.
+    funcs: FxHashMap<u32, FuncStats>,
+    nodes: Vec<Node>,
+    /// (parent node or NO_NODE, name id) -> node.
+    children: FxHashMap<(u32, u32), u32>,
+    threads: FxHashMap<i32, Thread>,
+    /// (binary, ELF address of the first instruction, bytes to the last
+    /// instruction, instruction step) -> executions.
+    executed: FxHashMap<(usize, u64, u64, u64), u64>,
+}
+
+/// The node for `name` under `parent`, made if new.
+fn child(nodes: &mut Vec<Node>, children: &mut FxHashMap<(u32, u32), u32>, parent: u32, name: u32) -> u32 {
+    *children.entry((parent, name)).or_insert_with(|| {
+        nodes.push(Node { parent, name, count: 0 });
+        (nodes.len() - 1) as u32
+    })
 }
 
 impl Profile {
-    fn func_name(&mut self, spaces: &mut Spaces, tid: i32, addr: u64) -> (String, Option<(usize, u64)>) {
-        let Some(m) = spaces.find_map(tid, addr).cloned() else { return (format!("[unknown] {:#x}", addr), None) };
-        let Some(data) = spaces.load(m.bin) else { return (format!("[{}]", spaces.binaries[m.bin].path), None) };
+    fn intern(&mut self, name: String) -> u32 {
+        if let Some(&id) = self.name_ids.get(&name) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(name.clone());
+        self.name_ids.insert(name, id);
+        id
+    }
+
+    /// The function and ELF place of `addr` for thread `tid`.
+    fn place(&mut self, spaces: &mut Spaces, tid: i32, addr: u64) -> Place {
+        let Some(m) = spaces.find_map(tid, addr).cloned() else {
+            return Place { func: self.intern(format!("[unknown] {:#x}", addr)), loc: None };
+        };
+        let Some(data) = spaces.load(m.bin) else {
+            let name = format!("[{}]", spaces.binaries[m.bin].path);
+            return Place { func: self.intern(name), loc: None };
+        };
         let bin = &spaces.binaries[m.bin];
         let v = bin.vaddr_in_file(&m, addr);
         let syms = self.symbols.entry(m.bin).or_insert_with(|| Symbols::from_elf(&data));
@@ -116,54 +189,117 @@ impl Profile {
             Some(n) => n.to_string(),
             None => format!("[{}]", base),
         };
-        (name, Some((m.bin, v)))
+        Place { func: self.intern(name), loc: Some((m.bin, v)) }
+    }
+
+    /// The instructions and ranges of each function, by name.
+    pub fn functions(&self) -> HashMap<String, FuncStats> {
+        self.funcs.iter().map(|(id, f)| (self.names[*id as usize].clone(), f.clone())).collect()
+    }
+
+    /// Folded stacks (`comm;f1;f2`, outermost first) and the instructions
+    /// run with each.
+    pub fn folded(&self) -> BTreeMap<String, u64> {
+        let mut out: BTreeMap<String, u64> = BTreeMap::new();
+        let mut path = Vec::new();
+        for n in &self.nodes {
+            if n.count == 0 {
+                continue;
+            }
+            path.clear();
+            let mut cur = n;
+            loop {
+                path.push(cur.name);
+                if cur.parent == NO_NODE {
+                    break;
+                }
+                cur = &self.nodes[cur.parent as usize];
+            }
+            let key = path.iter().rev().map(|id| self.names[*id as usize].as_str()).collect::<Vec<_>>().join(";");
+            *out.entry(key).or_default() += n.count;
+        }
+        out
+    }
+
+    /// Per binary: executed ELF address -> times (per range execution).
+    pub fn executed(&self) -> HashMap<usize, HashMap<u64, u64>> {
+        let mut out: HashMap<usize, HashMap<u64, u64>> = HashMap::new();
+        for (&(bin, v, len, step), &n) in &self.executed {
+            let e = out.entry(bin).or_default();
+            let mut a = 0;
+            while a <= len {
+                *e.entry(v.wrapping_add(a)).or_default() += n;
+                a += step;
+            }
+        }
+        out
     }
 }
 
 impl SampleSink for Profile {
+    fn range_targets(&self) -> bool {
+        false
+    }
+
     fn range(&mut self, r: &RangeSample, spaces: &mut Spaces) {
-        let (func, loc) = self.func_name(spaces, r.tid, r.start);
-        let binary = loc.map(|(b, _)| spaces.binaries[b].path.clone()).unwrap_or_default();
-        let f = self.functions.entry(func.clone()).or_insert_with(|| FuncStats { binary, ..Default::default() });
+        let place = match self.places.get(&(r.tid, r.start)) {
+            Some(p) => *p,
+            None => {
+                let p = self.place(spaces, r.tid, r.start);
+                self.places.insert((r.tid, r.start), p);
+                p
+            }
+        };
+        let func = place.func;
+        let f = self.funcs.entry(func).or_insert_with(|| FuncStats {
+            binary: place.loc.map(|(b, _)| spaces.binaries[b].path.clone()).unwrap_or_default(),
+            ..Default::default()
+        });
         f.instructions += r.n_instr as u64;
         f.ranges += 1;
         // stack: the range runs in the top frame
-        let stack = self.stacks.entry(r.tid).or_default();
-        let called = self.pending_call.remove(&r.tid).unwrap_or(false);
-        if called || stack.is_empty() {
-            stack.push(func.clone());
-        } else if let Some(top) = stack.last_mut() {
-            if *top != func {
-                *top = func.clone();
+        let th = match self.threads.get_mut(&r.tid) {
+            Some(t) => t,
+            None => {
+                let comm = self.intern(spaces.comm_of(r.tid));
+                let root = child(&mut self.nodes, &mut self.children, NO_NODE, comm);
+                self.threads.entry(r.tid).or_insert(Thread { root, node: root, frames: Vec::new(), pending_call: false })
+            }
+        };
+        let (nodes, children) = (&mut self.nodes, &mut self.children);
+        let called = std::mem::take(&mut th.pending_call);
+        match th.frames.last_mut() {
+            Some(top) if !called => {
+                if *top != func {
+                    *top = func;
+                    th.node = child(nodes, children, nodes[th.node as usize].parent, func);
+                }
+            }
+            _ => {
+                th.frames.push(func);
+                th.node = child(nodes, children, th.node, func);
             }
         }
-        if stack.len() > 256 {
-            stack.drain(..stack.len() - 256);
+        if th.frames.len() > MAX_FRAMES {
+            th.frames.drain(..th.frames.len() - MAX_FRAMES);
+            th.node = th.root;
+            for &f in &th.frames {
+                th.node = child(nodes, children, th.node, f);
+            }
         }
-        let comm = spaces.comm_of(r.tid);
-        let mut key = String::with_capacity(64);
-        key.push_str(&comm);
-        for s in stack.iter() {
-            key.push(';');
-            key.push_str(s);
-        }
-        *self.folded.entry(key).or_default() += r.n_instr as u64;
+        nodes[th.node as usize].count += r.n_instr as u64;
         if r.taken && r.is_call {
-            self.pending_call.insert(r.tid, true);
-        } else if r.taken && r.is_return && stack.len() > 1 {
-            stack.pop();
+            th.pending_call = true;
+        } else if r.taken && r.is_return && th.frames.len() > 1 {
+            th.frames.pop();
+            th.node = nodes[th.node as usize].parent;
         }
         // executed instruction addresses (A64 / A32: 4 bytes; T32: 2-byte steps)
-        if let Some((bin, v)) = loc {
+        if let Some((bin, v)) = place.loc {
             let step = if r.isa == ocsd_isa_thumb2 { 2 } else { 4 };
             let len = r.last.saturating_sub(r.start);
             if len <= 1 << 20 {
-                let e = self.executed.entry(bin).or_default();
-                let mut a = 0;
-                while a <= len {
-                    *e.entry(v + a).or_default() += 1;
-                    a += step;
-                }
+                *self.executed.entry((bin, v, len, step)).or_default() += 1;
             }
         }
     }
@@ -172,7 +308,7 @@ impl SampleSink for Profile {
 impl Profile {
     /// The per-function table, most instructions first.
     pub fn write_functions(&self, w: &mut dyn Write) -> std::io::Result<()> {
-        let mut v: Vec<(&String, &FuncStats)> = self.functions.iter().collect();
+        let mut v: Vec<(&String, &FuncStats)> = self.funcs.iter().map(|(id, f)| (&self.names[*id as usize], f)).collect();
         v.sort_by(|a, b| b.1.instructions.cmp(&a.1.instructions).then(a.0.cmp(b.0)));
         let total: u64 = v.iter().map(|x| x.1.instructions).sum();
         writeln!(w, "{:>12} {:>7} {:>9}  {:<40} {}", "instructions", "%", "ranges", "function", "binary")?;
@@ -185,8 +321,7 @@ impl Profile {
 
     /// Folded stacks, one `stack count` line each, sorted.
     pub fn folded_lines(&self) -> Vec<String> {
-        let sorted: BTreeMap<&String, &u64> = self.folded.iter().collect();
-        sorted.into_iter().filter(|(_, n)| **n > 0).map(|(k, n)| format!("{} {}", k, n)).collect()
+        self.folded().into_iter().filter(|(_, n)| *n > 0).map(|(k, n)| format!("{} {}", k, n)).collect()
     }
 
     /// The flame graph SVG of the folded stacks.
@@ -207,7 +342,7 @@ impl Profile {
     /// instructions, the most executed one).
     pub fn write_lcov(&self, spaces: &mut Spaces, w: &mut dyn Write) -> std::io::Result<usize> {
         let mut files: BTreeMap<String, BTreeMap<u32, u64>> = BTreeMap::new();
-        for (bin, addrs) in &self.executed {
+        for (bin, addrs) in &self.executed() {
             let Some(data) = spaces.load(*bin) else { continue };
             let Some(lines) = line_table(&data) else { continue };
             for (addr, n) in addrs {
@@ -340,15 +475,142 @@ mod tests {
         }
     }
 
+    /// A range of `n` A64 instructions from `start` for thread `tid`.
+    fn range(tid: i32, start: u64, n: u32, taken: bool, is_call: bool, is_return: bool) -> RangeSample {
+        RangeSample {
+            start,
+            last: start + 4 * (n as u64 - 1),
+            n_instr: n,
+            tid,
+            isa: ocsd_isa_aarch64,
+            taken,
+            direct: false,
+            branch_addr: 0,
+            is_call,
+            is_return,
+            id: 0x10,
+        }
+    }
+
     #[test]
     fn folded_stacks_follow_calls_and_returns() {
+        let mut spaces = Spaces::from_parts(Vec::new(), Vec::new());
         let mut p = Profile::default();
-        p.folded.insert("prog;main;f".into(), 3);
-        p.folded.insert("prog;main".into(), 5);
-        assert_eq!(p.folded_lines(), vec!["prog;main 5".to_string(), "prog;main;f 3".to_string()]);
+        // main calls f, f returns, main goes on
+        for r in [range(-1, 0x1000, 3, true, true, false), range(-1, 0x2000, 2, true, false, true), range(-1, 0x1010, 2, false, false, false)] {
+            p.range(&r, &mut spaces);
+        }
+        assert_eq!(
+            p.folded_lines(),
+            ["[unknown];[unknown] 0x1000 3", "[unknown];[unknown] 0x1000;[unknown] 0x2000 2", "[unknown];[unknown] 0x1010 2"]
+        );
         let mut svg = Vec::new();
         p.write_flamegraph("t", &mut svg).unwrap();
         let svg = String::from_utf8(svg).unwrap();
-        assert!(svg.starts_with("<?xml") && svg.contains("main") && svg.contains("</svg>"));
+        assert!(svg.starts_with("<?xml") && svg.contains("0x2000") && svg.contains("</svg>"));
+    }
+
+    /// The profile as first written (a string per frame and stack, an
+    /// entry per executed address), to check the interned one against.
+    #[derive(Default)]
+    struct Reference {
+        functions: HashMap<String, FuncStats>,
+        folded: HashMap<String, u64>,
+        stacks: HashMap<i32, Vec<String>>,
+        executed: HashMap<usize, HashMap<u64, u64>>,
+        pending_call: HashMap<i32, bool>,
+        symbols: HashMap<usize, Symbols>,
+    }
+
+    impl Reference {
+        fn range(&mut self, r: &RangeSample, spaces: &mut Spaces) {
+            let (func, loc) = match spaces.find_map(r.tid, r.start).cloned() {
+                None => (format!("[unknown] {:#x}", r.start), None),
+                Some(m) => match spaces.load(m.bin) {
+                    None => (format!("[{}]", spaces.binaries[m.bin].path), None),
+                    Some(data) => {
+                        let bin = &spaces.binaries[m.bin];
+                        let v = bin.vaddr_in_file(&m, r.start);
+                        let syms = self.symbols.entry(m.bin).or_insert_with(|| Symbols::from_elf(&data));
+                        let base = bin.path.rsplit('/').next().unwrap_or(&bin.path);
+                        (syms.lookup(v).map(|n| n.to_string()).unwrap_or_else(|| format!("[{}]", base)), Some((m.bin, v)))
+                    }
+                },
+            };
+            let binary = loc.map(|(b, _)| spaces.binaries[b].path.clone()).unwrap_or_default();
+            let f = self.functions.entry(func.clone()).or_insert_with(|| FuncStats { binary, ..Default::default() });
+            f.instructions += r.n_instr as u64;
+            f.ranges += 1;
+            let stack = self.stacks.entry(r.tid).or_default();
+            let called = self.pending_call.remove(&r.tid).unwrap_or(false);
+            if called || stack.is_empty() {
+                stack.push(func.clone());
+            } else if let Some(top) = stack.last_mut() {
+                if *top != func {
+                    *top = func.clone();
+                }
+            }
+            if stack.len() > 256 {
+                stack.drain(..stack.len() - 256);
+            }
+            let mut key = spaces.comm_of(r.tid);
+            for s in stack.iter() {
+                key.push(';');
+                key.push_str(s);
+            }
+            *self.folded.entry(key).or_default() += r.n_instr as u64;
+            if r.taken && r.is_call {
+                self.pending_call.insert(r.tid, true);
+            } else if r.taken && r.is_return && stack.len() > 1 {
+                stack.pop();
+            }
+            if let Some((bin, v)) = loc {
+                let len = r.last.saturating_sub(r.start);
+                let e = self.executed.entry(bin).or_default();
+                let mut a = 0;
+                while a <= len {
+                    *e.entry(v + a).or_default() += 1;
+                    a += 4;
+                }
+            }
+        }
+    }
+
+    /// Random ranges over this test program's own functions (and
+    /// addresses no binary maps), on three threads, with calls, returns
+    /// and recursion deeper than the stacks keep: the same table, stacks
+    /// and executed addresses as the reference.
+    #[test]
+    fn profile_matches_the_reference() {
+        let exe = std::env::current_exe().unwrap();
+        let bytes = std::sync::Arc::new(std::fs::read(&exe).unwrap());
+        let syms = Symbols::from_elf(&bytes);
+        let funcs: Vec<u64> = syms.funcs.iter().map(|f| f.0).filter(|a| a % 4 == 0).take(2000).collect();
+        assert!(funcs.len() > 100);
+        let size = bytes.len() as u64;
+        let base = 0x40_0000u64;
+        let mut b = super::super::spaces::Binary::new(exe.to_str().unwrap(), None);
+        b.loads = vec![(0, 0, u64::MAX / 2)];
+        b.data = Some(Some(bytes.clone()));
+        let map = super::super::spaces::Map { start: base, end: base + size, pgoff: 0, bin: 0 };
+        let mut spaces = Spaces::from_parts(vec![b], vec![(-1, map)]);
+        let mut rng = crate::common::xorshift64(0x5eed_0f_9a11);
+        let (mut p, mut q) = (Profile::default(), Reference::default());
+        for i in 0..60_000u32 {
+            let x = rng();
+            let tid = [-1, 7, 12][(x % 3) as usize];
+            let start = if x % 97 == 0 { 0x10_0000 + (x >> 20) % 64 * 4 } else { base + funcs[((x >> 8) % funcs.len() as u64) as usize] + (x >> 40) % 8 * 4 };
+            // a burst of calls: recursion past the stack limit
+            let deep = (20_000..20_700).contains(&i);
+            let (taken, call, ret) = if deep { (true, true, false) } else { (x >> 50 & 1 == 1, x >> 51 & 3 == 0, x >> 53 & 3 == 0) };
+            let r = range(tid, start, 1 + (x >> 56) as u32 % 12, taken, call, ret);
+            p.range(&r, &mut spaces);
+            q.range(&r, &mut spaces);
+        }
+        assert_eq!(p.functions(), q.functions);
+        let folded: BTreeMap<String, u64> = q.folded.into_iter().collect();
+        assert_eq!(p.folded(), folded);
+        assert!(p.folded().keys().any(|k| k.matches(';').count() == 256), "the stack limit was reached");
+        assert_eq!(p.executed(), q.executed);
     }
 }
