@@ -407,7 +407,26 @@ impl InstrRange {
 impl Element {
     /// The typed element for a C element being delivered (its extended
     /// data, if any, is copied).
+    #[inline]
     pub fn from_raw(index: u64, trace_id: u8, e: &ocsd_generic_trace_elem) -> Element {
+        if e.elem_type == OCSD_GEN_TRC_ELEM_INSTR_RANGE {
+            // most elements: made in one piece, without the general match
+            // (a range carries no extended data)
+            return Element {
+                index,
+                trace_id,
+                kind: ElementKind::InstrRange(InstrRange::from_raw(e)),
+                cycle_count: (e.has_cc() != 0).then_some(e.cycle_count),
+                raw: RawCopy::of(e),
+                ext: None,
+            };
+        }
+        Self::from_raw_other(index, trace_id, e)
+    }
+
+    /// [`Element::from_raw`] for the kinds other than instruction ranges.
+    #[inline(never)]
+    fn from_raw_other(index: u64, trace_id: u8, e: &ocsd_generic_trace_elem) -> Element {
         // written in place: the kind goes into the element as made, not
         // built aside and copied in
         let mut out = Element {
@@ -418,11 +437,6 @@ impl Element {
             raw: RawCopy::of(e),
             ext: crate::printers::gen_elem::sw_payload_bytes(e),
         };
-        if e.elem_type == OCSD_GEN_TRC_ELEM_INSTR_RANGE {
-            // most elements: stored without the general match
-            out.kind = ElementKind::InstrRange(InstrRange::from_raw(e));
-            return out;
-        }
         let ext = out.ext;
         out.kind = match e.elem_type {
             OCSD_GEN_TRC_ELEM_NO_SYNC => ElementKind::NoSync { reason: UnsyncReason::from_raw(e.unsync_eot_info()) },
