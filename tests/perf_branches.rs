@@ -175,9 +175,9 @@ fn branches_match_perf_script_on_synthetic_binaries() {
 
         // the AutoFDO profile of the same decode: ranges inside the binary
         let a = Rc::new(RefCell::new(AutoFdo::default()));
-        let (spaces, _) = decode(&pd, &meta, BlockMode::ByAux, Spaces::new(&pd, Some(&symfs)), a.clone(), 1).unwrap();
+        let (mut spaces, _) = decode(&pd, &meta, BlockMode::ByAux, Spaces::new(&pd, Some(&symfs)), a.clone(), 1).unwrap();
         let mut text = Vec::new();
-        a.borrow_mut().finish();
+        a.borrow_mut().finish(&mut spaces);
         a.borrow().write(&spaces, &mut text).unwrap();
         let text = String::from_utf8(text).unwrap();
         assert!(text.contains("// build_id: 0x0c9a20bf9c009d0e4e8bbf9fad0300ae00000000\n// /data/local/tmp/etm_test_loop\n"), "{}", text);

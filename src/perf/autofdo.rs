@@ -25,12 +25,11 @@
 //! to 0. With more than one binary the file starts with simpleperf's
 //! "Please split this file" comment.
 
-use std::collections::HashMap;
 use std::io::Write;
 
-use super::decode::{RangeSample, SampleSink};
+use super::decode::{direct_branch_target, RangeSample, SampleSink};
 use rustc_hash::FxHashMap;
-use super::spaces::Spaces;
+use super::spaces::{Map, Spaces};
 
 /// Counts per (address, address) pair.
 type PairMap = FxHashMap<(u64, u64), u64>;
@@ -49,25 +48,39 @@ struct Pending {
     end: u64,
     taken: bool,
     to: u64,
-    /// A taken direct branch: `to` becomes the next range's start.
+    /// A taken direct branch whose `to` is not known yet: the next
+    /// range's start, or, when no range follows, the branch's target
+    /// (read from memory then: `range`).
     fix_to: bool,
+    /// The range, and the mapping of its start (for the target).
+    range: RangeSample,
+    map: Map,
 }
 
 /// Collects simpleperf's counts per binary (index into `Spaces::binaries`).
 pub struct AutoFdo {
-    pub per_binary: HashMap<usize, BinaryCounts>,
+    pub per_binary: FxHashMap<usize, BinaryCounts>,
     pending: Vec<Option<Pending>>,
+    /// The last range's thread and mapping, with the addresses for which
+    /// that thread finds the same mapping (the mappings do not change
+    /// during a decode).
+    last_map: Option<(i32, super::spaces::Map, u64, u64)>,
 }
 
 impl Default for AutoFdo {
     fn default() -> Self {
-        AutoFdo { per_binary: HashMap::new(), pending: vec![None; 256] }
+        AutoFdo { per_binary: FxHashMap::default(), pending: vec![None; 256], last_map: None }
     }
 }
 
 impl AutoFdo {
-    fn flush(&mut self, id: u8) {
-        if let Some(p) = self.pending[id as usize].take() {
+    fn flush(&mut self, id: u8, spaces: &mut Spaces) {
+        if let Some(mut p) = self.pending[id as usize].take() {
+            if p.fix_to {
+                // no range follows: the branch's own target
+                let target = direct_branch_target(spaces, &p.range);
+                p.to = spaces.binaries[p.map.bin].simpleperf_vaddr(&p.map, target);
+            }
             let b = self.per_binary.entry(p.bin).or_default();
             let n = b.ranges.entry((p.start, p.end)).or_default();
             *n = n.saturating_add(1);
@@ -79,40 +92,49 @@ impl AutoFdo {
     }
 
     /// Count the ranges still held back (end of the trace).
-    pub fn finish(&mut self) {
+    pub fn finish(&mut self, spaces: &mut Spaces) {
         for id in 0..=255u8 {
-            self.flush(id);
+            self.flush(id, spaces);
         }
     }
 }
 
 impl SampleSink for AutoFdo {
     fn range(&mut self, r: &RangeSample, spaces: &mut Spaces) {
-        let Some(m) = spaces.find_map(r.tid, r.start) else {
-            self.flush(r.id);
-            return;
+        let m = match self.last_map {
+            Some((tid, m, lo, hi)) if tid == r.tid && lo <= r.start && r.start <= hi => m,
+            _ => {
+                let Some((m, lo, hi)) = spaces.find_map_span(r.tid, r.start) else {
+                    self.flush(r.id, spaces);
+                    return;
+                };
+                self.last_map = Some((r.tid, m, lo, hi));
+                m
+            }
         };
-        let bin = &spaces.binaries[m.bin];
-        let start = bin.simpleperf_vaddr(m, r.start);
+        let start = spaces.binaries[m.bin].simpleperf_vaddr(&m, r.start);
         if let Some(p) = &mut self.pending[r.id as usize] {
             if p.fix_to {
                 p.to = start;
+                p.fix_to = false;
             }
         }
-        self.flush(r.id);
-        let direct_taken = r.taken && r.direct;
+        self.flush(r.id, spaces);
+        let bin = &spaces.binaries[m.bin];
         self.pending[r.id as usize] = Some(Pending {
             bin: m.bin,
             start,
-            end: bin.simpleperf_vaddr(m, r.last),
+            end: bin.simpleperf_vaddr(&m, r.last),
             taken: r.taken,
-            to: if direct_taken { bin.simpleperf_vaddr(m, r.branch_addr) } else { 0 },
-            fix_to: direct_taken,
+            to: 0,
+            fix_to: r.taken && r.direct,
+            range: *r,
+            map: m,
         });
     }
 
-    fn trace_on(&mut self, id: u8) {
-        self.flush(id);
+    fn trace_on(&mut self, id: u8, spaces: &mut Spaces) {
+        self.flush(id, spaces);
     }
 }
 
@@ -194,7 +216,8 @@ mod tests {
             isa: ocsd_isa_aarch64,
             taken,
             direct,
-            branch_addr: RUN + to,
+            branch_addr: Some(RUN + to),
+            last_size: 4,
             is_call: false,
             is_return: false,
             id: 0x10,
@@ -207,10 +230,10 @@ mod tests {
         for e in events {
             match e {
                 Ok(r) => a.range(r, &mut s),
-                Err(id) => a.trace_on(*id),
+                Err(id) => a.trace_on(*id, &mut s),
             }
         }
-        a.finish();
+        a.finish(&mut s);
         let mut out = Vec::new();
         a.write(&s, &mut out).unwrap();
         String::from_utf8(out).unwrap()
@@ -224,6 +247,32 @@ mod tests {
         // exception, say) starts at 0x1200: simpleperf counts 0x1200
         let out = profile(&[Ok(range(0x1000, 0x1004, true, true, 0x1100)), Ok(range(0x1200, 0x1208, false, false, 0))]);
         assert_eq!(out, format!("2\n1000-1004:1\n1200-1208:1\n0\n1\n1004->1200:1\n{}", B_TAIL));
+    }
+
+    /// A target not given with the range is read from the binary and
+    /// decoded, when no range of the source follows to give it.
+    #[test]
+    fn an_unknown_target_is_read_from_memory_when_no_range_follows() {
+        let mut s = spaces();
+        let mut code = vec![0u8; 0x2000];
+        // b .+0x100 at 0x1004, b .-0x8 at 0x1204
+        code[0x1004..0x1008].copy_from_slice(&0x1400_0040u32.to_le_bytes());
+        code[0x1204..0x1208].copy_from_slice(&0x17ff_fffeu32.to_le_bytes());
+        s.binaries[0].data = Some(Some(std::sync::Arc::new(code)));
+        let unknown = |r: RangeSample| RangeSample { branch_addr: None, ..r };
+        let mut a = AutoFdo::default();
+        a.range(&unknown(range(0x1000, 0x1004, true, true, 0)), &mut s);
+        a.trace_on(0x10, &mut s);
+        // followed by a range: that range's start, not the branch target
+        a.range(&unknown(range(0x1200, 0x1204, true, true, 0)), &mut s);
+        a.range(&range(0x1300, 0x1308, false, false, 0), &mut s);
+        // the end of the trace
+        a.range(&unknown(range(0x1200, 0x1204, true, true, 0)), &mut s);
+        a.finish(&mut s);
+        let mut out = Vec::new();
+        a.write(&s, &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert_eq!(out, format!("3\n1000-1004:1\n1200-1204:2\n1300-1308:1\n0\n3\n1004->1104:1\n1204->11fc:1\n1204->1300:1\n{}", B_TAIL));
     }
 
     #[test]
@@ -283,10 +332,10 @@ mod tests {
         let mut a = AutoFdo::default();
         for r in [range(0x1000, 0x1004, true, true, 0x400), range(0x1000, 0x1004, true, true, 0x600)] {
             a.range(&r, &mut s);
-            a.trace_on(0x10);
+            a.trace_on(0x10, &mut s);
         }
         a.per_binary.get_mut(&0).unwrap().ranges.insert((0x700, 0x900), 1);
-        a.finish();
+        a.finish(&mut s);
         let mut out = Vec::new();
         a.write(&s, &mut out).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), format!("1\n800-804:2\n0\n2\n804->0:1\n804->0:1\n{}", B_TAIL));

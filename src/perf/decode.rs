@@ -48,9 +48,13 @@ pub struct RangeSample {
     pub isa: ocsd_isa,
     /// The range ends with a branch that was taken (direct or indirect).
     pub taken: bool,
-    /// The last instruction is a direct branch (`branch_addr` is its target).
+    /// The last instruction is a direct branch.
     pub direct: bool,
-    pub branch_addr: u64,
+    /// The direct branch's target when known; None: read from memory by
+    /// the sink that needs it ([`direct_branch_target`]).
+    pub branch_addr: Option<u64>,
+    /// Size of the last instruction in bytes.
+    pub last_size: u8,
     /// The last instruction is a call (branch with link) / a return.
     pub is_call: bool,
     pub is_return: bool,
@@ -63,11 +67,32 @@ pub trait SampleSink {
     fn branch(&mut self, _b: &BranchSample) {}
     fn range(&mut self, _r: &RangeSample, _spaces: &mut Spaces) {}
     /// A TRACE_ON element of source `id` (a discontinuity in its trace).
-    fn trace_on(&mut self, _id: u8) {}
-    /// Whether it reads [`RangeSample::branch_addr`] (false: the direct
-    /// branch at the end of a range is not read and decoded for it).
-    fn range_targets(&self) -> bool {
-        true
+    fn trace_on(&mut self, _id: u8, _spaces: &mut Spaces) {}
+}
+
+/// The target of the direct branch that ends range `r` (its last
+/// instruction read from `spaces` and decoded); 0 when it cannot be read
+/// or decoded.
+pub fn direct_branch_target(spaces: &mut Spaces, r: &RangeSample) -> u64 {
+    if let Some(a) = r.branch_addr {
+        return a;
+    }
+    let mut op = [0u8; 4];
+    let n = spaces.read(r.tid, r.last, &mut op[..(r.last_size as usize).clamp(2, 4)]);
+    if n < 2 {
+        return 0;
+    }
+    let mut info = ocsd_instr_info {
+        pe_type: ocsd_arch_profile_t { arch: ARCH_AA64, profile: profile_CortexA },
+        isa: r.isa,
+        instr_addr: r.last,
+        opcode: u32::from_le_bytes(op),
+        ..Default::default()
+    };
+    if crate::instr::decode_instruction(&mut info) == OCSD_OK {
+        info.branch_addr
+    } else {
+        0
     }
 }
 
@@ -83,13 +108,10 @@ impl<S: SampleSink> SampleSink for Option<S> {
             s.range(r, spaces);
         }
     }
-    fn trace_on(&mut self, id: u8) {
+    fn trace_on(&mut self, id: u8, spaces: &mut Spaces) {
         if let Some(s) = self {
-            s.trace_on(id);
+            s.trace_on(id, spaces);
         }
-    }
-    fn range_targets(&self) -> bool {
-        self.as_ref().is_some_and(|s| s.range_targets())
     }
 }
 
@@ -103,12 +125,9 @@ impl<A: SampleSink, B: SampleSink> SampleSink for (A, B) {
         self.0.range(r, spaces);
         self.1.range(r, spaces);
     }
-    fn trace_on(&mut self, id: u8) {
-        self.0.trace_on(id);
-        self.1.trace_on(id);
-    }
-    fn range_targets(&self) -> bool {
-        self.0.range_targets() || self.1.range_targets()
+    fn trace_on(&mut self, id: u8, spaces: &mut Spaces) {
+        self.0.trace_on(id, spaces);
+        self.1.trace_on(id, spaces);
     }
 }
 
@@ -195,7 +214,7 @@ impl Samples {
                 }
                 self.prev[id] = Pkt::Discontinuity;
                 if on {
-                    out.trace_on(id as u8);
+                    out.trace_on(id as u8, &mut sh.spaces);
                 }
             }
             Elem::Range { start, end, last_sz, i_type, i_subtype, exec, n_instr, isa } => {
@@ -209,37 +228,22 @@ impl Samples {
                     _ => {}
                 }
                 self.prev[id] = Pkt::Range { start, last, taken };
-                // the range, with the direct branch's target
-                let tid = sh.tid[id];
-                let mut r = RangeSample {
+                // the range (a direct branch's target is read by the sink
+                // that needs it)
+                let r = RangeSample {
                     start,
                     last,
                     n_instr,
-                    tid,
+                    tid: sh.tid[id],
                     isa,
                     taken,
                     direct: i_type == OCSD_INSTR_BR,
-                    branch_addr: 0,
+                    branch_addr: None,
+                    last_size: last_sz,
                     is_call: i_subtype == OCSD_S_INSTR_BR_LINK,
                     is_return: i_subtype == OCSD_S_INSTR_V8_RET || i_subtype == OCSD_S_INSTR_V7_IMPLIED_RET,
                     id: id as u8,
                 };
-                if r.direct && taken && out.range_targets() {
-                    let mut op = [0u8; 4];
-                    let n = sh.spaces.read(tid, last, &mut op[..sz.clamp(2, 4) as usize]);
-                    if n >= 2 {
-                        let mut info = ocsd_instr_info {
-                            pe_type: ocsd_arch_profile_t { arch: ARCH_AA64, profile: profile_CortexA },
-                            isa,
-                            instr_addr: last,
-                            opcode: u32::from_le_bytes(op),
-                            ..Default::default()
-                        };
-                        if crate::instr::decode_instruction(&mut info) == OCSD_OK {
-                            r.branch_addr = info.branch_addr;
-                        }
-                    }
-                }
                 out.range(&r, &mut sh.spaces);
             }
             Elem::Exception => {
@@ -365,7 +369,7 @@ impl SampleSink for SegmentSink {
         s.instrs += r.n_instr as u64;
         s.samples.push(Sample::Range(*r));
     }
-    fn trace_on(&mut self, id: u8) {
+    fn trace_on(&mut self, id: u8, _spaces: &mut Spaces) {
         self.0.borrow_mut().samples.push(Sample::TraceOn(id));
     }
 }
@@ -742,7 +746,11 @@ fn decode_ordered(
                 for s in samples {
                     match s {
                         Sample::Branch(b) => out.borrow_mut().branch(&b),
-                        Sample::TraceOn(id) => out.borrow_mut().trace_on(id),
+                        Sample::TraceOn(id) => {
+                            if let Ok(mut sh) = shared.lock() {
+                                out.borrow_mut().trace_on(id, &mut sh.spaces);
+                            }
+                        }
                         Sample::Range(r) => {
                             if let Ok(mut sh) = shared.lock() {
                                 out.borrow_mut().range(&r, &mut sh.spaces);

@@ -237,10 +237,6 @@ impl Profile {
 }
 
 impl SampleSink for Profile {
-    fn range_targets(&self) -> bool {
-        false
-    }
-
     fn range(&mut self, r: &RangeSample, spaces: &mut Spaces) {
         let place = match self.places.get(&(r.tid, r.start)) {
             Some(p) => *p,
@@ -485,7 +481,8 @@ mod tests {
             isa: ocsd_isa_aarch64,
             taken,
             direct: false,
-            branch_addr: 0,
+            branch_addr: None,
+            last_size: 4,
             is_call,
             is_return,
             id: 0x10,

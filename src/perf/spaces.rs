@@ -359,6 +359,29 @@ impl Spaces {
         self.tid_to_pid.get(&tid).copied().unwrap_or(tid)
     }
 
+    /// [`Spaces::find_map`], with the addresses `lo..=hi` around `addr`
+    /// for which it gives the same mapping (a kernel mapping's, cut by the
+    /// gap between the process's mappings around `addr`).
+    pub fn find_map_span(&self, tid: i32, addr: u64) -> Option<(Map, u64, u64)> {
+        // the mapping holding addr in `v` (Ok), or the gap around it (Err)
+        let place = |v: &[Map]| -> Result<Map, (u64, u64)> {
+            let i = v.partition_point(|m| m.start <= addr);
+            if i > 0 && addr < v[i - 1].end {
+                return Ok(v[i - 1]);
+            }
+            let lo = if i > 0 { v[i - 1].end } else { 0 };
+            let hi = if i < v.len() { v[i].start - 1 } else { u64::MAX };
+            Err((lo, hi))
+        };
+        let own = self.by_pid.get(&self.pid_of(tid)).map_or(&[][..], |v| v.as_slice());
+        let (glo, ghi) = match place(own) {
+            Ok(m) => return Some((m, m.start, m.end - 1)),
+            Err(g) => g,
+        };
+        let m = place(&self.kernel).ok()?;
+        Some((m, m.start.max(glo), (m.end - 1).min(ghi)))
+    }
+
     /// The mapping holding `addr` for thread `tid` (its process's, then the
     /// kernel's).
     pub fn find_map(&self, tid: i32, addr: u64) -> Option<&Map> {
@@ -900,6 +923,44 @@ mod tests {
             }
             let key = |l: &[Map]| l.iter().map(|x| (x.start, x.end, x.pgoff, x.bin)).collect::<Vec<_>>();
             assert_eq!(key(&maps_in_order(maps.clone())), key(&one_by_one), "round {}", round);
+        }
+    }
+
+    /// Every address of the span `find_map_span` gives finds that mapping
+    /// (and the addresses just outside it another, or none).
+    #[test]
+    fn a_mapping_span_finds_the_same_mapping() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for _ in 0..200 {
+            let mut maps = Vec::new();
+            for i in 0..(1 + next(12)) {
+                let start = next(0x100) * 0x100;
+                let pid = if next(2) == 0 { 7 } else { -1 };
+                maps.push((pid, m(start, start + (1 + next(0x20)) * 0x40, 0, i as usize)));
+            }
+            let s = Spaces::from_parts(Vec::new(), maps);
+            for _ in 0..50 {
+                let (tid, addr) = (if next(3) == 0 { 9 } else { 7 }, next(0x10000));
+                let found = s.find_map(tid, addr).copied();
+                let span = s.find_map_span(tid, addr);
+                assert_eq!(found.map(|f| f.start), span.map(|s| s.0.start), "{tid} {addr:#x}");
+                let Some((mp, lo, hi)) = span else { continue };
+                assert!(lo <= addr && addr <= hi);
+                for a in [lo, hi, lo + (hi - lo) / 2, addr] {
+                    assert_eq!(s.find_map(tid, a).map(|f| (f.start, f.bin)), Some((mp.start, mp.bin)), "{tid} {a:#x}");
+                }
+                for a in [lo.wrapping_sub(1), hi.wrapping_add(1)] {
+                    if a != u64::MAX && (a < lo || a > hi) {
+                        assert_ne!(s.find_map(tid, a).map(|f| (f.start, f.bin)), Some((mp.start, mp.bin)), "{tid} {a:#x}");
+                    }
+                }
+            }
         }
     }
 

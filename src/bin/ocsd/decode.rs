@@ -476,12 +476,8 @@ fn decode_samples<S: SampleSink>(a: &DecodeArgs, sink: S) -> Result<(ElementSamp
     let trace_name = trace_path.display().to_string();
     let file = File::open(&trace_path).map_err(|e| Failure::input(format!("{trace_name}: cannot read: {e}")))?;
     let mut samples = ElementSamples::new(Spaces::from_files(dec.mapped_files()), sink);
-    let mut it = dec.decode(std::io::BufReader::new(file));
-    while let Some(e) = it.next() {
-        samples.element(e.trace_id, &e.raw());
-    }
-    let fatal = it.error().map(|e| format!("{trace_name}: {e}"));
-    drop(it);
+    // (each element where the decode queued it, not moved out)
+    let fatal = dec.decode_each(std::io::BufReader::new(file), |e| samples.element(e.trace_id, &e.raw())).err().map(|e| format!("{trace_name}: {e}"));
     if a.verbose {
         for m in dec.take_messages() {
             eprintln!("ocsd: {m}");
@@ -498,7 +494,7 @@ fn profile(a: &DecodeArgs, outs: &ProfileOuts) -> Result<(), Failure> {
     let (mut s, trace_name, fatal) = decode_samples(a, sinks)?;
     let ((afdo, prof), spaces) = s.parts();
     if let (Some(out), Some(afdo)) = (&a.autofdo, afdo) {
-        afdo.finish();
+        afdo.finish(spaces);
         let io = |e: std::io::Error| Failure { code: 1, msg: format!("{}: {e}", out.display()) };
         let mut w = BufWriter::new(File::create(out).map_err(|e| Failure::input(format!("{}: cannot create: {e}", out.display())))?);
         afdo.write(spaces, &mut w).and_then(|_| w.flush()).map_err(io)?;

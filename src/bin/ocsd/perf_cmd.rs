@@ -151,9 +151,9 @@ fn run_inner(args: &PerfArgs) -> Result<(), PerfError> {
         // simpleperf decodes each AUX record's data, format from its flags
         let spaces = spaces_for(&pd, args);
         let a = Rc::new(RefCell::new(perf::autofdo::AutoFdo::default()));
-        let spaces = perf::decode::decode_timeless(&pd, &meta, BlockMode::ByAux, spaces, a.clone(), args.threads)?;
-        warn(spaces.1);
-        a.borrow_mut().finish();
+        let mut spaces = perf::decode::decode_timeless(&pd, &meta, BlockMode::ByAux, spaces, a.clone(), args.threads)?;
+        warn(std::mem::take(&mut spaces.1));
+        a.borrow_mut().finish(&mut spaces.0);
         let mut f = std::io::BufWriter::new(std::fs::File::create(out).map_err(|e| PerfError::Io(format!("{}: {}", out.display(), e)))?);
         a.borrow().write(&spaces.0, &mut f).and_then(|_| f.flush()).map_err(|e| PerfError::Io(format!("{}: {}", out.display(), e)))?;
         // the process ends soon: freeing the address spaces and the counts
