@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Write a corrupted copy of a plan's trace buffer, and a plan reading it.
+
+    corrupt.py PLAN SEED OUT_PLAN OUT_BIN
+
+PLAN is a decode plan (`trc_pkt_lister -print_plan`). The copy of its
+trace buffer gets 1 to 6 damages chosen by SEED (the same for the same
+seed): a flipped bit, a few random bytes inserted, a few bytes deleted, or
+a run of bytes zeroed. OUT_PLAN is PLAN reading OUT_BIN instead.
+"""
+import random
+import sys
+
+
+def main():
+    if len(sys.argv) != 5:
+        sys.stderr.write(__doc__)
+        return 2
+    plan, seed, out_plan, out_bin = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    lines = open(plan).read().splitlines()
+    buffers = [i for i, l in enumerate(lines) if l.startswith("buffer ")]
+    if len(buffers) != 1:
+        sys.stderr.write("corrupt.py: %s: expected one buffer line\n" % plan)
+        return 2
+    kind, path = lines[buffers[0]].split(" ", 2)[1:]
+    data = bytearray(open(path, "rb").read())
+    rnd = random.Random(seed)
+    for _ in range(rnd.randint(1, 6)):
+        if not data:
+            break
+        op, pos = rnd.random(), rnd.randrange(len(data))
+        if op < 0.5:
+            data[pos] ^= 1 << rnd.randrange(8)
+        elif op < 0.7:
+            data[pos:pos] = bytes(rnd.randrange(256) for _ in range(rnd.randint(1, 8)))
+        elif op < 0.9:
+            del data[pos:pos + rnd.randint(1, 16)]
+        else:
+            n = rnd.randint(1, 32)
+            data[pos:pos + n] = bytes(len(data[pos:pos + n]))
+    open(out_bin, "wb").write(data)
+    lines[buffers[0]] = "buffer %s %s" % (kind, out_bin)
+    open(out_plan, "w").write("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
