@@ -25,7 +25,8 @@
 #     page faults of one run of each;
 #   - -decode_only to /dev/null, serial against -parallel 2 (no disk
 #     write), and the Rust API decode counting elements, serial against 2
-#     threads (examples/parallel_count.rs);
+#     threads (examples/parallel_count.rs), and what the machine gives two
+#     threads: two serial decodes at once against one;
 #   - peak memory (max RSS) of the C client on both libraries;
 #   - this library's C client time on the trace buffer repeated 1x, 4x, 16x.
 # Then `ocsd perf --autofdo` on the largest shared perf.data recording
@@ -127,6 +128,14 @@ for name in "$@"; do
     python3 "$here/compare.py" -n "$rounds" \
         "serial=$counter $ss 0" "parallel-2=$counter $ss 2" || exit 1
     [ "$($counter "$ss" 0)" = "$($counter "$ss" 2)" ] || { echo "parallel elements differ from serial"; exit 1; }
+
+    # What two threads can give on this machine: two serial decodes run at
+    # once against one (on two free cores the pair takes as long as one;
+    # the throughput gain is twice the ratio of medians).
+    echo
+    echo "== $name: the machine's scaling, two serial Rust API decodes at once against one (ratio = one / both)"
+    python3 "$here/compare.py" -n "$rounds" \
+        "one=$counter $ss 0" "both=$counter $ss 0 >/dev/null & $counter $ss 0 >/dev/null; wait" || exit 1
 
     echo
     echo "== $name: peak memory (max RSS, KiB)"
