@@ -100,13 +100,15 @@ pub struct ParallelOptions {
 
 impl ParallelOptions {
     /// `threads` threads; segments of a quarter of a thread's share of a
-    /// trace ID's data, within 4 KiB and 16 KiB (a stitch costs a few
+    /// trace ID's data, within 4 KiB and 8 KiB (a stitch costs a few
     /// hundred bytes decoded again, twice, and a few state comparisons;
-    /// the decode of 16 KiB of instruction trace can print a few MB), and
-    /// one segment ahead beyond one per thread.
+    /// the decode of 8 KiB of instruction trace can give a few MB of
+    /// output, held in memory until its turn: 16 KiB segments, with twice
+    /// the memory in flight, touched more fresh pages than the stitches
+    /// they save cost), and one segment ahead beyond one per thread.
     pub fn new(threads: usize) -> Self {
         let threads = threads.max(1);
-        ParallelOptions { threads, min_segment: 4 * 1024, max_segment: 16 * 1024, lookahead: 1, piece: 1024 * 1024 }
+        ParallelOptions { threads, min_segment: 4 * 1024, max_segment: 8 * 1024, lookahead: 1, piece: 1024 * 1024 }
     }
 
     /// Segments of about `segment` bytes and a short look-ahead, to
