@@ -363,16 +363,7 @@ impl Spaces {
     /// for which it gives the same mapping (a kernel mapping's, cut by the
     /// gap between the process's mappings around `addr`).
     pub fn find_map_span(&self, tid: i32, addr: u64) -> Option<(Map, u64, u64)> {
-        // the mapping holding addr in `v` (Ok), or the gap around it (Err)
-        let place = |v: &[Map]| -> Result<Map, (u64, u64)> {
-            let i = v.partition_point(|m| m.start <= addr);
-            if i > 0 && addr < v[i - 1].end {
-                return Ok(v[i - 1]);
-            }
-            let lo = if i > 0 { v[i - 1].end } else { 0 };
-            let hi = if i < v.len() { v[i].start - 1 } else { u64::MAX };
-            Err((lo, hi))
-        };
+        let place = |v: &[Map]| place_in(v, addr);
         let own = self.by_pid.get(&self.pid_of(tid)).map_or(&[][..], |v| v.as_slice());
         let (glo, ghi) = match place(own) {
             Ok(m) => return Some((m, m.start, m.end - 1)),
@@ -611,16 +602,7 @@ impl Spaces {
     /// [`Spaces::hole_at`], with `missing` telling whether binary `bin`
     /// (an index into [`Spaces::binaries`]) was looked up and not found.
     pub fn hole_at_with(&self, tid: i32, addr: u64, missing: impl Fn(usize) -> bool) -> Option<(u64, u64)> {
-        // the mapping holding addr in `v` (Ok), or the gap around it (Err)
-        let place = |v: &[Map]| -> Result<Map, (u64, u64)> {
-            let i = v.partition_point(|m| m.start <= addr);
-            if i > 0 && addr < v[i - 1].end {
-                return Ok(v[i - 1]);
-            }
-            let lo = if i > 0 { v[i - 1].end } else { 0 };
-            let hi = if i < v.len() { v[i].start - 1 } else { u64::MAX };
-            Err((lo, hi))
-        };
+        let place = |v: &[Map]| place_in(v, addr);
         let missing = |m: &Map| missing(m.bin);
         let empty: &[Map] = &[];
         let own = self.by_pid.get(&self.pid_of(tid)).map_or(empty, |v| v.as_slice());
@@ -684,6 +666,18 @@ impl Binary {
 /// (`(u64::MAX, 0)`: none).
 fn envelope(by_pid: &IdMap<Vec<Map>>) -> (u64, u64) {
     by_pid.values().flatten().fold((u64::MAX, 0), |(lo, hi), m| (lo.min(m.start), hi.max(m.end)))
+}
+
+/// The mapping of the sorted, non-overlapping list `v` that holds `addr`
+/// (Ok), or the gap between mappings around it, `lo..=hi` (Err).
+fn place_in(v: &[Map], addr: u64) -> Result<Map, (u64, u64)> {
+    let i = v.partition_point(|m| m.start <= addr);
+    if i > 0 && addr < v[i - 1].end {
+        return Ok(v[i - 1]);
+    }
+    let lo = if i > 0 { v[i - 1].end } else { 0 };
+    let hi = if i < v.len() { v[i].start - 1 } else { u64::MAX };
+    Err((lo, hi))
 }
 
 /// The list [`insert_map`] makes of `maps` inserted one after the other
@@ -902,13 +896,8 @@ mod tests {
     #[test]
     fn mappings_laid_out_at_once_as_inserted_one_by_one() {
         // pseudo-random mappings, some overlapping, some empty, some equal
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rng = crate::common::xorshift64(0x9e37_79b9_7f4a_7c15u64);
+        let mut next = |n: u64| rng() % n;
         for round in 0..300 {
             let spread = if round % 3 == 0 { 0x100 } else { 0x10_0000 };
             let maps: Vec<Map> = (0..(1 + next(40)))
@@ -930,13 +919,8 @@ mod tests {
     /// (and the addresses just outside it another, or none).
     #[test]
     fn a_mapping_span_finds_the_same_mapping() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rng = crate::common::xorshift64(0x2545_f491_4f6c_dd1du64);
+        let mut next = |n: u64| rng() % n;
         for _ in 0..200 {
             let mut maps = Vec::new();
             for i in 0..(1 + next(12)) {
