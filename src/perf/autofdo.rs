@@ -50,7 +50,7 @@ struct Pending {
     to: u64,
     /// A taken direct branch whose `to` is not known yet: the next
     /// range's start, or, when no range follows, the branch's target
-    /// (read from memory then: `range`).
+    /// (read from memory when the range is counted).
     fix_to: bool,
     /// The range, and the mapping of its start (for the target).
     range: RangeSample,
@@ -64,7 +64,7 @@ pub struct AutoFdo {
     /// The last range's thread and mapping, with the addresses for which
     /// that thread finds the same mapping (the mappings do not change
     /// during a decode).
-    last_map: Option<(i32, super::spaces::Map, u64, u64)>,
+    last_map: Option<(i32, Map, u64, u64)>,
 }
 
 impl Default for AutoFdo {
