@@ -97,28 +97,36 @@ fn raw_trace_config_and_elfs_decode_as_the_snapshot() {
     let Some(shared) = shared_or_skip() else { return };
     let s = shared.join("conformance/snapshots/test-file-mem-offsets");
     let d = tmp("elf");
-    let cfg = d.join("etm.toml");
-    std::fs::write(&cfg, ETM_TOML).unwrap();
-    let p = |f: &str| s.join(f).to_str().unwrap().to_string();
-    let o = ocsd(&[
-        "decode",
-        "--trace",
-        &p("trace.bin"),
-        "--config",
-        cfg.to_str().unwrap(),
-        "--elf",
-        &p("uname.bin"),
-        "--elf",
-        &format!("{}@0x7f8e446000", p("libc-2.21.bin")),
-        "--elf",
-        &format!("{}@0x7f8e58f000", p("ld-2.21.bin")),
-        "--elf",
-        &format!("{}@0x7f8e5ba000", p("vdso.bin")),
-    ]);
+    let mut args = vec!["decode".to_string()];
+    args.extend(file_mem_offsets_raw(&s, &d));
+    let o = ocsd(&args.iter().map(|a| a.as_str()).collect::<Vec<_>>());
     assert!(o.status.success(), "{}", stderr(&o));
     let want = lister_elements(&s);
     assert_eq!(stdout(&o), want);
     assert!(want.contains("OCSD_GEN_TRC_ELEM_INSTR_RANGE"));
+}
+
+/// test-file-mem-offsets as raw trace (snapshot folder `s`): the
+/// arguments naming the trace, its configuration (written into `d`) and
+/// the four ELF files at the addresses the snapshot maps them.
+fn file_mem_offsets_raw(s: &Path, d: &Path) -> Vec<String> {
+    let cfg = d.join("etm.toml");
+    std::fs::write(&cfg, ETM_TOML).unwrap();
+    let p = |f: &str| s.join(f).to_str().unwrap().to_string();
+    vec![
+        "--trace".to_string(),
+        p("trace.bin"),
+        "--config".into(),
+        cfg.to_str().unwrap().into(),
+        "--elf".into(),
+        p("uname.bin"),
+        "--elf".into(),
+        format!("{}@0x7f8e446000", p("libc-2.21.bin")),
+        "--elf".into(),
+        format!("{}@0x7f8e58f000", p("ld-2.21.bin")),
+        "--elf".into(),
+        format!("{}@0x7f8e5ba000", p("vdso.bin")),
+    ]
 }
 
 /// 002-ack_test_scr as a raw ETE byte stream: (config file, arguments
@@ -346,23 +354,7 @@ fn profiles_from_elf_files_and_snapshots() {
     let Some(shared) = shared_or_skip() else { return };
     let s = shared.join("conformance/snapshots/test-file-mem-offsets");
     let d = tmp("profiles");
-    let cfg = d.join("etm.toml");
-    std::fs::write(&cfg, ETM_TOML).unwrap();
-    let p = |f: &str| s.join(f).to_str().unwrap().to_string();
-    let input = [
-        "--trace".to_string(),
-        p("trace.bin"),
-        "--config".into(),
-        cfg.to_str().unwrap().into(),
-        "--elf".into(),
-        p("uname.bin"),
-        "--elf".into(),
-        format!("{}@0x7f8e446000", p("libc-2.21.bin")),
-        "--elf".into(),
-        format!("{}@0x7f8e58f000", p("ld-2.21.bin")),
-        "--elf".into(),
-        format!("{}@0x7f8e5ba000", p("vdso.bin")),
-    ];
+    let input = file_mem_offsets_raw(&s, &d);
     let args = |extra: &[&str]| -> Vec<String> {
         let mut v = vec!["decode".to_string()];
         v.extend(input.iter().cloned());
