@@ -79,14 +79,15 @@ pub trait PacketOut<P> {
         true
     }
 
-    /// Whether atom packets up to the one that started at `last_index` may
-    /// be passed over: true when nothing watches packets and the decoder
-    /// takes any atom packet now by noting its index alone
-    /// ([`PacketDecoder::absorb_atoms`]), which it has then done for the
-    /// last. A processor asks this after an atom packet whose decoding left
-    /// the datapath going on; the default (never) sends every packet.
-    fn absorb_atoms(&mut self, _last_index: ocsd_trc_index_t) -> bool {
-        false
+    /// A run of ETMv4 / ETE atom packets, one header byte each, the first
+    /// at trace index `index` and the others after it, byte by byte:
+    /// `bytes`. The output takes from the first on those it can take
+    /// straight from their bytes, each as [`PacketOut::packet`] would have
+    /// taken it, and returns how many it took and its response to the last
+    /// of them (the others answered CONT). (0, CONT): none taken, to be sent
+    /// as packets. The default takes none.
+    fn atom_run(&mut self, _index: ocsd_trc_index_t, _bytes: &[u8]) -> (usize, ocsd_datapath_resp_t) {
+        (0, OCSD_RESP_CONT)
     }
 }
 
@@ -526,14 +527,16 @@ pub trait PacketDecoder {
         false
     }
 
-    /// Take a run of atom packets, the last of which started at trace
-    /// index `last_index`, as [`PacketDecoder::absorb`] would take each of
-    /// them: true when it would take any atom packet now (its atoms change
-    /// nothing it keeps but the index of the packet), with that done; false:
-    /// nothing done. Only asked when no element waits for the client.
-    /// Default: never.
-    fn absorb_atoms(&mut self, _last_index: ocsd_trc_index_t) -> bool {
-        false
+    /// Take a run of ETMv4 / ETE atom packets given by their header bytes
+    /// `bytes`, the first at trace index `index` ([`PacketOut::atom_run`]),
+    /// from the first on as long as it can without the packets: each as
+    /// [`PacketDecoder::packet_in`] (or [`PacketDecoder::absorb`]) would take
+    /// it, what it queues to be delivered after it. Returns how many it took
+    /// and its response to the last; stops after a packet that leaves
+    /// elements queued, answers other than CONT or closes the gate. Only
+    /// asked when no element waits for the client. Default: none.
+    fn atom_packets(&mut self, _index: ocsd_trc_index_t, _bytes: &[u8], _ctx: &mut DecodeCtx) -> (usize, ocsd_datapath_resp_t) {
+        (0, OCSD_RESP_CONT)
     }
 
     /// End of trace: flush what is pending and output the end-of-trace

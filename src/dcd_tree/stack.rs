@@ -289,35 +289,8 @@ impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, 
             let mut dlog = ComponentLog::new(&mut *self.log.inner, unnumbered, false);
             let mut ctx = DecodeCtx::with_sink(self.queue, &mut *self.mem, &mut dlog, sink_of(&mut self.elem_sink));
             let r = d.packet_in(index_sop, pkt, &mut ctx);
-            if ctx.gate_closed() {
-                // the decoder stopped at its memory-access gate: it resumes
-                // on FLUSH (whatever is still queued goes out first)
-                *self.suspended = true;
-                let cr = ctx.client_resp();
-                if resp_is_fatal(r) {
-                    *self.pending = r;
-                }
-                return cr;
-            }
-            let rd = match self.elem_sink.as_deref_mut() {
-                Some(s) => self.queue.deliver(s),
-                None => {
-                    self.queue.clear();
-                    OCSD_RESP_CONT
-                }
-            };
-            if !self.queue.is_empty() {
-                // the client is waiting: what the decoder said (even a fatal
-                // error) comes after the elements it queued before saying it
-                if resp_is_fatal(r) {
-                    *self.pending = r;
-                }
-                return if resp_is_cont(rd) { OCSD_RESP_WAIT } else { rd };
-            }
-            if resp_is_fatal(r) {
-                return r;
-            }
-            rd.max(r)
+            let gate = ctx.gate_closed().then(|| ctx.client_resp());
+            self.decoded(r, gate)
         } else if let Some(s) = self.sink.as_deref_mut() {
             s.packet(OCSD_OP_DATA, index_sop, Some(pkt), ptr, &[])
         } else {
@@ -363,14 +336,63 @@ impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, 
         self.monitor.is_some()
     }
 
-    fn absorb_atoms(&mut self, last_index: ocsd_trc_index_t) -> bool {
+    /// Atom packets straight to the decoder when nothing watches packets
+    /// and nothing waits for the client (a packet the decoder takes this
+    /// way is one [`PacketOut::packet`] would give it, not bad, without a
+    /// monitor to show it to).
+    fn atom_run(&mut self, index: ocsd_trc_index_t, bytes: &[u8]) -> (usize, ocsd_datapath_resp_t) {
         if self.monitor.is_some() || !self.queue.is_empty() {
-            return false;
+            return (0, OCSD_RESP_CONT);
         }
-        match self.dec.as_deref_mut() {
-            Some(d) => self.attached.missing_for(&*d).is_none() && d.absorb_atoms(last_index),
-            None => false,
+        let Some(d) = self.dec.as_deref_mut() else { return (0, OCSD_RESP_CONT) };
+        if self.attached.missing_for(&*d).is_some() {
+            return (0, OCSD_RESP_CONT);
         }
+        let mut dlog = ComponentLog::new(&mut *self.log.inner, self.log.unnumbered, false);
+        let mut ctx = DecodeCtx::with_sink(self.queue, &mut *self.mem, &mut dlog, sink_of(&mut self.elem_sink));
+        let (n, r) = d.atom_packets(index, bytes, &mut ctx);
+        if n == 0 {
+            return (0, OCSD_RESP_CONT);
+        }
+        let gate = ctx.gate_closed().then(|| ctx.client_resp());
+        (n, self.decoded(r, gate))
+    }
+}
+
+impl<P: TracePacket, D: PacketDecoder<Packet = P>> Out<'_, '_, P, D> {
+    /// After the decoder took a packet and answered `r` (`gate`: what the
+    /// client answered if the decoder stopped at its memory-access gate):
+    /// what it queued goes to the client, and the response to the packet.
+    #[inline]
+    fn decoded(&mut self, r: ocsd_datapath_resp_t, gate: Option<ocsd_datapath_resp_t>) -> ocsd_datapath_resp_t {
+        if let Some(cr) = gate {
+            // the decoder stopped at its memory-access gate: it resumes
+            // on FLUSH (whatever is still queued goes out first)
+            *self.suspended = true;
+            if resp_is_fatal(r) {
+                *self.pending = r;
+            }
+            return cr;
+        }
+        let rd = match self.elem_sink.as_deref_mut() {
+            Some(s) => self.queue.deliver(s),
+            None => {
+                self.queue.clear();
+                OCSD_RESP_CONT
+            }
+        };
+        if !self.queue.is_empty() {
+            // the client is waiting: what the decoder said (even a fatal
+            // error) comes after the elements it queued before saying it
+            if resp_is_fatal(r) {
+                *self.pending = r;
+            }
+            return if resp_is_cont(rd) { OCSD_RESP_WAIT } else { rd };
+        }
+        if resp_is_fatal(r) {
+            return r;
+        }
+        rd.max(r)
     }
 }
 

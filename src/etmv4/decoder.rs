@@ -23,6 +23,7 @@ use follow::{BlockCache, MemWindow};
 
 use super::config::EtmV4Config;
 use super::p0_stack::{P0Data, P0Elem, P0Kind, P0Stack};
+use super::pkt_proc::ATOM_HEADERS;
 use super::types::*;
 use crate::abi::gen_elem::*;
 use crate::abi::*;
@@ -511,8 +512,8 @@ impl EtmV4IPktDecoder {
                     if is_atom(pkt.type_) {
                         // the most common packet, as decode_packet takes it
                         // (those that leave no trace mostly go to `absorb`)
-                        if self.atoms_direct(pkt) {
-                            resp = self.commit_direct_atoms(pkt, ctx);
+                        if self.atoms_direct(pkt.atom.num) {
+                            resp = self.commit_direct_atoms(pkt.type_, pkt.atom, ctx);
                             if self.state == State::DecodePkts || !resp_is_cont(resp) {
                                 return resp;
                             }
@@ -572,11 +573,17 @@ impl EtmV4IPktDecoder {
     }
 
     /// An atom packet's atoms would all be committed at once, before
-    /// anything else (no speculation, nothing stacked, nothing resolving
-    /// or waiting to go out): [`Self::commit_direct_atoms`] takes them.
+    /// anything else but an address stacked before them (no speculation,
+    /// nothing else stacked, nothing resolving or waiting to go out):
+    /// [`Self::commit_direct_atoms`] takes them.
     #[inline(always)]
-    fn atoms_direct(&self, pkt: &ocsd_etmv4_i_pkt) -> bool {
-        pkt.atom.num > 0 && self.atoms_commit_first() && !self.res.any() && self.out.num_to_send() == 0
+    fn atoms_direct(&self, num: u8) -> bool {
+        num > 0
+            && self.max_spec_depth == 0
+            && self.curr_spec_depth == 0
+            && self.stack.empty_but_addr()
+            && !self.res.any()
+            && self.out.num_to_send() == 0
     }
 
     /// The next atom packet's atoms are committed as soon as they are
@@ -588,26 +595,31 @@ impl EtmV4IPktDecoder {
 
     /// An atom packet [`Self::atoms_direct`] accepts, as `push_atom_pkt`
     /// then `resolve_elements` take it, without the round trip through the
-    /// stack: the atoms are committed from the packet (what is left of
-    /// them after an error goes on the stack as the commit would have left
-    /// it), then the resolution goes on from there.
+    /// stack: the address stacked before it, if any, is committed first
+    /// (as `commit_other` takes it; an address is no P0 element and
+    /// counts no commit), then the atoms are committed from the packet
+    /// (what is left of them after an error goes on the stack as the
+    /// commit would have left it), then the resolution goes on from there.
     #[inline(never)]
-    fn commit_direct_atoms(&mut self, pkt: &ocsd_etmv4_i_pkt, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
+    fn commit_direct_atoms(&mut self, type_: ocsd_etmv4_i_pkt_type, atom: ocsd_pkt_atom, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
+        if let Some(P0Elem { data: P0Data::Addr(a), .. }) = self.stack.pop_back() {
+            self.commit_addr(a);
+        }
         // push_atom_pkt: every atom above the (zero) speculation depth
-        let n = i32::from(pkt.atom.num);
+        let n = i32::from(atom.num);
         self.curr_spec_depth = n;
         self.res.commit = n;
         self.state = State::ResolveElem;
         // commit_elements, the packet's atoms the only element stacked
         let root_index = self.index_curr_pkt;
-        let mut a = pkt.atom;
+        let mut a = atom;
         let mut err = OCSD_OK;
         self.commit_atom_run(&mut a, root_index, ctx, &mut err);
         if self.state == State::NoSync {
             self.res = ElemRes::default();
         } else {
             if a.num > 0 {
-                self.stack.push_atom(pkt.type_, root_index, a);
+                self.stack.push_atom(type_, root_index, a);
             }
             self.commits_made(n);
         }
@@ -899,11 +911,11 @@ impl EtmV4IPktDecoder {
                 self.ret_stack.flush();
             }
             P0Kind::Addr => {
-                self.ret_stack.clear_pop_pending();
-                self.tinfo_wait_addr = false;
                 if let P0Data::Addr(a) = back.data {
-                    self.set_instr_addr_isa(a.val, a.isa);
-                    self.need_addr = false;
+                    self.commit_addr(a);
+                } else {
+                    self.ret_stack.clear_pop_pending();
+                    self.tinfo_wait_addr = false;
                 }
             }
             P0Kind::Ctxt => {
@@ -1000,6 +1012,16 @@ impl EtmV4IPktDecoder {
             P0Kind::Unknown | P0Kind::Overflow => {}
         }
         pop
+    }
+
+    /// Commit an address element: the next instruction is there, the
+    /// return stack pops nothing for it.
+    #[inline(always)]
+    fn commit_addr(&mut self, a: etmv4_addr_val_t) {
+        self.ret_stack.clear_pop_pending();
+        self.tinfo_wait_addr = false;
+        self.set_instr_addr_isa(a.val, a.isa);
+        self.need_addr = false;
     }
 
     /// Commit atoms of the oldest stacked element, an atom element: its
@@ -1866,6 +1888,81 @@ impl EtmV4IPktDecoder {
     }
 }
 
+impl EtmV4IPktDecoder {
+    /// Atom packets from their header bytes while each would be taken by
+    /// `absorb` or, in `packet_in`, by `commit_direct_atoms` (the most
+    /// common packets, without the packet processor's packet or a call
+    /// per packet through the stack).
+    fn atom_packets(&mut self, index: ocsd_trc_index_t, bytes: &[u8], ctx: &mut DecodeCtx) -> (usize, ocsd_datapath_resp_t) {
+        let mut taken = 0;
+        let mut resp = OCSD_RESP_CONT;
+        for &b in bytes {
+            let Some(h) = ATOM_HEADERS[b as usize] else { break };
+            let idx = index.wrapping_add(taken as u32);
+            if h.num > 0 && self.atoms_absorbed() {
+                // as `absorb` takes it
+                self.index_curr_pkt = idx;
+                taken += 1;
+                continue;
+            }
+            if !(self.state == State::DecodePkts && self.atoms_direct(h.num)) {
+                break;
+            }
+            taken += 1;
+            // as packet_in takes it, process_packet through commit_direct_atoms
+            self.index_curr_pkt = idx;
+            self.mem.check(ctx.mem);
+            let atom = ocsd_pkt_atom { En_bits: h.bits, num: h.num };
+            resp = self.commit_direct_atoms(h.type_, atom, ctx);
+            if self.state != State::DecodePkts || !resp_is_cont(resp) || ctx.gate_closed() {
+                // (packet_end does nothing more when the gate is closed)
+                resp = self.atom_packet_rest(h.type_, atom, resp, ctx);
+                break;
+            }
+            self.packet_end(ctx);
+            if !ctx.out.is_empty() {
+                break;
+            }
+        }
+        (taken, resp)
+    }
+
+    /// The rest of `packet_in` for an atom packet after
+    /// `commit_direct_atoms` answered `resp` and left the decoder out of
+    /// the packet decoding state or stopped: `process_packet` goes on
+    /// with the packet from the state reached.
+    #[cold]
+    #[inline(never)]
+    fn atom_packet_rest(&mut self, type_: ocsd_etmv4_i_pkt_type, atom: ocsd_pkt_atom, mut resp: ocsd_datapath_resp_t, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
+        let pkt = ocsd_etmv4_i_pkt { type_, atom, ..Default::default() };
+        if self.state != State::DecodePkts && resp_is_cont(resp) {
+            resp = self.process_packet(&pkt, ctx);
+        }
+        if !self.packet_end(ctx) {
+            self.cont_pkt = Some(pkt);
+        }
+        resp
+    }
+
+    /// The end of a packet's decode: the memory is told of the reads
+    /// (other decoders and the client may use it before the next call),
+    /// anything still staged is queued (never refused here). False: the
+    /// decode stopped at the memory-access gate, nothing done but the
+    /// report; the packet is to be kept for FLUSH.
+    #[inline(always)]
+    fn packet_end(&mut self, ctx: &mut DecodeCtx) -> bool {
+        self.mem.report(ctx.mem);
+        if ctx.gate_closed() {
+            return false;
+        }
+        if self.out.num_to_send() > 0 {
+            self.out.send(ctx.out, self.trace_id);
+        }
+        self.context_sent(ctx.mem);
+        true
+    }
+}
+
 impl PacketDecoder for EtmV4IPktDecoder {
     type Packet = ocsd_etmv4_i_pkt;
 
@@ -1900,14 +1997,8 @@ impl PacketDecoder for EtmV4IPktDecoder {
         false
     }
 
-    /// Every atom packet is absorbed now (none of the conditions depends
-    /// on the atoms, and taking one changes none of them).
-    fn absorb_atoms(&mut self, last_index: ocsd_trc_index_t) -> bool {
-        if self.atoms_absorbed() {
-            self.index_curr_pkt = last_index;
-            return true;
-        }
-        false
+    fn atom_packets(&mut self, index: ocsd_trc_index_t, bytes: &[u8], ctx: &mut DecodeCtx) -> (usize, ocsd_datapath_resp_t) {
+        EtmV4IPktDecoder::atom_packets(self, index, bytes, ctx)
     }
 
     #[inline(always)]
@@ -1915,18 +2006,10 @@ impl PacketDecoder for EtmV4IPktDecoder {
         self.index_curr_pkt = index_sop;
         self.mem.check(ctx.mem);
         let resp = self.process_packet(pkt, ctx);
-        // other decoders and the client may use the memory before the next call
-        self.mem.report(ctx.mem);
-        if ctx.gate_closed() {
+        if !self.packet_end(ctx) {
             // suspended at the memory-access gate: FLUSH resumes this packet
             self.cont_pkt = Some(*pkt);
-            return resp;
         }
-        // anything still staged goes out now (send is never refused here)
-        if self.out.num_to_send() > 0 {
-            self.out.send(ctx.out, self.trace_id);
-        }
-        self.context_sent(ctx.mem);
         resp
     }
 

@@ -808,3 +808,100 @@ fn address_packets_between_packets_are_stacked_unseen() {
     h.pkt(ex);
     assert!(!h.dec.absorb(h.idx, &addr(0x1000)), "an exception waits for its address");
 }
+
+/// A packet of [`feed_packets`]: an address, or an atom packet's header byte.
+#[derive(Clone, Copy)]
+enum Fed {
+    Addr(u64),
+    Atom(u8),
+}
+
+/// Feed `pkts` after a sync at 0x1000 as the stack does (a packet
+/// `absorb` takes when nothing is queued goes no further), the atom
+/// packets one by one or, with `runs`, in runs offered to `atom_packets`
+/// as the packet processor offers them (a refused run's first packet then
+/// going alone). Returns the elements, the log, the memory reads and the
+/// decoder's state after the end of trace, and the number of packets
+/// `atom_packets` took.
+#[allow(clippy::type_complexity)]
+fn feed_packets(pkts: &[Fed], max_spec: u32, runs: bool) -> ((Vec<String>, Vec<String>, usize, String), usize) {
+    use crate::etmv4::pkt_proc::ATOM_HEADERS;
+    let mut h = Harness::new(cfg(max_spec, false), &program());
+    h.sync_at(0x1000, 0);
+    let one = |h: &mut Harness, p: ocsd_etmv4_i_pkt| {
+        if !(h.q.is_empty() && h.dec.absorb(h.idx, &p)) {
+            let mut ctx = DecodeCtx::with_sink(&mut h.q, &mut h.mem, &mut h.log, Some(&mut h.sink));
+            h.dec.packet_in(h.idx, &p, &mut ctx);
+            h.q.deliver(&mut h.sink);
+        }
+        h.idx += 1;
+    };
+    let atom_pkt = |b: u8| {
+        let a = ATOM_HEADERS[b as usize].expect("an atom header");
+        ocsd_etmv4_i_pkt { type_: a.type_, atom: ocsd_pkt_atom { En_bits: a.bits, num: a.num }, ..Default::default() }
+    };
+    let mut k = 0;
+    let mut in_runs = 0;
+    while k < pkts.len() {
+        match pkts[k] {
+            Fed::Addr(a) => one(&mut h, addr(a)),
+            Fed::Atom(b) if !runs => one(&mut h, atom_pkt(b)),
+            Fed::Atom(b) => {
+                let bytes: Vec<u8> = pkts[k..]
+                    .iter()
+                    .map_while(|p| match p {
+                        Fed::Atom(b) => Some(*b),
+                        Fed::Addr(_) => None,
+                    })
+                    .collect();
+                let mut ctx = DecodeCtx::with_sink(&mut h.q, &mut h.mem, &mut h.log, Some(&mut h.sink));
+                let (n, _) = PacketDecoder::atom_packets(&mut h.dec, h.idx, &bytes, &mut ctx);
+                h.q.deliver(&mut h.sink);
+                if n == 0 {
+                    one(&mut h, atom_pkt(b));
+                    k += 1;
+                } else {
+                    h.idx += n as u32;
+                    k += n;
+                    in_runs += n;
+                }
+                continue;
+            }
+        }
+        k += 1;
+    }
+    h.eot();
+    let mut state = String::new();
+    h.dec.state_fingerprint(&mut state);
+    ((h.take(), h.log.0.clone(), h.mem.reads, state), in_runs)
+}
+
+#[test]
+fn atom_runs_from_header_bytes_decode_as_the_packets_one_by_one() {
+    // random runs of atoms (every header byte) and addresses, mostly in
+    // the program and now and then where there is no memory, with and
+    // without speculation
+    let (mut elems, mut in_runs) = (0, 0);
+    for seed in 1..=60u64 {
+        let mut rnd = crate::common::xorshift64(seed);
+        let pkts: Vec<Fed> = (0..300)
+            .map(|_| {
+                let r = rnd();
+                match r % 6 {
+                    0 if r % 7 == 0 => Fed::Addr(0x2000),
+                    0 => Fed::Addr(BASE + 4 * ((r >> 8) % 11)),
+                    _ => Fed::Atom(0xC0 + ((r >> 8) % 64) as u8),
+                }
+            })
+            .collect();
+        let max_spec = if seed % 4 == 0 { 3 } else { 0 };
+        let (one_by_one, _) = feed_packets(&pkts, max_spec, false);
+        let (runs, n) = feed_packets(&pkts, max_spec, true);
+        assert_eq!(one_by_one, runs, "seed {seed}");
+        elems += runs.0.len();
+        in_runs += n;
+    }
+    // most atom packets go in runs (all but those after an address
+    // where speculation holds them, and the first of a refused run)
+    assert!(elems > 5_000 && in_runs > 8_000, "{elems} elements, {in_runs} packets in runs");
+}

@@ -159,6 +159,15 @@ impl P0Stack {
     pub fn is_empty(&self) -> bool {
         self.elems.is_empty()
     }
+    /// Empty, or holding an address element alone.
+    #[inline]
+    pub fn empty_but_addr(&self) -> bool {
+        match self.elems.len() {
+            0 => true,
+            1 => self.elems[0].kind == P0Kind::Addr,
+            _ => false,
+        }
+    }
     pub fn clear(&mut self) {
         self.elems.clear();
     }

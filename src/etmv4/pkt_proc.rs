@@ -99,15 +99,62 @@ impl AddrStack {
     }
 }
 
+/// An atom packet's header byte, decoded: the packet's type, its atoms
+/// (least significant bit the oldest; set: E) and their number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct AtomHeader {
+    pub type_: ocsd_etmv4_i_pkt_type,
+    pub bits: u32,
+    pub num: u8,
+}
+
+/// The atom packets' header bytes, 0xC0 to 0xFF in every configuration
+/// (an atom packet is its header byte alone); None: not an atom header.
+pub(crate) static ATOM_HEADERS: [Option<AtomHeader>; 256] = {
+    let mut t = [None; 256];
+    let mut b = 0xC0;
+    while b <= 0xFF {
+        t[b] = atom_header(b as u8);
+        b += 1;
+    }
+    t
+};
+
+/// [`ATOM_HEADERS`]' entry for `b`.
+const fn atom_header(b: u8) -> Option<AtomHeader> {
+    const F4_PATTERNS: [u32; 4] = [0xE, 0x0, 0xA, 0x5];
+    let (type_, bits, num) = match b {
+        0xF6..=0xF7 => (ETM4_PKT_I_ATOM_F1, (b & 0x1) as u32, 1),
+        0xD8..=0xDB => (ETM4_PKT_I_ATOM_F2, (b & 0x3) as u32, 2),
+        0xF8..=0xFF => (ETM4_PKT_I_ATOM_F3, (b & 0x7) as u32, 3),
+        0xDC..=0xDF => (ETM4_PKT_I_ATOM_F4, F4_PATTERNS[(b & 0x3) as usize], 4),
+        0xD5..=0xD7 | 0xF5 => match ((b & 0x20) >> 3) | (b & 0x3) {
+            5 => (ETM4_PKT_I_ATOM_F5, 0x1E, 5), // NEEEE
+            1 => (ETM4_PKT_I_ATOM_F5, 0x00, 5), // NNNNN
+            2 => (ETM4_PKT_I_ATOM_F5, 0x0A, 5), // NENEN
+            _ => (ETM4_PKT_I_ATOM_F5, 0x15, 5), // ENENE (3)
+        },
+        0xC0..=0xD4 | 0xE0..=0xF4 => {
+            // (b & 0x1F) + 3 E atoms (at most 23), then one more atom: E
+            // unless bit 5 is set
+            let count = (b & 0x1F) as u32 + 3;
+            let mut pattern = (1u32 << count) - 1;
+            if b & 0x20 == 0 {
+                pattern |= 1u32 << count;
+            }
+            (ETM4_PKT_I_ATOM_F6, pattern, (count + 1) as u8)
+        }
+        _ => return None,
+    };
+    Some(AtomHeader { type_, bits, num })
+}
+
 /// ETMv4 / ETE instruction trace packet processor.
 pub struct EtmV4IPktProc {
     cfg: EtmV4Config,
     name: String,
     op_flags: u32,
     table: [(ocsd_etmv4_i_pkt_type, Handler); 256],
-    /// The atoms of each atom header byte (pattern, count), from `table`'s
-    /// types (a look-up instead of a branch on the type per atom packet).
-    atoms: [Option<(u32, u8)>; 256],
 
     pkt: ocsd_etmv4_i_pkt,
     addr_stack: AddrStack,
@@ -118,11 +165,12 @@ pub struct EtmV4IPktProc {
     packet_index: ocsd_trc_index_t,
     block_index: ocsd_trc_index_t,
     processed: usize,
-    /// Whether to offer the output the next run of atom packets
-    /// ([`PacketOut::absorb_atoms`]): not again after a refusal until a
-    /// packet other than an atom packet or the next input block (atoms
-    /// that follow each other rarely change whether they would be taken).
-    offer_atom_runs: bool,
+    /// Runs of atom packets the output refused ([`PacketOut::atom_run`])
+    /// since a packet other than an atom packet or the input block began:
+    /// after two, atom packets go out one by one until then (the first
+    /// atoms after an address are mostly refused, those after them taken;
+    /// where both are refused, the rest rarely are not).
+    atom_run_refusals: u8,
 
     is_sync: bool,
     first_trace_info: bool,
@@ -172,11 +220,10 @@ impl EtmV4IPktProc {
             name: format!("{}_{:04}", ETMV4I_PKTS_NAME, inst_id),
             op_flags: 0,
             table: [(ETM4_PKT_I_RESERVED, Handler::Reserved); 256],
-            atoms: [None; 256],
             pkt: ocsd_etmv4_i_pkt::default(),
             addr_stack: AddrStack::new(),
             raw: Vec::with_capacity(64),
-            offer_atom_runs: true,
+            atom_run_refusals: 0,
             state: ProcState::ProcHdr,
             handler: Handler::NotSync,
             packet_index: 0,
@@ -416,31 +463,11 @@ impl EtmV4IPktProc {
             self.set(0xB8, ETE_PKT_I_SRC_ADDR_L_64IS0, Handler::LongAddr);
             self.set(0xB9, ETE_PKT_I_SRC_ADDR_L_64IS1, Handler::LongAddr);
         }
-        for i in 0xC0..=0xD4 {
-            self.set(i, ETM4_PKT_I_ATOM_F6, Handler::Atom);
-        }
-        for i in 0xD5..=0xD7 {
-            self.set(i, ETM4_PKT_I_ATOM_F5, Handler::Atom);
-        }
-        for i in 0xD8..=0xDB {
-            self.set(i, ETM4_PKT_I_ATOM_F2, Handler::Atom);
-        }
-        for i in 0xDC..=0xDF {
-            self.set(i, ETM4_PKT_I_ATOM_F4, Handler::Atom);
-        }
-        for i in 0xE0..=0xF4 {
-            self.set(i, ETM4_PKT_I_ATOM_F6, Handler::Atom);
-        }
-        self.set(0xF5, ETM4_PKT_I_ATOM_F5, Handler::Atom);
-        for i in 0xF6..=0xF7 {
-            self.set(i, ETM4_PKT_I_ATOM_F1, Handler::Atom);
-        }
-        for i in 0xF8..=0xFF {
-            self.set(i, ETM4_PKT_I_ATOM_F3, Handler::Atom);
-        }
-        for (b, a) in self.atoms.iter_mut().enumerate() {
-            let (t, h) = self.table[b];
-            *a = if h == Handler::Atom { Self::atom_pattern(t, b as u8) } else { None };
+        // the atom headers, the same in every configuration
+        for b in 0xC0..=0xFF {
+            if let Some(h) = ATOM_HEADERS[b] {
+                self.set(b, h.type_, Handler::Atom);
+            }
         }
     }
 
@@ -1227,64 +1254,36 @@ impl EtmV4IPktProc {
         Ok(())
     }
 
-    /// After an atom packet: the atom packets that follow it in `data`
-    /// (one byte each) passed over when the output takes them unseen
-    /// ([`PacketOut::absorb_atoms`]), the packet state left as sending the
-    /// last would have left it.
+    /// At an atom packet's header, `data[i]`: the run of atom packets from
+    /// there (one byte each) offered to the output, which takes what it
+    /// can straight from their bytes ([`PacketOut::atom_run`]). Returns
+    /// the response to the last taken, with the processor's state left as
+    /// sending that packet would have left it; None: none taken.
     #[inline(never)]
-    fn pass_atom_run(&mut self, data: &[u8], out: &mut dyn PacketOut<ocsd_etmv4_i_pkt>) {
-        let run = data[self.processed..].iter().take_while(|&&b| self.table[b as usize].1 == Handler::Atom).count();
-        if run == 0 {
-            return;
+    fn offer_atom_run(&mut self, data: &[u8], i: usize, out: &mut dyn PacketOut<ocsd_etmv4_i_pkt>) -> Option<ocsd_datapath_resp_t> {
+        let run = data[i..].iter().take_while(|&&b| self.table[b as usize].1 == Handler::Atom).count();
+        let (n, resp) = out.atom_run(self.packet_index, &data[i..i + run]);
+        if n == 0 {
+            self.atom_run_refusals += 1;
+            return None;
         }
-        let last = self.processed + run - 1;
-        let last_index = self.block_index.wrapping_add(last as u32);
-        if !out.absorb_atoms(last_index) {
-            self.offer_atom_runs = false;
-            return;
-        }
+        self.atom_run_refusals = 0;
+        let last = i + n.min(run) - 1;
         let b = data[last];
-        self.packet_index = last_index;
+        self.packet_index = self.block_index.wrapping_add(last as u32);
         self.pkt.type_ = self.table[b as usize].0;
         self.i_atom(b);
         self.processed = last + 1;
+        Some(resp)
     }
 
     /// An atom packet's header byte `b` (its type set from `table`).
     #[inline(always)]
     fn i_atom(&mut self, b: u8) {
-        if let Some((pattern, num)) = self.atoms[b as usize] {
-            self.pkt.set_atom_pattern(pattern, num);
+        if let Some(h) = ATOM_HEADERS[b as usize] {
+            self.pkt.set_atom_pattern(h.bits, h.num);
         }
         self.state = ProcState::SendPkt;
-    }
-
-    /// The atoms (pattern, lsbit the oldest atom; count) of header byte
-    /// `b` of atom packet type `t`; None: the packet sets none.
-    fn atom_pattern(t: ocsd_etmv4_i_pkt_type, b: u8) -> Option<(u32, u8)> {
-        const F4_PATTERNS: [u32; 4] = [0xE, 0x0, 0xA, 0x5];
-        match t {
-            ETM4_PKT_I_ATOM_F1 => Some(((b & 0x1) as u32, 1)),
-            ETM4_PKT_I_ATOM_F2 => Some(((b & 0x3) as u32, 2)),
-            ETM4_PKT_I_ATOM_F3 => Some(((b & 0x7) as u32, 3)),
-            ETM4_PKT_I_ATOM_F4 => Some((F4_PATTERNS[(b & 0x3) as usize], 4)),
-            ETM4_PKT_I_ATOM_F5 => match ((b & 0x20) >> 3) | (b & 0x3) {
-                5 => Some((0x1E, 5)), // NEEEE
-                1 => Some((0x00, 5)), // NNNNN
-                2 => Some((0x0A, 5)), // NENEN
-                3 => Some((0x15, 5)), // ENENE
-                _ => None,
-            },
-            ETM4_PKT_I_ATOM_F6 => {
-                let count = (b & 0x1F) as u32 + 3; // count of E's
-                let mut pattern = (1u32 << count) - 1;
-                if b & 0x20 == 0 {
-                    pattern |= 1u32 << count; // last atom is E
-                }
-                Some((pattern, (count + 1) as u8))
-            }
-            _ => None,
-        }
     }
 
     fn i_ite(&mut self) {
@@ -1484,7 +1483,7 @@ impl PacketProcessor for EtmV4IPktProc {
         let mut resp = OCSD_RESP_CONT;
         self.block_index = index;
         self.processed = 0;
-        self.offer_atom_runs = true;
+        self.atom_run_refusals = 0;
 
         while (self.processed < data.len() || self.state == ProcState::SendPkt) && resp_is_cont(resp) {
             match self.state {
@@ -1502,19 +1501,22 @@ impl PacketProcessor for EtmV4IPktProc {
                                 // its byte goes out straight from the input,
                                 // not through the packet buffer; the state
                                 // after it is what the byte-wise path leaves
-                                self.processed = i + 1;
-                                if h == Handler::Atom {
-                                    self.i_atom(b);
+                                let taken = if h == Handler::Atom && self.atom_run_refusals < 2 {
+                                    self.offer_atom_run(data, i, out)
                                 } else {
-                                    self.i_no_payload(b);
-                                }
-                                resp = out.packet(self.packet_index, &self.pkt, &data[i..i + 1]);
-                                if h == Handler::Atom {
-                                    if self.offer_atom_runs && resp == OCSD_RESP_CONT {
-                                        self.pass_atom_run(data, out);
+                                    None
+                                };
+                                if let Some(r) = taken {
+                                    resp = r;
+                                } else {
+                                    self.processed = i + 1;
+                                    if h == Handler::Atom {
+                                        self.i_atom(b);
+                                    } else {
+                                        self.i_no_payload(b);
+                                        self.atom_run_refusals = 0;
                                     }
-                                } else {
-                                    self.offer_atom_runs = true;
+                                    resp = out.packet(self.packet_index, &self.pkt, &data[i..i + 1]);
                                 }
                                 self.pkt.init_next_packet();
                                 self.update_on_unsync_packet_index = 0;
@@ -1544,7 +1546,7 @@ impl PacketProcessor for EtmV4IPktProc {
                     }
                 }
                 ProcState::SendPkt => {
-                    self.offer_atom_runs = true;
+                    self.atom_run_refusals = 0;
                     resp = self.output_packet(out);
                     self.init_packet_state();
                     self.state = ProcState::ProcHdr;

@@ -15,7 +15,7 @@ struct Out {
     pkts: Vec<ocsd_etmv4_i_pkt>,
     /// Take runs of atom packets unseen (the last index of each run taken).
     absorbing: bool,
-    absorbed: Vec<u32>,
+    absorbed: Vec<(u32, Vec<u8>)>,
 }
 
 impl ErrorLog for Out {
@@ -43,11 +43,12 @@ impl PacketOut<ocsd_etmv4_i_pkt> for Out {
     fn logger(&mut self) -> &mut dyn ErrorLog {
         self
     }
-    fn absorb_atoms(&mut self, last_index: u32) -> bool {
-        if self.absorbing {
-            self.absorbed.push(last_index);
+    fn atom_run(&mut self, index: u32, bytes: &[u8]) -> (usize, ocsd_datapath_resp_t) {
+        if !self.absorbing {
+            return (0, OCSD_RESP_CONT);
         }
-        self.absorbing
+        self.absorbed.push((index, bytes.to_vec()));
+        (bytes.len(), OCSD_RESP_CONT)
     }
 }
 
@@ -452,7 +453,7 @@ fn trace_info_field_bits_show_as_flags() {
 }
 
 #[test]
-fn atom_runs_are_passed_over_when_the_output_absorbs_them() {
+fn atom_runs_go_to_an_output_that_takes_them_from_their_bytes() {
     // after the A-sync (0..12) and trace info (12, 13): atoms E, NN
     // (format 2), E, N; a short address (18, 19); atoms E, E, N, EE
     let mut data = ASYNC.to_vec();
@@ -464,15 +465,14 @@ fn atom_runs_are_passed_over_when_the_output_absorbs_them() {
         assert_eq!((resp, n), (OCSD_RESP_CONT, data.len()));
         let idx: Vec<u32> = out.lines.iter().map(|l| l.0).collect();
         if absorbing {
-            // the first atom of each run goes out; the rest are taken up
-            // to the last index of the run
-            assert_eq!(idx, vec![0, 12, 14, 18, 20]);
-            assert_eq!(out.absorbed, vec![17, 23]);
+            // each run is offered whole from its first atom, at its index
+            assert_eq!(idx, vec![0, 12, 18]);
+            assert_eq!(out.absorbed, vec![(14, vec![0xF7, 0xD8, 0xF7, 0xF6]), (20, vec![0xF7, 0xF7, 0xF6, 0xDB])]);
         } else {
             assert_eq!(idx, vec![0, 12, 14, 15, 16, 17, 18, 20, 21, 22, 23]);
             assert!(out.absorbed.is_empty());
         }
-        // the packet after a run passed over is read as after the run
+        // the packet after a run taken is read as after the run
         assert!(out.lines.iter().any(|l| l.0 == 18 && l.1.starts_with("I_ADDR_S_IS0")), "{:?}", out.lines);
         // and the processor's state is that after the last atom
         let mut tail = Out::default();

@@ -12,7 +12,7 @@ impl EtmV4IPktProc {
     /// Everything that can change later output: the packet being built and
     /// the values that carry from packet to packet, the parse position and
     /// sync state. Left out: the configuration (equal for both sides of a
-    /// stitch), the header and atom tables made from it, the name, the
+    /// stitch), the header table made from it, the name, the
     /// atom-run hint, and statistics.
     pub(crate) fn fingerprint(&self, out: &mut String) {
         let EtmV4IPktProc {
@@ -20,7 +20,6 @@ impl EtmV4IPktProc {
             name: _,
             op_flags,
             table: _,
-            atoms: _,
             pkt,
             addr_stack,
             raw,
@@ -30,7 +29,7 @@ impl EtmV4IPktProc {
             block_index,
             processed,
             // a hint of how fast to go, not of what to output
-            offer_atom_runs: _,
+            atom_run_refusals: _,
             is_sync,
             first_trace_info,
             sent_notsync_packet,
