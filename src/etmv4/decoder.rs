@@ -628,6 +628,20 @@ impl EtmV4IPktDecoder {
         if err != OCSD_OK {
             return OCSD_RESP_FATAL_INVALID_DATA;
         }
+        if self.state == State::ResolveElem && !self.res.any() {
+            // all committed: the loop's last step, the elements to the
+            // client, then back to decoding packets
+            if self.out.num_to_send() > 0 {
+                let sent = ctx.send_and_gate(&self.out.pending, self.trace_id);
+                self.out.reset();
+                self.context_sent(ctx.mem);
+                if !sent {
+                    return ctx.client_resp();
+                }
+            }
+            self.state = State::DecodePkts;
+            return OCSD_RESP_CONT;
+        }
         self.resolve_elements(ctx)
     }
 
@@ -1899,8 +1913,9 @@ impl EtmV4IPktDecoder {
         for &b in bytes {
             let Some(h) = ATOM_HEADERS[b as usize] else { break };
             let idx = index.wrapping_add(taken as u32);
-            if h.num > 0 && self.atoms_absorbed() {
-                // as `absorb` takes it
+            // (atoms_absorbed asks for an address or context first)
+            if (self.need_ctxt || self.need_addr) && self.atoms_absorbed() {
+                // as `absorb` takes it (every atom packet has atoms)
                 self.index_curr_pkt = idx;
                 taken += 1;
                 continue;
