@@ -1,0 +1,161 @@
+//! ETMv4 / ETE atom packets reach the decoder two ways: one by one as
+//! packets, or, when nothing watches packets, in runs straight from their
+//! header bytes (`PacketOut::atom_run`, `PacketDecoder::atom_packets`).
+//! On corrupted copies of the conformance snapshots (bits flipped, bytes
+//! inserted, deleted or zeroed, chosen by fixed seeds) the lister's
+//! elements and messages must be the same both ways: with `-decode` (a
+//! packet printer attached, every packet alone) and with `-decode_only`.
+//! Needs `$OCSD_SHARED` or `../shared`; skipped loudly without.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+mod common;
+use common::*;
+
+/// Snapshots of ETMv4 and ETE trace, and the seeds each is corrupted with.
+const CASES: &[(&str, u64)] = &[
+    ("snapshots/bugfix-exact-match", 3),
+    ("snapshots/juno_r1_1", 2),
+    ("snapshots/a57_single_step", 6),
+    ("snapshots/armv8_1m_branches", 6),
+    ("snapshots/init-short-addr", 6),
+    ("snapshots/juno-uname-001", 6),
+    ("snapshots/test-file-mem-offsets", 4),
+    ("snapshots-ete/001-ack_test", 6),
+    ("snapshots-ete/ete_ip", 6),
+    ("snapshots-ete/ete_mem", 6),
+    ("snapshots-ete/ete_spec_1", 6),
+];
+
+/// 1 to 6 damages to `data` chosen by `seed`.
+fn corrupt(data: &mut Vec<u8>, seed: u64) {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut rnd = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    for _ in 0..1 + rnd() % 6 {
+        if data.is_empty() {
+            break;
+        }
+        let pos = (rnd() % data.len() as u64) as usize;
+        match rnd() % 10 {
+            0..=4 => data[pos] ^= 1 << (rnd() % 8),
+            5..=6 => {
+                let n = 1 + rnd() % 8;
+                let bytes: Vec<u8> = (0..n).map(|_| rnd() as u8).collect();
+                data.splice(pos..pos, bytes);
+            }
+            7..=8 => {
+                let end = (pos + 1 + (rnd() % 16) as usize).min(data.len());
+                data.drain(pos..end);
+            }
+            _ => {
+                let end = (pos + 1 + (rnd() % 32) as usize).min(data.len());
+                data[pos..end].fill(0);
+            }
+        }
+    }
+}
+
+/// A copy of snapshot `src` in `dst` with its trace buffers corrupted.
+fn corrupted_copy(src: &Path, dst: &Path, seed: u64) {
+    fn copy_dir(src: &Path, dst: &Path) {
+        fs::create_dir_all(dst).unwrap();
+        for e in fs::read_dir(src).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                copy_dir(&e.path(), &dst.join(e.file_name()));
+            } else {
+                fs::copy(e.path(), dst.join(e.file_name())).unwrap();
+            }
+        }
+    }
+    let _ = fs::remove_dir_all(dst);
+    copy_dir(src, dst);
+    let trace_ini = fs::read_to_string(dst.join("trace.ini")).unwrap();
+    for line in trace_ini.lines() {
+        let Some((k, v)) = line.split_once('=') else { continue };
+        if k.trim().eq_ignore_ascii_case("file") {
+            let p = dst.join(v.trim());
+            let mut data = fs::read(&p).unwrap();
+            corrupt(&mut data, seed);
+            fs::write(&p, data).unwrap();
+        }
+    }
+}
+
+/// The lister's element and message lines for the snapshot in `dir`
+/// (packet lines, and the header naming the printers, left out).
+fn elements_and_messages(dir: &Path, decode_only: bool) -> Vec<String> {
+    let log = dir.with_extension(if decode_only { "b.ppl" } else { "a.ppl" });
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_trc_pkt_lister"));
+    cmd.arg("-ss_dir").arg(dir).arg("-decode");
+    if decode_only {
+        cmd.arg("-decode_only");
+    }
+    cmd.args(["-no_time_print", "-logfile", "-logfilename"]).arg(&log);
+    let out = cmd.output().unwrap();
+    assert!(out.status.success() || out.status.code().is_some(), "lister crashed on {}", dir.display());
+    let text = String::from_utf8_lossy(&fs::read(&log).unwrap()).into_owned();
+    let _ = fs::remove_file(&log);
+    let mut lines = Vec::new();
+    for line in text.lines() {
+        // a message without a newline runs into the line after it: split
+        // before each line's start
+        let mut parts = Vec::new();
+        let mut start = 0;
+        for (i, _) in line.match_indices("Idx:") {
+            if i > start {
+                parts.push(&line[start..i]);
+                start = i;
+            }
+        }
+        parts.push(&line[start..]);
+        for p in parts {
+            let p = p.split("Trace Packet Lister").next().unwrap_or("");
+            let is_packet = p.starts_with("Idx:") && !p.contains("OCSD_GEN_TRC_ELEM");
+            if !is_packet && (p.contains("OCSD_GEN_TRC_ELEM") || p.contains("ERR") || p.contains("WARN")) {
+                lines.push(p.to_string());
+            }
+        }
+    }
+    lines
+}
+
+#[test]
+fn atom_runs_decode_corrupted_trace_as_packets_one_by_one() {
+    let Some(shared) = shared_or_skip() else { return };
+    let work: PathBuf = std::env::temp_dir().join(format!("ocsd-atom-runs-{}", std::process::id()));
+    let mut decodes = 0;
+    let mut elements = 0;
+    for &(case, seeds) in CASES {
+        let src = shared.join("conformance").join(case);
+        assert!(src.is_dir(), "{} missing", src.display());
+        let name = case.rsplit('/').next().unwrap();
+        for seed in 1..=seeds {
+            let dir = work.join(format!("{name}.{seed}"));
+            corrupted_copy(&src, &dir, seed);
+            let one_by_one = elements_and_messages(&dir, false);
+            let runs = elements_and_messages(&dir, true);
+            if one_by_one != runs {
+                let at = one_by_one.iter().zip(&runs).position(|(a, b)| a != b).unwrap_or(one_by_one.len().min(runs.len()));
+                panic!(
+                    "{name} seed {seed}: line {at}: with packets one by one {:?}, in runs {:?}",
+                    one_by_one.get(at),
+                    runs.get(at)
+                );
+            }
+            decodes += 1;
+            elements += runs.len();
+            fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+    let _ = fs::remove_dir_all(&work);
+    eprintln!("{decodes} corrupted decodes, {elements} element and message lines the same both ways");
+    assert!(elements > 1_000_000, "{elements}");
+}
