@@ -1069,7 +1069,7 @@ impl EtmV4IPktDecoder {
         // do not change
         let space = self.curr_mem_space();
         // the common case: a run of atoms whose blocks are replayed
-        self.commit_replayed_atoms(a, root_index, space);
+        self.commit_replayed_atoms(a, root_index, space, ctx.mem);
         while self.res.commit > 0 && *err == OCSD_OK && a.num > 0 {
             if (self.need_ctxt || self.need_addr) && !self.ret_stack.pop_pending() {
                 // no address or context to follow from (e.g. after a memory

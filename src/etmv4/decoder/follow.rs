@@ -189,6 +189,24 @@ impl MemWindow {
         Ok(())
     }
 
+    /// [`MemWindow::prime`] when the read is served from a cache page the
+    /// window kept a view of ([`MemWindow::switch_known`]: no callback, no
+    /// error): true, the window on that page with the read primed; false:
+    /// nothing done.
+    #[inline]
+    pub(super) fn prime_known(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> bool {
+        if self.primed.is_some() || addr > u64::MAX - 3 {
+            return false;
+        }
+        match self.switch_known(mem, addr, space, trace_id) {
+            Some(f) => {
+                self.primed = Some((addr, space, f));
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The read at `addr` when the memory serves it from a cache page the
     /// window kept a view of ([`MemAccess::read_known_word`]): the window
     /// goes back to that view, as [`MemWindow::refill`] would after the
@@ -666,8 +684,14 @@ impl EtmV4IPktDecoder {
     /// return stack pop pending. Stops before the first atom that path
     /// would take otherwise (a block not replayed here, or an executed
     /// indirect branch), which the caller then takes.
+    ///
+    /// A block in another cache page the window kept a view of is reached
+    /// as the walk would reach it: its first read primed
+    /// ([`MemWindow::prime_known`]), the window moved to that page, then
+    /// replayed if cached under that page's bytes (else the caller finds
+    /// the read primed).
     #[inline(always)]
-    pub(super) fn commit_replayed_atoms(&mut self, a: &mut ocsd_pkt_atom, root_index: ocsd_trc_index_t, space: ocsd_mem_space_acc_t) {
+    pub(super) fn commit_replayed_atoms(&mut self, a: &mut ocsd_pkt_atom, root_index: ocsd_trc_index_t, space: ocsd_mem_space_acc_t, mem: &mut dyn MemAccess) {
         const CHECKS: u32 = OCSD_OPFLG_CHK_RANGE_CONTINUE | OCSD_OPFLG_N_UNCOND_DIR_BR_CHK | OCSD_OPFLG_STRICT_N_UNCOND_BR_CHK;
         if self.need_ctxt
             || self.need_addr
@@ -682,7 +706,7 @@ impl EtmV4IPktDecoder {
         if w.primed.is_some() || w.token == 0 || w.space != space {
             return;
         }
-        let (base, len, token) = (w.base, w.len as u64, w.token);
+        let (mut base, mut len, mut token) = (w.base, w.len as u64, w.token);
         let aa64_chk = self.aa64_chk;
         let isa = self.instr.isa;
         // every element made here copies the context of the one before it
@@ -694,25 +718,35 @@ impl EtmV4IPktDecoder {
         // (the atoms and the commit count in locals, written back after)
         let (mut num, mut bits, mut commit) = (a.num, a.En_bits, self.res.commit);
         while commit > 0 && num > 0 {
+            let executed = bits & 1 != 0;
             // (an address below the window wraps to an offset past it)
             let off = addr.wrapping_sub(base);
-            if off >= len {
-                break;
-            }
-            let Some(&b) = self.blocks.entries.get(self.blocks.slot(addr)) else { break };
+            let b = if off < len {
+                let Some(&b) = self.blocks.entries.get(self.blocks.slot(addr)) else { break };
+                let n = u64::from(b.num_instr);
+                if !(b.start == addr && b.token == token && b.aa64_chk() == aa64_chk) || n == 0 || 4 * n > len - off {
+                    break;
+                }
+                if executed && b.type_ as ocsd_instr_type == OCSD_INSTR_BR_INDIRECT {
+                    break;
+                }
+                uses += n as u32;
+                b
+            } else {
+                // another page (the reads so far reported first)
+                self.mem.uses += std::mem::take(&mut uses);
+                let Some(b) = self.replay_in_kept_page(mem, addr, space, aa64_chk, executed) else { break };
+                let w = &self.mem;
+                (base, len, token) = (w.base, w.len as u64, w.token);
+                // its first read, primed, is taken
+                uses = u32::from(b.num_instr) - 1;
+                b
+            };
             let n = u64::from(b.num_instr);
-            if !(b.start == addr && b.token == token && b.aa64_chk() == aa64_chk) || n == 0 || 4 * n > len - off {
-                break;
-            }
-            let executed = bits & 1 != 0;
             let type_ = b.type_ as ocsd_instr_type;
-            if executed && type_ == OCSD_INSTR_BR_INDIRECT {
-                break;
-            }
             num -= 1;
             bits >>= 1;
             commit -= 1;
-            uses += n as u32;
             let next = b.next_addr();
             let range = InstrRange { st_addr: addr, en_addr: next, num_instr: n as u32 };
             let flags = range_flags(executed, 4, b.flags & Block::COND != 0);
@@ -739,6 +773,35 @@ impl EtmV4IPktDecoder {
             self.mem.uses += uses;
             self.next_range_check = if executed { None } else { Some(b.next_addr()) };
         }
+    }
+
+    /// For [`Self::commit_replayed_atoms`]: the block at `addr`, outside
+    /// the window, reached as the walk would reach it: its first read
+    /// primed from a cache page the window kept a view of
+    /// ([`MemWindow::prime_known`], the window then on that page), then the
+    /// block cached under that page's bytes, whole in the view, and not an
+    /// executed indirect branch: the read taken, the block returned. None:
+    /// not replayed here, the read (if made) left primed for the caller.
+    #[inline(never)]
+    fn replay_in_kept_page(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, aa64_chk: bool, executed: bool) -> Option<Block> {
+        if !self.mem.prime_known(mem, addr, space, self.trace_id) {
+            return None;
+        }
+        let w = &self.mem;
+        let off = addr.wrapping_sub(w.base);
+        if off >= w.len as u64 || w.space != space || w.token == 0 {
+            return None;
+        }
+        let b = *self.blocks.entries.get(self.blocks.slot(addr))?;
+        let n = u64::from(b.num_instr);
+        if !(b.start == addr && b.token == w.token && b.aa64_chk() == aa64_chk) || n == 0 || 4 * n > w.len as u64 - off {
+            return None;
+        }
+        if executed && b.type_ as ocsd_instr_type == OCSD_INSTR_BR_INDIRECT {
+            return None;
+        }
+        self.mem.primed = None;
+        Some(b)
     }
 
     /// The common case of [`Self::trace_to_wp`] without a target address:
