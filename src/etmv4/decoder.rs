@@ -631,13 +631,8 @@ impl EtmV4IPktDecoder {
         if self.state == State::ResolveElem && !self.res.any() {
             // all committed: the loop's last step, the elements to the
             // client, then back to decoding packets
-            if self.out.num_to_send() > 0 {
-                let sent = ctx.send_and_gate(&self.out.pending, self.trace_id);
-                self.out.reset();
-                self.context_sent(ctx.mem);
-                if !sent {
-                    return ctx.client_resp();
-                }
+            if self.out.num_to_send() > 0 && !self.send_step(ctx) {
+                return ctx.client_resp();
             }
             self.state = State::DecodePkts;
             return OCSD_RESP_CONT;
@@ -819,17 +814,23 @@ impl EtmV4IPktDecoder {
         err
     }
 
+    /// A resolution step ended: its elements reach the client before the
+    /// next step reads memory (OpenCSD's timing), through the memory-access
+    /// gate. False: the client stopped the decode there.
+    #[inline(always)]
+    fn send_step(&mut self, ctx: &mut DecodeCtx) -> bool {
+        let sent = ctx.send_and_gate(&self.out.pending, self.trace_id);
+        self.out.reset();
+        self.context_sent(ctx.mem);
+        sent
+    }
+
     #[inline(never)]
     fn resolve_elements(&mut self, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
         let mut resp = OCSD_RESP_CONT;
         loop {
             if self.out.num_to_send() > 0 {
-                // a resolution step ended: its elements reach the client
-                // before the next step reads memory (OpenCSD's timing)
-                let sent = ctx.send_and_gate(&self.out.pending, self.trace_id);
-                self.out.reset();
-                self.context_sent(ctx.mem);
-                if !sent {
+                if !self.send_step(ctx) {
                     // suspended in ResolveElem: FLUSH resumes here
                     return ctx.client_resp();
                 }
