@@ -578,19 +578,21 @@ impl EtmV4IPktDecoder {
     /// [`Self::commit_direct_atoms`] takes them.
     #[inline(always)]
     fn atoms_direct(&self, num: u8) -> bool {
-        num > 0
-            && self.max_spec_depth == 0
-            && self.curr_spec_depth == 0
-            && self.stack.empty_but_addr()
-            && !self.res.any()
-            && self.out.num_to_send() == 0
+        num > 0 && self.no_speculation() && self.stack.empty_but_addr() && !self.res.any() && self.out.num_to_send() == 0
+    }
+
+    /// Atoms are committed as soon as they are stacked: no speculation
+    /// allowed, none in flight.
+    #[inline(always)]
+    fn no_speculation(&self) -> bool {
+        self.max_spec_depth == 0 && self.curr_spec_depth == 0
     }
 
     /// The next atom packet's atoms are committed as soon as they are
     /// stacked, before anything else: no speculation, nothing stacked.
     #[inline(always)]
     fn atoms_commit_first(&self) -> bool {
-        self.max_spec_depth == 0 && self.curr_spec_depth == 0 && self.stack.is_empty()
+        self.no_speculation() && self.stack.is_empty()
     }
 
     /// An atom packet [`Self::atoms_direct`] accepts, as `push_atom_pkt`
@@ -602,7 +604,7 @@ impl EtmV4IPktDecoder {
     /// commit would have left it), then the resolution goes on from there.
     #[inline(never)]
     fn commit_direct_atoms(&mut self, type_: ocsd_etmv4_i_pkt_type, atom: ocsd_pkt_atom, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
-        if let Some(P0Elem { data: P0Data::Addr(a), .. }) = self.stack.pop_back() {
+        if let Some(P0Elem { kind: P0Kind::Addr, data: P0Data::Addr(a), .. }) = self.stack.pop_back() {
             self.commit_addr(a);
         }
         // push_atom_pkt: every atom above the (zero) speculation depth
