@@ -494,6 +494,19 @@ impl BlockCache {
         Some(b)
     }
 
+    /// The block at `addr` for [`EtmV4IPktDecoder::commit_replayed_atoms`]:
+    /// cached under `token` (the same bytes) with the same bad-opcode
+    /// check, within the `room` bytes the view has from `addr`, and not
+    /// an indirect branch its atom says is taken (whose target the trace
+    /// gives).
+    #[inline(always)]
+    pub(super) fn replayable(&self, addr: ocsd_vaddr_t, token: u64, aa64_chk: bool, room: u64, executed: bool) -> Option<Block> {
+        let b = self.entries.get(self.slot(addr))?;
+        let n = u64::from(b.num_instr);
+        let ok = b.start == addr && b.token == token && b.aa64_chk() == aa64_chk && n != 0 && 4 * n <= room;
+        (ok && !(executed && b.type_ as ocsd_instr_type == OCSD_INSTR_BR_INDIRECT)).then_some(*b)
+    }
+
     /// Keep the block just walked (its bytes: None when the view does not
     /// have them in one piece).
     pub(super) fn put(&mut self, start: ocsd_vaddr_t, token: u64, aa64_chk: bool, num_instr: u32, instr: &ocsd_instr_info, bytes: Option<&[u8]>) {
@@ -722,15 +735,8 @@ impl EtmV4IPktDecoder {
             // (an address below the window wraps to an offset past it)
             let off = addr.wrapping_sub(base);
             let b = if off < len {
-                let Some(&b) = self.blocks.entries.get(self.blocks.slot(addr)) else { break };
-                let n = u64::from(b.num_instr);
-                if !(b.start == addr && b.token == token && b.aa64_chk() == aa64_chk) || n == 0 || 4 * n > len - off {
-                    break;
-                }
-                if executed && b.type_ as ocsd_instr_type == OCSD_INSTR_BR_INDIRECT {
-                    break;
-                }
-                uses += n as u32;
+                let Some(b) = self.blocks.replayable(addr, token, aa64_chk, len - off, executed) else { break };
+                uses += u32::from(b.num_instr);
                 b
             } else {
                 // another page (the reads so far reported first)
@@ -792,14 +798,7 @@ impl EtmV4IPktDecoder {
         if off >= w.len as u64 || w.space != space || w.token == 0 {
             return None;
         }
-        let b = *self.blocks.entries.get(self.blocks.slot(addr))?;
-        let n = u64::from(b.num_instr);
-        if !(b.start == addr && b.token == w.token && b.aa64_chk() == aa64_chk) || n == 0 || 4 * n > w.len as u64 - off {
-            return None;
-        }
-        if executed && b.type_ as ocsd_instr_type == OCSD_INSTR_BR_INDIRECT {
-            return None;
-        }
+        let b = self.blocks.replayable(addr, w.token, aa64_chk, w.len as u64 - off, executed)?;
         self.mem.primed = None;
         Some(b)
     }
