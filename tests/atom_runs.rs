@@ -1,10 +1,11 @@
 //! ETMv4 / ETE atom packets reach the decoder two ways: one by one as
 //! packets, or, when nothing watches packets, in runs straight from their
 //! header bytes (`PacketOut::atom_run`, `PacketDecoder::atom_packets`).
-//! On corrupted copies of the conformance snapshots (bits flipped, bytes
-//! inserted, deleted or zeroed, chosen by fixed seeds) the lister's
-//! elements and messages must be the same both ways: with `-decode` (a
-//! packet printer attached, every packet alone) and with `-decode_only`.
+//! On corrupted copies of the conformance snapshots (bytes flipped,
+//! replaced, inserted or deleted by the robustness harness's
+//! `corrupt_sparsely`, with fixed seeds) the lister's elements and
+//! messages must be the same both ways: with `-decode` (a packet printer
+//! attached, every packet alone) and with `-decode_only`.
 //! Needs `$OCSD_SHARED` or `../shared`; skipped loudly without.
 
 use std::fs;
@@ -12,7 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
+mod robust_harness;
 use common::*;
+use robust_harness::{corrupt_sparsely, Rng};
 
 /// Snapshots of ETMv4 and ETE trace, and the seeds each is corrupted with.
 const CASES: &[(&str, u64)] = &[
@@ -28,39 +31,6 @@ const CASES: &[(&str, u64)] = &[
     ("snapshots-ete/ete_mem", 6),
     ("snapshots-ete/ete_spec_1", 6),
 ];
-
-/// 1 to 6 damages to `data` chosen by `seed`.
-fn corrupt(data: &mut Vec<u8>, seed: u64) {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut rnd = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        s
-    };
-    for _ in 0..1 + rnd() % 6 {
-        if data.is_empty() {
-            break;
-        }
-        let pos = (rnd() % data.len() as u64) as usize;
-        match rnd() % 10 {
-            0..=4 => data[pos] ^= 1 << (rnd() % 8),
-            5..=6 => {
-                let n = 1 + rnd() % 8;
-                let bytes: Vec<u8> = (0..n).map(|_| rnd() as u8).collect();
-                data.splice(pos..pos, bytes);
-            }
-            7..=8 => {
-                let end = (pos + 1 + (rnd() % 16) as usize).min(data.len());
-                data.drain(pos..end);
-            }
-            _ => {
-                let end = (pos + 1 + (rnd() % 32) as usize).min(data.len());
-                data[pos..end].fill(0);
-            }
-        }
-    }
-}
 
 /// A copy of snapshot `src` in `dst` with its trace buffers corrupted.
 fn corrupted_copy(src: &Path, dst: &Path, seed: u64) {
@@ -83,7 +53,7 @@ fn corrupted_copy(src: &Path, dst: &Path, seed: u64) {
         if k.trim().eq_ignore_ascii_case("file") {
             let p = dst.join(v.trim());
             let mut data = fs::read(&p).unwrap();
-            corrupt(&mut data, seed);
+            corrupt_sparsely(&mut data, &mut Rng::new(seed));
             fs::write(&p, data).unwrap();
         }
     }

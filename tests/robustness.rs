@@ -404,30 +404,6 @@ impl opencsd_c_api::common::GenElemSink for SharedFormatting {
     }
 }
 
-/// Corrupt `data` as the shared corrupted snapshots are: a few byte flips,
-/// insertions and deletions anywhere in the whole buffer.
-fn corrupt_sparsely(data: &mut Vec<u8>, rng: &mut Rng) {
-    for _ in 0..rng.range(1, 6) {
-        if data.is_empty() {
-            return;
-        }
-        let at = rng.below(data.len());
-        match rng.below(4) {
-            0 => data[at] ^= 1 << rng.below(8),
-            1 => data[at] = rng.u8(),
-            2 => {
-                let n = rng.range(1, 17);
-                let ins = rng.bytes(n);
-                data.splice(at..at, ins);
-            }
-            _ => {
-                let end = (at + rng.range(1, 17)).min(data.len());
-                data.drain(at..end);
-            }
-        }
-    }
-}
-
 /// Decode a whole corrupted buffer as the lister does (1024-byte blocks,
 /// stop on a fatal response, end of trace otherwise). Errors: a panic.
 fn decode_corrupted(seed: u64, dir: &std::path::Path) -> Result<u64, String> {

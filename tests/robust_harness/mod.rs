@@ -91,6 +91,30 @@ impl Rng {
     }
 }
 
+/// Corrupt `data` as the shared corrupted snapshots are: a few byte flips,
+/// insertions and deletions anywhere in the whole buffer.
+pub fn corrupt_sparsely(data: &mut Vec<u8>, rng: &mut Rng) {
+    for _ in 0..rng.range(1, 6) {
+        if data.is_empty() {
+            return;
+        }
+        let at = rng.below(data.len());
+        match rng.below(4) {
+            0 => data[at] ^= 1 << rng.below(8),
+            1 => data[at] = rng.u8(),
+            2 => {
+                let n = rng.range(1, 17);
+                let ins = rng.bytes(n);
+                data.splice(at..at, ins);
+            }
+            _ => {
+                let end = (at + rng.range(1, 17)).min(data.len());
+                data.drain(at..end);
+            }
+        }
+    }
+}
+
 /// A 64-bit mix of `x` (stateless, for deterministic memory contents).
 pub fn mix64(mut x: u64) -> u64 {
     x = (x ^ (x >> 33)).wrapping_mul(0xFF51_AFD7_ED55_8CCD);
