@@ -124,6 +124,35 @@ fn api_snapshots(shared: &Path) -> Vec<(&'static str, std::path::PathBuf)> {
     .collect()
 }
 
+/// All of an element: its lister line, JSON, and the C element's fields.
+fn whole(e: &opencsd_c_api::api::Element) -> String {
+    let mut l = String::new();
+    e.write_lister_line(&mut l);
+    e.write_json(&mut l);
+    let r = e.raw();
+    let ctx = r.context;
+    l += &format!(
+        " {} {} {:x} {:x} {} {} {} {} {} {} {} {} {} {} {:x} {:x?}",
+        r.elem_type,
+        r.isa,
+        r.st_addr,
+        r.en_addr,
+        ctx.security_level,
+        ctx.exception_level,
+        ctx.context_id,
+        ctx.vmid,
+        ctx.flags,
+        r.timestamp,
+        r.cycle_count,
+        r.last_i_type,
+        r.last_i_subtype,
+        e.cycle_count.is_some(),
+        r.flag_bits,
+        r.payload.words()
+    );
+    l
+}
+
 /// The Rust API: `Decoder::decode_parallel` and
 /// `Decoder::decode_parallel_each` give the elements (and the messages) of
 /// `Decoder::decode`, on snapshots of each protocol (the corrupted one
@@ -145,6 +174,9 @@ fn api_decode_parallel_matches_decode() {
             serial.push(l);
         });
         let msgs_serial = dec.take_messages();
+        let mut dec = Decoder::from_snapshot(&dir, None).unwrap().decoder;
+        let mut serial_whole = Vec::new();
+        dec.decode_each(&trace[..], |e| serial_whole.push(whole(e))).ok();
         for opts in [ParallelOptions::stress(2, 64), ParallelOptions::stress(1, 64), ParallelOptions::new(2)] {
             let s = Decoder::from_snapshot(&dir, None).unwrap();
             let mut dec = s.decoder;
@@ -162,17 +194,14 @@ fn api_decode_parallel_matches_decode() {
             assert_eq!(par.len(), serial.len(), "{snap}: element count");
             assert!(par == serial, "{snap}: elements differ");
             assert_eq!(dec.take_messages(), msgs_serial, "{snap}: messages");
-            // decode_parallel_each: the elements kept as they are while
-            // they wait, given from there
+            // decode_parallel_each: the elements kept packed while they
+            // wait, made again as they are given (each whole: its text,
+            // typed fields and C element)
             let mut dec = Decoder::from_snapshot(&dir, None).unwrap().decoder;
             let mut each = Vec::new();
-            let r_each = dec.decode_parallel_each(&trace, &opts, |e| {
-                let mut l = String::new();
-                e.write_lister_line(&mut l);
-                each.push(l);
-            });
+            let r_each = dec.decode_parallel_each(&trace, &opts, |e| each.push(whole(e)));
             assert_eq!(r_each.is_ok(), r_serial.is_ok(), "{snap}");
-            assert!(each == serial, "{snap}: decode_parallel_each's elements differ");
+            assert!(each == serial_whole, "{snap}: decode_parallel_each's elements differ");
             assert_eq!(dec.take_messages(), msgs_serial, "{snap}: decode_parallel_each's messages");
             checked += 1;
         }

@@ -126,6 +126,17 @@ impl Default for ocsd_gen_elem_payload {
     }
 }
 
+impl ocsd_gen_elem_payload {
+    /// The union's bytes, as two words: to compare payloads whatever member
+    /// was written.
+    pub fn words(&self) -> [u64; 2] {
+        // SAFETY: every member is plain old data made of integers and the
+        // union is written whole before a member is set (`Default`, then a
+        // member), so all 16 bytes are initialised integers.
+        unsafe { self.raw }
+    }
+}
+
 /// The generic trace element (`ocsd_generic_trace_elem`).
 #[repr(C)]
 #[derive(Clone, Copy)]

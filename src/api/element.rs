@@ -14,6 +14,9 @@ use serde::{Serialize, Serializer};
 use crate::abi::gen_elem::*;
 use crate::abi::*;
 use crate::printers::gen_elem::{ElemLineWriter, IdxText};
+
+mod packed;
+pub(crate) use packed::PackedElements;
 pub use crate::printers::line::LineBuf;
 pub use crate::printers::num::TextOut;
 

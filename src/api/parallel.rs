@@ -7,7 +7,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use super::text::{counted_instructions, write_line, TextFormat, TextSummary};
-use super::{Decoder, Element, Error, ListerLines, SharedLog};
+use super::{Decoder, Element, Error, ListerLines, PackedElements, SharedLog};
 use crate::printers::line::LineBuf;
 use crate::abi::gen_elem::{ocsd_gen_trc_elem_t, ocsd_generic_trace_elem};
 use crate::abi::*;
@@ -172,8 +172,9 @@ impl Decoder {
     /// element that [`Decoder::decode`] would give, in the same order (see
     /// [`Decoder::decode_parallel`]). Returns the trace bytes processed.
     ///
-    /// The elements wait in memory as they are, each written once where it
-    /// is kept and given to `f` from there.
+    /// The elements wait in memory compactly (an instruction range as its
+    /// own fields, 40 bytes, the rest shared with the range before it) and
+    /// are made into [`Element`]s again as they are given to `f`.
     pub fn decode_parallel_each(&mut self, trace: &[u8], opts: &ParallelOptions, mut f: impl FnMut(&Element)) -> Result<u64, Error> {
         let mut given = 0usize;
         let sink = |seg: &ElemItems| Box::new(ElemSegSink(seg.clone())) as Box<dyn GenElemSink>;
@@ -267,7 +268,7 @@ impl Decoder {
 /// it). An output unit ([`SegmentOutput::len`]) is an element or a message.
 #[derive(Default)]
 struct ElemSeg {
-    elems: Vec<Element>,
+    elems: PackedElements,
     msgs: Vec<(usize, SegMsg)>,
 }
 
@@ -282,9 +283,7 @@ impl ElemSeg {
         let mut e = r.start - m0;
         let mut given = 0;
         let mut elems = |from: usize, n: usize| {
-            for el in self.elems.get(from..from + n).unwrap_or(&[]) {
-                f(el);
-            }
+            self.elems.give(from..from + n, f);
             n
         };
         for (p, m) in &self.msgs[m0..m1] {
@@ -321,13 +320,15 @@ struct ElemSegSink(ElemItems);
 
 impl GenElemSink for ElemSegSink {
     fn trace_elem_in(&mut self, index: ocsd_trc_index_t, id: u8, elem: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
-        self.0.borrow_mut().elems.push(Element::from_raw(index as u64, id, elem));
+        self.0.borrow_mut().elems.push(index as u64, id, elem);
         OCSD_RESP_CONT
     }
 
     fn trace_elems_in(&mut self, elems: &[(ocsd_trc_index_t, ocsd_generic_trace_elem)], id: u8) -> (usize, ocsd_datapath_resp_t) {
         let seg = &mut *self.0.borrow_mut();
-        seg.elems.extend(elems.iter().map(|(index, e)| Element::from_raw(*index as u64, id, e)));
+        for (index, e) in elems {
+            seg.elems.push(*index as u64, id, e);
+        }
         (elems.len(), OCSD_RESP_CONT)
     }
 }
@@ -590,7 +591,7 @@ mod tests {
                 s.msgs.push((p, SegMsg::Message("c".into(), OCSD_ERR_SEV_INFO, format!("after {}", s.elems.len()))));
             } else {
                 let n = s.elems.len() as u64;
-                s.elems.push(Element::from_raw(n, 0x10, &raw));
+                s.elems.push(n, 0x10, &raw);
             }
         }
         s

@@ -1,0 +1,253 @@
+//! Elements kept compactly while they wait: a parallel decode holds each
+//! segment's elements in memory until the client's turn comes. An
+//! [`Element`] is about 200 bytes; an instruction range (most of the
+//! elements of instruction trace) differs from the range before it in a
+//! few fields only (addresses, instruction count, ISA, last instruction,
+//! flags, cycle count). A range is kept as those fields (40 bytes), the
+//! rest (trace ID, context, timestamp, the payload beyond the count) taken
+//! from the last range kept whole; other elements are kept whole.
+use super::{Element, ElementKind, InstrRange};
+use crate::abi::gen_elem::*;
+use crate::abi::*;
+
+/// What a record is.
+const SAME: u8 = 0;
+/// A range kept whole: it starts the fields later [`SAME`] ranges share.
+const TEMPLATE: u8 = 1;
+/// Another element, kept whole.
+const WHOLE: u8 = 2;
+
+/// One element: a range's own fields, or where it is kept whole.
+#[derive(Clone, Copy, Default)]
+struct Rec {
+    index: u64,
+    st_addr: u64,
+    en_addr: u64,
+    num_instr: u32,
+    flag_bits: u32,
+    cycle_count: u32,
+    isa: u8,
+    last_i_type: u8,
+    last_i_subtype: u8,
+    tag: u8,
+}
+
+/// Elements in the order they came, each given back as the [`Element`]
+/// [`Element::from_raw`] made of it.
+#[derive(Default)]
+pub(crate) struct PackedElements {
+    recs: Vec<Rec>,
+    /// [`TEMPLATE`] ranges, with their place in `recs`.
+    templates: Vec<(usize, Element)>,
+    /// [`WHOLE`] elements, with their place in `recs`.
+    whole: Vec<(usize, Element)>,
+}
+
+impl PackedElements {
+    pub(crate) fn len(&self) -> usize {
+        self.recs.len()
+    }
+
+    /// Elements it holds without growing.
+    pub(crate) fn capacity(&self) -> usize {
+        self.recs.capacity()
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.recs.clear();
+        self.templates.clear();
+        self.whole.clear();
+    }
+
+    /// Keep the element `Element::from_raw(index, trace_id, e)`.
+    #[inline]
+    pub(crate) fn push(&mut self, index: u64, trace_id: u8, e: &ocsd_generic_trace_elem) {
+        let place = self.recs.len();
+        if e.elem_type == OCSD_GEN_TRC_ELEM_INSTR_RANGE {
+            let small = |v: i32| u8::try_from(v).ok();
+            if let (Some(isa), Some(last_i_type), Some(last_i_subtype)) = (small(e.isa), small(e.last_i_type), small(e.last_i_subtype)) {
+                let same = self.templates.last().is_some_and(|(_, t)| t.trace_id == trace_id && t.shares_range_fields(e));
+                let tag = if same {
+                    SAME
+                } else {
+                    self.templates.push((place, Element::from_raw(index, trace_id, e)));
+                    TEMPLATE
+                };
+                self.recs.push(Rec {
+                    index,
+                    st_addr: e.st_addr,
+                    en_addr: e.en_addr,
+                    num_instr: e.num_instr_range(),
+                    flag_bits: e.flag_bits,
+                    cycle_count: e.cycle_count,
+                    isa,
+                    last_i_type,
+                    last_i_subtype,
+                    tag,
+                });
+                return;
+            }
+        }
+        self.whole.push((place, Element::from_raw(index, trace_id, e)));
+        self.recs.push(Rec { tag: WHOLE, ..Rec::default() });
+    }
+
+    /// Give the elements at places `r` to `f`, in order.
+    pub(crate) fn give(&self, r: std::ops::Range<usize>, f: &mut impl FnMut(&Element)) {
+        let Some(recs) = self.recs.get(r.clone()) else { return };
+        let mut w = self.whole.partition_point(|(p, _)| *p < r.start);
+        let mut next_t = self.templates.partition_point(|(p, _)| *p < r.start);
+        let mut cur = next_t.checked_sub(1).and_then(|i| self.templates.get(i)).map(|(_, t)| t);
+        for rec in recs {
+            match rec.tag {
+                SAME => {
+                    if let Some(t) = cur {
+                        f(&t.with_range_fields(rec));
+                    }
+                }
+                TEMPLATE => {
+                    if let Some((_, t)) = self.templates.get(next_t) {
+                        next_t += 1;
+                        cur = Some(t);
+                        f(t);
+                    }
+                }
+                _ => {
+                    if let Some((_, e)) = self.whole.get(w) {
+                        w += 1;
+                        f(e);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Element {
+    /// Whether the range `e` has this range's fields but those a [`Rec`]
+    /// keeps.
+    #[inline]
+    fn shares_range_fields(&self, e: &ocsd_generic_trace_elem) -> bool {
+        let t = &self.raw;
+        // the payload but the instruction count (written as the count's
+        // member, wherever it lies in the union)
+        let mut p = e.payload;
+        p.num_instr_range = self.raw_num_instr();
+        t.context == e.context && t.timestamp == e.timestamp && p.words() == t.payload.words()
+    }
+
+    fn raw_num_instr(&self) -> u32 {
+        match self.kind {
+            ElementKind::InstrRange(r) => r.instr_count,
+            _ => 0,
+        }
+    }
+
+    /// This range with `rec`'s own fields: the element
+    /// [`Element::from_raw`] made of the range `rec` was kept from.
+    #[inline]
+    fn with_range_fields(&self, rec: &Rec) -> Element {
+        let mut raw = self.raw;
+        raw.st_addr = rec.st_addr;
+        raw.en_addr = rec.en_addr;
+        raw.isa = rec.isa as ocsd_isa;
+        raw.cycle_count = rec.cycle_count;
+        raw.last_i_type = rec.last_i_type as ocsd_instr_type;
+        raw.last_i_subtype = rec.last_i_subtype as ocsd_instr_subtype;
+        raw.flag_bits = rec.flag_bits;
+        raw.payload.num_instr_range = rec.num_instr;
+        let e = raw.elem();
+        Element {
+            index: rec.index,
+            trace_id: self.trace_id,
+            kind: ElementKind::InstrRange(InstrRange::from_raw(&e)),
+            cycle_count: (e.has_cc() != 0).then_some(e.cycle_count),
+            raw,
+            ext: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every field of the C element an [`Element`] keeps, and its typed
+    /// fields and text.
+    fn fields(e: &Element) -> String {
+        let r = e.raw();
+        format!(
+            "{e:?} {} {} {:x} {:x} {:?} {} {} {} {} {:x} {:?} {}",
+            r.elem_type,
+            r.isa,
+            r.st_addr,
+            r.en_addr,
+            r.context,
+            r.timestamp,
+            r.cycle_count,
+            r.last_i_type,
+            r.last_i_subtype,
+            r.flag_bits,
+            r.payload.words(),
+            e.opencsd_text()
+        )
+    }
+
+    /// Seeded random elements, mostly ranges with a few fields changing
+    /// (context, timestamp, trace ID, payload bytes past the count, values
+    /// too large for a byte), kept and given back over every kind of range
+    /// of places: each given element is the one `Element::from_raw` makes.
+    #[test]
+    fn packed_elements_give_back_the_elements_kept() {
+        let mut rnd = crate::common::xorshift64(0x7ac4_3e11);
+        let mut packed = PackedElements::default();
+        let mut want = Vec::new();
+        let mut e = ocsd_generic_trace_elem::default();
+        let mut id = 0x10u8;
+        for i in 0..3000u64 {
+            let r = rnd();
+            e.elem_type = match r % 16 {
+                0 => OCSD_GEN_TRC_ELEM_TIMESTAMP,
+                1 => OCSD_GEN_TRC_ELEM_EXCEPTION,
+                2 => OCSD_GEN_TRC_ELEM_PE_CONTEXT,
+                _ => OCSD_GEN_TRC_ELEM_INSTR_RANGE,
+            };
+            e.st_addr = rnd();
+            e.en_addr = e.st_addr.wrapping_add(rnd() % 64);
+            e.isa = (rnd() % 7) as i32;
+            e.last_i_type = if r % 97 == 5 { 300 } else { (rnd() % 6) as i32 };
+            e.last_i_subtype = (rnd() % 5) as i32;
+            e.flag_bits = rnd() as u32 & 0x1fff;
+            e.cycle_count = rnd() as u32;
+            e.set_num_instr_range((rnd() % 40) as u32);
+            match (r >> 8) % 23 {
+                0 => e.context.context_id = rnd() as u32,
+                1 => e.context.set_el_valid(1),
+                2 => e.timestamp = rnd(),
+                3 => id = 0x10 + (rnd() % 3) as u8,
+                4 => e.payload.raw = [e.payload.words()[0], rnd()],
+                _ => {}
+            }
+            packed.push(i, id, &e);
+            want.push(Element::from_raw(i, id, &e));
+        }
+        assert_eq!(packed.len(), want.len());
+        let want: Vec<String> = want.iter().map(fields).collect();
+        let mut starts = vec![0, 1, 2, 1500, 2999, 3000];
+        starts.extend((0..40).map(|_| (rnd() % 3000) as usize));
+        for a in starts {
+            for b in [a, a + 1, a + 37, a + 500, 3000] {
+                let b = b.clamp(a, 3000);
+                let mut got = Vec::new();
+                packed.give(a..b, &mut |e: &Element| got.push(fields(e)));
+                assert_eq!(got, want[a..b], "{a}..{b}");
+            }
+        }
+        // out of range: nothing
+        let mut n = 0;
+        packed.give(2990..3001, &mut |_: &Element| n += 1);
+        assert_eq!(n, 0);
+        packed.clear();
+        assert_eq!(packed.len(), 0);
+    }
+}
