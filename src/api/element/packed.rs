@@ -41,6 +41,30 @@ pub(crate) struct PackedElements {
     templates: Vec<(usize, Element)>,
     /// [`WHOLE`] elements, with their place in `recs`.
     whole: Vec<(usize, Element)>,
+    /// The shared fields of the last template (see [`shared_fields`]);
+    /// meaningless while `templates` is empty.
+    key: [u64; 6],
+}
+
+/// The fields of range `e` from trace ID `trace_id` that a [`Rec`] does
+/// not keep: its trace ID, context, timestamp and payload but the
+/// instruction count (zeroed as the count's member, wherever it lies in
+/// the union).
+#[inline(always)]
+fn shared_fields(trace_id: u8, e: &ocsd_generic_trace_elem) -> [u64; 6] {
+    let c = &e.context;
+    let mut p = e.payload;
+    p.num_instr_range = 0;
+    let [p0, p1] = p.words();
+    let w = |lo: u32, hi: u32| lo as u64 | (hi as u64) << 32;
+    [
+        w(c.security_level as u32, c.exception_level as u32),
+        w(c.context_id, c.vmid),
+        w(c.flags, trace_id as u32),
+        e.timestamp,
+        p0,
+        p1,
+    ]
 }
 
 impl PackedElements {
@@ -66,11 +90,13 @@ impl PackedElements {
         if e.elem_type == OCSD_GEN_TRC_ELEM_INSTR_RANGE {
             let small = |v: i32| u8::try_from(v).ok();
             if let (Some(isa), Some(last_i_type), Some(last_i_subtype)) = (small(e.isa), small(e.last_i_type), small(e.last_i_subtype)) {
-                let same = self.templates.last().is_some_and(|(_, t)| t.trace_id == trace_id && t.shares_range_fields(e));
-                let tag = if same {
+                let key = shared_fields(trace_id, e);
+                let same = key.iter().zip(&self.key).fold(0, |d, (a, b)| d | (a ^ b)) == 0;
+                let tag = if same && !self.templates.is_empty() {
                     SAME
                 } else {
                     self.templates.push((place, Element::from_raw(index, trace_id, e)));
+                    self.key = key;
                     TEMPLATE
                 };
                 self.recs.push(Rec {
@@ -124,25 +150,6 @@ impl PackedElements {
 }
 
 impl Element {
-    /// Whether the range `e` has this range's fields but those a [`Rec`]
-    /// keeps.
-    #[inline]
-    fn shares_range_fields(&self, e: &ocsd_generic_trace_elem) -> bool {
-        let t = &self.raw;
-        // the payload but the instruction count (written as the count's
-        // member, wherever it lies in the union)
-        let mut p = e.payload;
-        p.num_instr_range = self.raw_num_instr();
-        t.context == e.context && t.timestamp == e.timestamp && p.words() == t.payload.words()
-    }
-
-    fn raw_num_instr(&self) -> u32 {
-        match self.kind {
-            ElementKind::InstrRange(r) => r.instr_count,
-            _ => 0,
-        }
-    }
-
     /// This range with `rec`'s own fields: the element
     /// [`Element::from_raw`] made of the range `rec` was kept from.
     #[inline]
