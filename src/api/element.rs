@@ -16,7 +16,7 @@ use crate::abi::*;
 use crate::printers::gen_elem::{ElemLineWriter, IdxText};
 
 mod packed;
-pub(crate) use packed::PackedElements;
+pub(crate) use packed::{ElementQueue, PackedElements};
 pub use crate::printers::line::LineBuf;
 pub use crate::printers::num::TextOut;
 

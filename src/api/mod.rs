@@ -35,7 +35,7 @@ pub mod element;
 pub mod memory;
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -180,7 +180,7 @@ impl DecoderBuilder {
         let packets = Rc::new(Cell::new(0u64));
         let recipe = Recipe { format: self.format, sources: self.sources, flags: self.flags };
         let mut tree = recipe.tree(Box::new(SharedLog(log.clone())), self.count_packets.then_some(&packets))?;
-        let queue = Rc::new(RefCell::new(VecDeque::with_capacity(256)));
+        let queue = Rc::new(RefCell::new(ElementQueue::default()));
         tree.set_elem_sink(Some(Box::new(QueueSink(queue.clone()))));
         let mut dec = Decoder { tree, queue, log, packets: self.count_packets.then_some(packets), sessions: 0, recipe, files: Vec::new() };
         for img in self.images {
@@ -273,12 +273,22 @@ impl ErrorLog for SharedLog {
     }
 }
 
-struct QueueSink(Rc<RefCell<VecDeque<Element>>>);
+/// Queues the decode's elements for the client (kept packed while they
+/// wait, made into [`Element`]s as they are taken).
+struct QueueSink(Rc<RefCell<ElementQueue>>);
 
 impl GenElemSink for QueueSink {
     fn trace_elem_in(&mut self, index: ocsd_trc_index_t, id: u8, elem: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
-        self.0.borrow_mut().push_back(Element::from_raw(index as u64, id, elem));
+        self.0.borrow_mut().push(index as u64, id, elem);
         OCSD_RESP_CONT
+    }
+
+    fn trace_elems_in(&mut self, elems: &[(ocsd_trc_index_t, ocsd_generic_trace_elem)], id: u8) -> (usize, ocsd_datapath_resp_t) {
+        let q = &mut *self.0.borrow_mut();
+        for (index, e) in elems {
+            q.push(*index as u64, id, e);
+        }
+        (elems.len(), OCSD_RESP_CONT)
     }
 }
 
@@ -305,7 +315,7 @@ impl PacketObserver for PacketCounter {
 /// [`Decoder::decode_each`] (a callback).
 pub struct Decoder {
     tree: DecodeTree,
-    queue: Rc<RefCell<VecDeque<Element>>>,
+    queue: Rc<RefCell<ElementQueue>>,
     log: Rc<RefCell<Messages>>,
     packets: Option<Rc<Cell<u64>>>,
     sessions: u32,
@@ -372,11 +382,7 @@ impl Decoder {
         // the elements of each step are given where the decode queued
         // them, not moved out one by one
         loop {
-            {
-                let mut q = queue.borrow_mut();
-                q.iter().for_each(&mut f);
-                q.clear();
-            }
+            queue.borrow_mut().drain_each(&mut f);
             if it.state == State::Done {
                 break;
             }
@@ -657,7 +663,7 @@ impl<R: Read> Iterator for Elements<'_, R> {
 
     fn next(&mut self) -> Option<Element> {
         loop {
-            if let Some(e) = self.dec.queue.borrow_mut().pop_front() {
+            if let Some(e) = self.dec.queue.borrow_mut().pop() {
                 return Some(e);
             }
             if self.state == State::Done {

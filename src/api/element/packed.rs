@@ -84,68 +84,128 @@ impl PackedElements {
     }
 
     /// Keep the element `Element::from_raw(index, trace_id, e)`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(&mut self, index: u64, trace_id: u8, e: &ocsd_generic_trace_elem) {
-        let place = self.recs.len();
-        if e.elem_type == OCSD_GEN_TRC_ELEM_INSTR_RANGE {
-            let small = |v: i32| u8::try_from(v).ok();
-            if let (Some(isa), Some(last_i_type), Some(last_i_subtype)) = (small(e.isa), small(e.last_i_type), small(e.last_i_subtype)) {
-                let key = shared_fields(trace_id, e);
-                let same = key.iter().zip(&self.key).fold(0, |d, (a, b)| d | (a ^ b)) == 0;
-                let tag = if same && !self.templates.is_empty() {
-                    SAME
-                } else {
-                    self.templates.push((place, Element::from_raw(index, trace_id, e)));
-                    self.key = key;
-                    TEMPLATE
-                };
-                self.recs.push(Rec {
-                    index,
-                    st_addr: e.st_addr,
-                    en_addr: e.en_addr,
-                    num_instr: e.num_instr_range(),
-                    flag_bits: e.flag_bits,
-                    cycle_count: e.cycle_count,
-                    isa,
-                    last_i_type,
-                    last_i_subtype,
-                    tag,
-                });
-                return;
-            }
+        // (a range whose enums do not fit a byte is kept whole)
+        if e.elem_type != OCSD_GEN_TRC_ELEM_INSTR_RANGE || (e.isa | e.last_i_type | e.last_i_subtype) as u32 > 0xff {
+            return self.push_whole(index, trace_id, e);
         }
-        self.whole.push((place, Element::from_raw(index, trace_id, e)));
+        let key = shared_fields(trace_id, e);
+        let same = key.iter().zip(&self.key).fold(0, |d, (a, b)| d | (a ^ b)) == 0;
+        let tag = if same && !self.templates.is_empty() {
+            SAME
+        } else {
+            self.push_template(index, trace_id, e, key);
+            TEMPLATE
+        };
+        self.recs.push(Rec {
+            index,
+            st_addr: e.st_addr,
+            en_addr: e.en_addr,
+            num_instr: e.num_instr_range(),
+            flag_bits: e.flag_bits,
+            cycle_count: e.cycle_count,
+            isa: e.isa as u8,
+            last_i_type: e.last_i_type as u8,
+            last_i_subtype: e.last_i_subtype as u8,
+            tag,
+        });
+    }
+
+    #[inline(never)]
+    fn push_template(&mut self, index: u64, trace_id: u8, e: &ocsd_generic_trace_elem, key: [u64; 6]) {
+        self.templates.push((self.recs.len(), Element::from_raw(index, trace_id, e)));
+        self.key = key;
+    }
+
+    #[inline(never)]
+    fn push_whole(&mut self, index: u64, trace_id: u8, e: &ocsd_generic_trace_elem) {
+        self.whole.push((self.recs.len(), Element::from_raw(index, trace_id, e)));
         self.recs.push(Rec { tag: WHOLE, ..Rec::default() });
     }
 
     /// Give the elements at places `r` to `f`, in order.
     pub(crate) fn give(&self, r: std::ops::Range<usize>, f: &mut impl FnMut(&Element)) {
-        let Some(recs) = self.recs.get(r.clone()) else { return };
-        let mut w = self.whole.partition_point(|(p, _)| *p < r.start);
-        let mut next_t = self.templates.partition_point(|(p, _)| *p < r.start);
-        let mut cur = next_t.checked_sub(1).and_then(|i| self.templates.get(i)).map(|(_, t)| t);
-        for rec in recs {
-            match rec.tag {
-                SAME => {
-                    if let Some(t) = cur {
-                        f(&t.with_range_fields(rec));
-                    }
-                }
-                TEMPLATE => {
-                    if let Some((_, t)) = self.templates.get(next_t) {
-                        next_t += 1;
-                        cur = Some(t);
-                        f(t);
-                    }
-                }
-                _ => {
-                    if let Some((_, e)) = self.whole.get(w) {
-                        w += 1;
-                        f(e);
-                    }
-                }
-            }
+        if r.end > self.recs.len() {
+            return;
         }
+        let mut c = self.cursor_at(r.start);
+        while c.pos < r.end && self.with_next(&mut c, &mut *f).is_some() {}
+    }
+
+    /// A cursor on the element at place `pos`.
+    pub(crate) fn cursor_at(&self, pos: usize) -> Cursor {
+        let next_t = self.templates.partition_point(|(p, _)| *p < pos);
+        Cursor { pos, next_t, cur_t: next_t.checked_sub(1), whole: self.whole.partition_point(|(p, _)| *p < pos) }
+    }
+
+    /// `f` of the element at `c` (None: none there), `c` moved past it.
+    #[inline]
+    pub(crate) fn with_next<R>(&self, c: &mut Cursor, f: impl FnOnce(&Element) -> R) -> Option<R> {
+        let rec = self.recs.get(c.pos)?;
+        let r = match rec.tag {
+            SAME => f(&self.templates.get(c.cur_t?)?.1.with_range_fields(rec)),
+            TEMPLATE => {
+                let t = &self.templates.get(c.next_t)?.1;
+                c.cur_t = Some(c.next_t);
+                c.next_t += 1;
+                f(t)
+            }
+            _ => {
+                let e = &self.whole.get(c.whole)?.1;
+                c.whole += 1;
+                f(e)
+            }
+        };
+        c.pos += 1;
+        Some(r)
+    }
+}
+
+/// A place in [`PackedElements`], with what reading on from it needs.
+#[derive(Clone, Copy, Default, Debug)]
+pub(crate) struct Cursor {
+    pos: usize,
+    /// The next template, and the one in effect.
+    next_t: usize,
+    cur_t: Option<usize>,
+    /// The next whole element.
+    whole: usize,
+}
+
+/// Elements waiting for the client of a serial decode: kept packed
+/// ([`PackedElements`]) as the decode queues them, taken in order.
+#[derive(Default)]
+pub(crate) struct ElementQueue {
+    elems: PackedElements,
+    head: Cursor,
+}
+
+impl ElementQueue {
+    #[inline]
+    pub(crate) fn push(&mut self, index: u64, trace_id: u8, e: &ocsd_generic_trace_elem) {
+        self.elems.push(index, trace_id, e);
+    }
+
+    /// The next element.
+    pub(crate) fn pop(&mut self) -> Option<Element> {
+        let e = self.elems.with_next(&mut self.head, |e| *e);
+        if e.is_none() {
+            self.clear();
+        }
+        e
+    }
+
+    /// Give every element waiting to `f`, in order; the queue is then
+    /// empty.
+    pub(crate) fn drain_each(&mut self, f: &mut impl FnMut(&Element)) {
+        while self.elems.with_next(&mut self.head, &mut *f).is_some() {}
+        self.clear();
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.elems.clear();
+        self.head = Cursor::default();
     }
 }
 
@@ -256,5 +316,37 @@ mod tests {
         assert_eq!(n, 0);
         packed.clear();
         assert_eq!(packed.len(), 0);
+    }
+
+    /// The queue gives the elements pushed, in order, whether taken one by
+    /// one or drained, with pushes between takes.
+    #[test]
+    fn element_queue_takes_the_elements_in_order() {
+        let mut rnd = crate::common::xorshift64(0x51de_0f0e);
+        let mut q = ElementQueue::default();
+        let mut model = std::collections::VecDeque::new();
+        let mut e = ocsd_generic_trace_elem::default();
+        for i in 0..5000u64 {
+            let r = rnd();
+            match r % 8 {
+                0 | 1 | 2 => {
+                    e.elem_type = if r % 11 == 0 { OCSD_GEN_TRC_ELEM_TIMESTAMP } else { OCSD_GEN_TRC_ELEM_INSTR_RANGE };
+                    e.st_addr = rnd();
+                    e.set_num_instr_range((r >> 8) as u32 % 9);
+                    if r % 13 == 0 {
+                        e.timestamp = rnd();
+                    }
+                    q.push(i, 0x20, &e);
+                    model.push_back(fields(&Element::from_raw(i, 0x20, &e)));
+                }
+                3 | 4 => assert_eq!(q.pop().map(|e| fields(&e)), model.pop_front()),
+                _ if r % 29 == 0 => {
+                    let mut got = Vec::new();
+                    q.drain_each(&mut |e: &Element| got.push(fields(e)));
+                    assert_eq!(got, model.drain(..).collect::<Vec<_>>());
+                }
+                _ => {}
+            }
+        }
     }
 }
