@@ -111,6 +111,11 @@ for name in "$@"; do
         rm -f "$out/$name.serial.ppl" "$out/$name.par.ppl" "$out/$name.mem.ppl"
     done
 
+    # (the logs written above are still being written back by the kernel
+    # for a while, on one of the machine's cores: wait for that first, so
+    # that the parallel decodes below have the cores they are given)
+    sync
+
     # The same decode without the log file: the disk write (a 200 MB log
     # is mostly the kernel copying it into the page cache, which varies
     # widely on a shared machine) is left out, so the ratio is that of the
