@@ -125,16 +125,20 @@ impl ParallelOptions {
     }
 }
 
-/// One data hand-over from the deformatter to a trace ID.
+/// One data hand-over from the deformatter to a trace ID (24 bytes: a
+/// recording holds one for about every 16 bytes of formatted trace, all
+/// of them before the decode starts).
 #[derive(Clone, Copy, Debug)]
 struct Chunk {
     /// Place in the serial sequence of hand-overs (all IDs).
     seq: u32,
     index: ocsd_trc_index_t,
-    start: usize,
-    len: usize,
-    tail_start: usize,
-    tail_len: usize,
+    /// The bytes (in [`IdStream::data`]) and what follows them (in
+    /// [`IdStream::tails`]).
+    start: u32,
+    len: u32,
+    tail_start: u32,
+    tail_len: u32,
 }
 
 /// One decoder slot's recorded data.
@@ -153,7 +157,8 @@ struct IdStream {
 
 impl IdStream {
     fn chunk_data(&self, c: &Chunk) -> (&[u8], &[u8]) {
-        (&self.data[c.start..c.start + c.len], &self.tails[c.tail_start..c.tail_start + c.tail_len])
+        let (d, t) = (c.start as usize, c.tail_start as usize);
+        (&self.data[d..d + c.len as usize], &self.tails[t..t + c.tail_len as usize])
     }
 }
 
@@ -182,13 +187,20 @@ impl Recording {
     fn push(&mut self, slot: u8, index: ocsd_trc_index_t, data: &[u8], tail: &[u8]) {
         let Some(si) = self.by_slot[slot as usize] else { return };
         let s = &mut self.streams[si];
-        let start = s.data.len();
-        s.data.extend_from_slice(data);
-        let tail_start = s.tails.len();
-        if s.keep_tail {
-            s.tails.extend_from_slice(tail);
+        let tail = if s.keep_tail { tail } else { &[] };
+        // (offsets kept in 32 bits: a trace ID's data beyond 4 GiB is
+        // decoded serially)
+        let fits = |have: usize, more: usize| u32::try_from(have.saturating_add(more)).is_ok();
+        if !fits(s.data.len(), data.len()) || !fits(s.tails.len(), tail.len()) {
+            self.bail.get_or_insert("a trace ID's data too large to record");
+            return;
         }
-        s.chunks.push(Chunk { seq: self.seq, index, start, len: data.len(), tail_start, tail_len: s.tails.len() - tail_start });
+        // (each value below is at most an end that fits)
+        let (start, len) = (s.data.len() as u32, data.len() as u32);
+        let (tail_start, tail_len) = (s.tails.len() as u32, tail.len() as u32);
+        s.data.extend_from_slice(data);
+        s.tails.extend_from_slice(tail);
+        s.chunks.push(Chunk { seq: self.seq, index, start, len, tail_start, tail_len });
         self.order.push(si as u8);
         self.seq += 1;
     }
@@ -865,7 +877,7 @@ fn plan_segments(rec: &Recording, opts: &ParallelOptions) -> Vec<SegPlan> {
             }
             let Some(&off) = syncs.get(next_sync) else { break };
             // the chunk holding the sync's first byte
-            while ci + 1 < n && s.chunks[ci + 1].start <= off {
+            while ci + 1 < n && s.chunks[ci + 1].start as usize <= off {
                 ci += 1;
             }
             if ci > *starts.last().unwrap() {
