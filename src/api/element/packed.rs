@@ -126,11 +126,24 @@ impl PackedElements {
 
     /// Give the elements at places `r` to `f`, in order.
     pub(crate) fn give(&self, r: std::ops::Range<usize>, f: &mut impl FnMut(&Element)) {
-        if r.end > self.recs.len() {
-            return;
+        let Some(recs) = self.recs.get(r.clone()) else { return };
+        let c = self.cursor_at(r.start);
+        let mut templates = self.templates[c.next_t.min(self.templates.len())..].iter();
+        let mut whole = self.whole[c.whole.min(self.whole.len())..].iter();
+        let mut cur = c.cur_t.and_then(|i| self.templates.get(i)).map(|(_, t)| t);
+        for rec in recs {
+            let e = match rec.tag {
+                SAME => cur.map(|t| t.with_range_fields(rec)),
+                TEMPLATE => {
+                    cur = templates.next().map(|(_, t)| t);
+                    cur.copied()
+                }
+                _ => whole.next().map(|(_, e)| *e),
+            };
+            if let Some(e) = e {
+                f(&e);
+            }
         }
-        let mut c = self.cursor_at(r.start);
-        while c.pos < r.end && self.with_next(&mut c, &mut *f).is_some() {}
     }
 
     /// A cursor on the element at place `pos`.
