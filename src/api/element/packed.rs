@@ -1,5 +1,6 @@
-//! Elements kept compactly while they wait: a parallel decode holds each
-//! segment's elements in memory until the client's turn comes. An
+//! Elements kept compactly while they wait for the client: the elements
+//! of a step of a serial decode ([`ElementQueue`]), and those of each
+//! segment of a parallel decode until their turn comes. An
 //! [`Element`] is about 200 bytes; an instruction range (most of the
 //! elements of instruction trace) differs from the range before it in a
 //! few fields only (addresses, instruction count, ISA, last instruction,
