@@ -284,10 +284,7 @@ impl GenElemSink for QueueSink {
     }
 
     fn trace_elems_in(&mut self, elems: &[(ocsd_trc_index_t, ocsd_generic_trace_elem)], id: u8) -> (usize, ocsd_datapath_resp_t) {
-        let q = &mut *self.0.borrow_mut();
-        for (index, e) in elems {
-            q.push(*index as u64, id, e);
-        }
+        self.0.borrow_mut().push_batch(elems, id);
         (elems.len(), OCSD_RESP_CONT)
     }
 }

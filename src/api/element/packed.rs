@@ -125,13 +125,24 @@ impl PackedElements {
         self.recs.push(Rec { tag: WHOLE, ..Rec::default() });
     }
 
+    /// Keep the elements one decoder step handed over together (see
+    /// [`PackedElements::push`]).
+    #[inline]
+    pub(crate) fn push_batch(&mut self, elems: &[(ocsd_trc_index_t, ocsd_generic_trace_elem)], trace_id: u8) {
+        for (index, e) in elems {
+            self.push(*index as u64, trace_id, e);
+        }
+    }
+
     /// Give the elements at places `r` to `f`, in order.
     pub(crate) fn give(&self, r: std::ops::Range<usize>, f: &mut impl FnMut(&Element)) {
         let Some(recs) = self.recs.get(r.clone()) else { return };
-        let c = self.cursor_at(r.start);
-        let mut templates = self.templates[c.next_t.min(self.templates.len())..].iter();
-        let mut whole = self.whole[c.whole.min(self.whole.len())..].iter();
-        let mut cur = c.cur_t.and_then(|i| self.templates.get(i)).map(|(_, t)| t);
+        // the templates and whole elements from `r.start` on, and the
+        // template in effect there
+        let next_t = self.templates.partition_point(|(p, _)| *p < r.start);
+        let mut templates = self.templates[next_t..].iter();
+        let mut whole = self.whole[self.whole.partition_point(|(p, _)| *p < r.start)..].iter();
+        let mut cur = next_t.checked_sub(1).map(|i| &self.templates[i].1);
         for rec in recs {
             let e = match rec.tag {
                 SAME => cur.map(|t| t.with_range_fields(rec)),
@@ -147,43 +158,37 @@ impl PackedElements {
         }
     }
 
-    /// A cursor on the element at place `pos`.
-    pub(crate) fn cursor_at(&self, pos: usize) -> Cursor {
-        let next_t = self.templates.partition_point(|(p, _)| *p < pos);
-        Cursor { pos, next_t, cur_t: next_t.checked_sub(1), whole: self.whole.partition_point(|(p, _)| *p < pos) }
-    }
-
-    /// `f` of the element at `c` (None: none there), `c` moved past it.
-    #[inline]
-    pub(crate) fn with_next<R>(&self, c: &mut Cursor, f: impl FnOnce(&Element) -> R) -> Option<R> {
+    /// The element at `c` (None: none there), `c` moved past it: one at a
+    /// time, resuming where the last call stopped while elements are
+    /// pushed in between ([`ElementQueue::pop`]). `give` walks a range with
+    /// iterators instead: the bulk path, without a bounds check per
+    /// element (about 10 instructions an element less).
+    #[inline(always)]
+    fn next(&self, c: &mut Cursor) -> Option<Element> {
         let rec = self.recs.get(c.pos)?;
-        let r = match rec.tag {
-            SAME => f(&self.templates.get(c.cur_t?)?.1.with_range_fields(rec)),
+        let e = match rec.tag {
+            // (the template in effect: the last one before)
+            SAME => self.templates.get(c.next_t.checked_sub(1)?)?.1.with_range_fields(rec),
             TEMPLATE => {
-                let t = &self.templates.get(c.next_t)?.1;
-                c.cur_t = Some(c.next_t);
                 c.next_t += 1;
-                f(t)
+                self.templates.get(c.next_t - 1)?.1
             }
             _ => {
-                let e = &self.whole.get(c.whole)?.1;
                 c.whole += 1;
-                f(e)
+                self.whole.get(c.whole - 1)?.1
             }
         };
         c.pos += 1;
-        Some(r)
+        Some(e)
     }
 }
 
-/// A place in [`PackedElements`], with what reading on from it needs.
-#[derive(Clone, Copy, Default, Debug)]
-pub(crate) struct Cursor {
+/// A place in [`PackedElements`], with the next template and whole
+/// element from there.
+#[derive(Clone, Copy, Default)]
+struct Cursor {
     pos: usize,
-    /// The next template, and the one in effect.
     next_t: usize,
-    cur_t: Option<usize>,
-    /// The next whole element.
     whole: usize,
 }
 
@@ -192,6 +197,7 @@ pub(crate) struct Cursor {
 #[derive(Default)]
 pub(crate) struct ElementQueue {
     elems: PackedElements,
+    /// The next element to take.
     head: Cursor,
 }
 
@@ -201,9 +207,14 @@ impl ElementQueue {
         self.elems.push(index, trace_id, e);
     }
 
+    #[inline]
+    pub(crate) fn push_batch(&mut self, elems: &[(ocsd_trc_index_t, ocsd_generic_trace_elem)], trace_id: u8) {
+        self.elems.push_batch(elems, trace_id);
+    }
+
     /// The next element.
     pub(crate) fn pop(&mut self) -> Option<Element> {
-        let e = self.elems.with_next(&mut self.head, |e| *e);
+        let e = self.elems.next(&mut self.head);
         if e.is_none() {
             self.clear();
         }
@@ -213,7 +224,7 @@ impl ElementQueue {
     /// Give every element waiting to `f`, in order; the queue is then
     /// empty.
     pub(crate) fn drain_each(&mut self, f: &mut impl FnMut(&Element)) {
-        while self.elems.with_next(&mut self.head, &mut *f).is_some() {}
+        self.elems.give(self.head.pos..self.elems.len(), f);
         self.clear();
     }
 
@@ -350,7 +361,11 @@ mod tests {
                     if r % 13 == 0 {
                         e.timestamp = rnd();
                     }
-                    q.push(i, 0x20, &e);
+                    if r % 2 == 0 {
+                        q.push(i, 0x20, &e);
+                    } else {
+                        q.push_batch(&[(i as ocsd_trc_index_t, e)], 0x20);
+                    }
                     model.push_back(fields(&Element::from_raw(i, 0x20, &e)));
                 }
                 3 | 4 => assert_eq!(q.pop().map(|e| fields(&e)), model.pop_front()),
