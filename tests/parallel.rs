@@ -177,6 +177,12 @@ fn api_decode_parallel_matches_decode() {
         let mut dec = Decoder::from_snapshot(&dir, None).unwrap().decoder;
         let mut serial_whole = Vec::new();
         dec.decode_each(&trace[..], |e| serial_whole.push(whole(e))).ok();
+        // the iterator's elements wait packed, decode_each's go straight
+        // to the callback: the same elements, each whole
+        let mut dec = Decoder::from_snapshot(&dir, None).unwrap().decoder;
+        let iterated: Vec<String> = dec.decode(&trace[..]).map(|e| whole(&e)).collect();
+        assert!(iterated == serial_whole, "{snap}: the iterator's elements differ from decode_each's");
+        assert_eq!(dec.take_messages(), msgs_serial, "{snap}: the iterator's messages");
         for opts in [ParallelOptions::stress(2, 64), ParallelOptions::stress(1, 64), ParallelOptions::new(2)] {
             let s = Decoder::from_snapshot(&dir, None).unwrap();
             let mut dec = s.decoder;

@@ -289,6 +289,24 @@ impl GenElemSink for QueueSink {
     }
 }
 
+/// Gives the decode's elements to a callback as they come
+/// ([`Decoder::decode_each`]).
+struct EachSink<'f, F: FnMut(&Element)>(&'f mut F);
+
+impl<F: FnMut(&Element)> GenElemSink for EachSink<'_, F> {
+    fn trace_elem_in(&mut self, index: ocsd_trc_index_t, id: u8, elem: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
+        (self.0)(&Element::from_raw(index as u64, id, elem));
+        OCSD_RESP_CONT
+    }
+
+    fn trace_elems_in(&mut self, elems: &[(ocsd_trc_index_t, ocsd_generic_trace_elem)], id: u8) -> (usize, ocsd_datapath_resp_t) {
+        for (index, e) in elems {
+            (self.0)(&Element::from_raw(*index as u64, id, e));
+        }
+        (elems.len(), OCSD_RESP_CONT)
+    }
+}
+
 struct PacketCounter(Rc<Cell<u64>>);
 
 impl PacketObserver for PacketCounter {
@@ -374,16 +392,12 @@ impl Decoder {
     /// Decode `trace`, calling `f` for each element. Returns the number of
     /// trace bytes processed.
     pub fn decode_each<R: Read>(&mut self, trace: R, mut f: impl FnMut(&Element)) -> Result<u64, Error> {
-        let queue = self.queue.clone();
         let mut it = self.decode(trace);
-        // the elements of each step are given where the decode queued
-        // them, not moved out one by one
-        loop {
-            queue.borrow_mut().drain_each(&mut f);
-            if it.state == State::Done {
-                break;
-            }
-            it.step();
+        // each element goes to `f` as the decoder hands it over: nothing
+        // waits in the queue
+        let mut sink = EachSink(&mut f);
+        while it.state != State::Done {
+            it.step_to(Some(&mut sink));
         }
         it.finish()
     }
@@ -581,6 +595,16 @@ impl<R: Read> Elements<'_, R> {
     }
 
     fn step(&mut self) {
+        self.step_to(None)
+    }
+
+    /// One step of the decode, its elements to `sink` (None: the queue).
+    fn step_to(&mut self, mut sink: Option<&mut dyn GenElemSink>) {
+        let tree = &mut self.dec.tree;
+        let mut tree_in = |op: ocsd_datapath_op_t, index: u64, data: &[u8]| match sink.as_deref_mut() {
+            Some(s) => tree.data_in_to(op, index as ocsd_trc_index_t, data, s),
+            None => tree.data_in(op, index as ocsd_trc_index_t, data),
+        };
         match self.state {
             State::Feed => {
                 if resp_is_fatal(self.resp) {
@@ -590,7 +614,7 @@ impl<R: Read> Elements<'_, R> {
                     return;
                 }
                 if resp_is_wait(self.resp) {
-                    self.resp = self.dec.tree.data_in(OCSD_OP_FLUSH, 0, &[]).0;
+                    self.resp = tree_in(OCSD_OP_FLUSH, 0, &[]).0;
                     return;
                 }
                 if self.pos == self.len {
@@ -612,15 +636,15 @@ impl<R: Read> Elements<'_, R> {
                 }
                 // feed a slice at a time, so that few elements wait in the queue
                 let end = self.len.min(self.pos + FEED);
-                let (r, used) = self.dec.tree.data_in(OCSD_OP_DATA, self.index as ocsd_trc_index_t, &self.buf[self.pos..end]);
+                let (r, used) = tree_in(OCSD_OP_DATA, self.index, &self.buf[self.pos..end]);
                 self.resp = r;
                 self.pos += used;
                 self.index += used as u64;
             }
             State::Eot => {
-                let (mut r, _) = self.dec.tree.data_in(OCSD_OP_EOT, 0, &[]);
+                let (mut r, _) = tree_in(OCSD_OP_EOT, 0, &[]);
                 while resp_is_wait(r) {
-                    r = self.dec.tree.data_in(OCSD_OP_FLUSH, 0, &[]).0;
+                    r = tree_in(OCSD_OP_FLUSH, 0, &[]).0;
                 }
                 self.state = State::Done;
             }

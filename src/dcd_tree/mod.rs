@@ -235,16 +235,34 @@ impl DecodeTree {
         data: &[u8],
         tail: &[u8],
     ) -> (ocsd_datapath_resp_t, usize) {
+        self.data_in_sink(op, index, data, tail, None)
+    }
+
+    /// As [`DecodeTree::data_in`], the elements going to `sink` instead of
+    /// the tree's element sink (for this call only).
+    pub fn data_in_to(&mut self, op: ocsd_datapath_op_t, index: ocsd_trc_index_t, data: &[u8], sink: &mut dyn GenElemSink) -> (ocsd_datapath_resp_t, usize) {
+        self.data_in_sink(op, index, data, &[], Some(sink))
+    }
+
+    fn data_in_sink(
+        &mut self,
+        op: ocsd_datapath_op_t,
+        index: ocsd_trc_index_t,
+        data: &[u8],
+        tail: &[u8],
+        given: Option<&mut dyn GenElemSink>,
+    ) -> (ocsd_datapath_resp_t, usize) {
         let attached = Interfaces {
-            elem_out: !self.interfaces_required || self.elem_sink.is_some(),
+            elem_out: !self.interfaces_required || self.elem_sink.is_some() || given.is_some(),
             mem: !self.interfaces_required || self.mem_attached,
         };
         let DecodeTree { deformatter, stacks, id_filter, mapper, elem_sink, logger, dfmt_logger, raw_monitor, src_type, pending_fatal, .. } =
             self;
         let mut discard = Discard;
-        let sink: &mut dyn GenElemSink = match elem_sink.as_deref_mut() {
-            Some(s) => s,
-            None => &mut discard,
+        let sink: &mut dyn GenElemSink = match (given, elem_sink.as_deref_mut()) {
+            (Some(s), _) => s,
+            (None, Some(s)) => s,
+            (None, None) => &mut discard,
         };
         match deformatter {
             Some(d) => {

@@ -221,13 +221,6 @@ impl ElementQueue {
         e
     }
 
-    /// Give every element waiting to `f`, in order; the queue is then
-    /// empty.
-    pub(crate) fn drain_each(&mut self, f: &mut impl FnMut(&Element)) {
-        self.elems.give(self.head.pos..self.elems.len(), f);
-        self.clear();
-    }
-
     pub(crate) fn clear(&mut self) {
         self.elems.clear();
         self.head = Cursor::default();
@@ -343,8 +336,8 @@ mod tests {
         assert_eq!(packed.len(), 0);
     }
 
-    /// The queue gives the elements pushed, in order, whether taken one by
-    /// one or drained, with pushes between takes.
+    /// The queue gives the elements pushed, in order, whether taken now
+    /// and then or all at once, with pushes between takes.
     #[test]
     fn element_queue_takes_the_elements_in_order() {
         let mut rnd = crate::common::xorshift64(0x51de_0f0e);
@@ -371,7 +364,9 @@ mod tests {
                 3 | 4 => assert_eq!(q.pop().map(|e| fields(&e)), model.pop_front()),
                 _ if r % 29 == 0 => {
                     let mut got = Vec::new();
-                    q.drain_each(&mut |e: &Element| got.push(fields(e)));
+                    while let Some(e) = q.pop() {
+                        got.push(fields(&e));
+                    }
                     assert_eq!(got, model.drain(..).collect::<Vec<_>>());
                 }
                 _ => {}
