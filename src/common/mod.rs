@@ -241,8 +241,9 @@ pub trait MemAccess {
 
     /// The 4-byte read at `addr` as [`MemAccess::read_run_known`] makes it
     /// (after `uses` further reads of the current run), when the cache
-    /// serves it from a page that `known` names: the page and the bytes
-    /// read. None when it would not be served so: then nothing is done,
+    /// serves it from a page that `known` names: the page, the bytes
+    /// read and the [`MemAccess::epoch`] after it. None when it would not
+    /// be served so: then nothing is done,
     /// not even the `uses` reported, and the caller makes the read with
     /// [`MemAccess::read_run_known`]. The default never serves it.
     fn read_known_word(
@@ -252,7 +253,7 @@ pub trait MemAccess {
         _trace_id: u8,
         _uses: u32,
         _known: &[u64],
-    ) -> Option<(CachePage, [u8; 4])> {
+    ) -> Option<(CachePage, [u8; 4], Option<u64>)> {
         None
     }
 

@@ -898,7 +898,7 @@ impl MemAccess for MemMapper {
     /// search finds a page `known` names; the uses, then the read's use of
     /// that page, are counted as there.
     #[inline]
-    fn read_known_word(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, uses: u32, known: &[u64]) -> Option<(CachePage, [u8; 4])> {
+    fn read_known_word(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, uses: u32, known: &[u64]) -> Option<(CachePage, [u8; 4], Option<u64>)> {
         if self.cache.is_none() || self.static_only || known.is_empty() {
             return None;
         }
@@ -943,7 +943,7 @@ impl MemAccess for MemMapper {
         c.mru = i;
         c.use_mru(1);
         self.epoch += 1;
-        Some((CachePage { index: i as u32, serial }, word))
+        Some((CachePage { index: i as u32, serial }, word, Some(self.epoch)))
     }
 
     /// As [`MemMapper::serve`] takes an uncached read in a hole a callback
@@ -1422,8 +1422,9 @@ mod tests {
                 let mut want = [0u8; 4];
                 let n = b.read(at, sp, id, &mut want).unwrap();
                 let got = match a.read_known_word(at, sp, id, uses, &known) {
-                    Some((p, w)) => {
+                    Some((p, w, epoch)) => {
                         known_hits += 1;
+                        assert_eq!(epoch, a.epoch());
                         assert_eq!(known[p.index as usize % known.len()], p.serial);
                         w
                     }

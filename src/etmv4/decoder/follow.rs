@@ -17,7 +17,10 @@ pub(super) struct MemWindow {
     space: ocsd_mem_space_acc_t,
     /// [`crate::common::MemRun::token`] of the window's bytes.
     token: u64,
-    view: Option<MemView>,
+    /// Where the window's view is in `kept` (a cache page's at its index
+    /// modulo [`KEPT`], another at [`OWN`]; [`NO_VIEW`]: none): going back
+    /// to a kept page's view copies nothing.
+    cur: usize,
     /// The cache page of the view, if it is one.
     page: Option<CachePage>,
     /// Reads served from the window, not yet reported.
@@ -29,8 +32,9 @@ pub(super) struct MemWindow {
     /// The views of cache pages the window had, by page index (modulo
     /// [`KEPT`]): when the memory serves a read from one of them
     /// ([`MemAccess::read_run_known`]), the window goes back to its view
-    /// instead of being given a new one.
-    kept: [Kept; KEPT],
+    /// instead of being given a new one. Then, at [`OWN`], the last view
+    /// that was not a cache page's.
+    kept: [Kept; KEPT + 1],
     /// The [`CachePage::serial`] of each kept view (0: none).
     serials: [u64; KEPT],
 }
@@ -38,6 +42,12 @@ pub(super) struct MemWindow {
 /// Number of page views a [`MemWindow`] keeps: OpenCSD's default number
 /// of cache pages.
 pub(super) const KEPT: usize = crate::mem::cache::DEFAULT_PAGES;
+
+/// The place in [`MemWindow::kept`] of a view that is not a cache page's.
+const OWN: usize = KEPT;
+
+/// [`MemWindow::cur`] when the window has no view.
+const NO_VIEW: usize = usize::MAX;
 
 /// A page view a [`MemWindow`] had (`view` None: none).
 #[derive(Default)]
@@ -63,7 +73,7 @@ impl MemWindow {
             len: 0,
             space: OCSD_MEM_SPACE_NONE,
             token: 0,
-            view: None,
+            cur: NO_VIEW,
             page: None,
             uses: 0,
             primed: None,
@@ -81,7 +91,7 @@ impl MemWindow {
             self.uses = 0;
         }
         self.len = 0;
-        self.view = None;
+        self.cur = NO_VIEW;
         self.page = None;
         self.primed = None;
         // the views stay as the bytes of their tokens (see
@@ -91,7 +101,7 @@ impl MemWindow {
 
     /// Whether a kept view of bytes under `token` holds `bytes` at `addr`.
     pub(super) fn kept_equal(&self, token: u64, addr: ocsd_vaddr_t, bytes: &[u8]) -> bool {
-        self.kept.iter().any(|k| {
+        self.kept[..KEPT].iter().any(|k| {
             k.token == token
                 && addr >= k.base
                 && (addr - k.base).saturating_add(bytes.len() as u64) <= k.len as u64
@@ -125,7 +135,13 @@ impl MemWindow {
     pub(super) fn stash(&mut self) {
         self.page = None;
         self.len = 0;
-        self.view = None;
+        self.cur = NO_VIEW;
+    }
+
+    /// The window's view.
+    #[inline(always)]
+    fn view(&self) -> Option<&MemView> {
+        self.kept.get(self.cur)?.view.as_ref()
     }
 
     /// Report the reads served from the window (at the end of a decoder
@@ -152,7 +168,7 @@ impl MemWindow {
     /// chunks) or cannot read them.
     #[inline]
     pub(super) fn slice_at(&self, off: usize, n: usize) -> Option<&[u8]> {
-        self.view.as_ref()?.slice(off, n).ok().flatten()
+        self.view()?.slice(off, n).ok().flatten()
     }
 
     /// Whether the window holds `n` bytes at `addr` for reads in `space`.
@@ -214,20 +230,21 @@ impl MemWindow {
     /// done.
     #[inline]
     fn switch_known(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> Option<Fetch> {
-        let (p, w) = mem.read_known_word(addr, space, trace_id, self.uses, &self.serials)?;
+        let (p, w, epoch) = mem.read_known_word(addr, space, trace_id, self.uses, &self.serials)?;
         self.uses = 0;
         self.primed = None;
         self.stash();
-        let k = &self.kept[p.index as usize % KEPT];
+        let i = p.index as usize % KEPT;
+        let k = &self.kept[i];
         // a known page's view was kept with the page's token
         self.token = k.token;
         self.base = addr;
         self.space = space;
-        self.epoch = mem.epoch();
+        self.epoch = epoch;
         if addr >= k.base && (addr - k.base).saturating_add(4) <= k.len as u64 {
             self.base = k.base;
             self.len = k.len;
-            self.view = k.view.clone();
+            self.cur = i;
             self.page = Some(p);
         }
         Some(Fetch { opcode: u32::from_le_bytes(w), avail: 4 })
@@ -270,21 +287,26 @@ impl MemWindow {
                     // never past the top of memory
                     let after = (v.len - before).min((u64::MAX - addr).saturating_add(1).min(usize::MAX as u64) as usize);
                     self.len = before + after;
-                    if let Some(p) = page {
-                        let k = p.index as usize % KEPT;
-                        self.kept[k] = Kept { base: self.base, len: self.len, token: run.token, view: Some(v.clone()) };
-                        self.serials[k] = p.serial;
-                    }
-                    self.view = Some(v);
+                    let k = match page {
+                        Some(p) => {
+                            let k = p.index as usize % KEPT;
+                            self.serials[k] = p.serial;
+                            k
+                        }
+                        None => OWN,
+                    };
+                    self.kept[k] = Kept { base: self.base, len: self.len, token: run.token, view: Some(v) };
+                    self.cur = k;
                     self.page = page;
                 }
                 (None, Some(p)) => {
                     // a page viewed before: back to its view if it holds the read
-                    let k = &self.kept[p.index as usize % KEPT];
+                    let i = p.index as usize % KEPT;
+                    let k = &self.kept[i];
                     if addr >= k.base && (addr - k.base).saturating_add(4) <= k.len as u64 {
                         self.base = k.base;
                         self.len = k.len;
-                        self.view = k.view.clone();
+                        self.cur = i;
                         self.page = Some(p);
                     }
                 }
@@ -303,7 +325,7 @@ impl MemWindow {
             }
         }
         if self.holds(addr, 4, space) {
-            if let Some(v) = &self.view {
+            if let Some(v) = self.view() {
                 let opcode = v.word((addr - self.base) as usize)?;
                 self.uses += 1;
                 return Ok(Fetch { opcode, avail: 4 });
@@ -341,7 +363,7 @@ impl MemWindow {
         }
         let mut n = 0usize;
         let mut last = 0u32;
-        if let Some(v) = &self.view {
+        if let Some(v) = self.view() {
             // a piece of the view at a time (a file's view is in chunks);
             // a word across two pieces, or a piece that cannot be read,
             // ends the walk: the full decode reads it
