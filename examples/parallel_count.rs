@@ -4,8 +4,10 @@
 //!
 //!     cargo run --release --example parallel_count -- SNAPSHOT_DIR [THREADS]
 //!
-//! THREADS 0 (default): serial. Prints the element count and a checksum of
-//! the element indexes and kinds, the same whatever the thread count.
+//! THREADS 0 (default): serial (`decode_each`); `iter`: serial, pulling
+//! the elements from `decode`'s iterator. Prints the element count and a
+//! checksum of the element indexes and trace IDs, the same whatever the
+//! thread count.
 use std::path::Path;
 
 use opencsd_c_api::api::{Decoder, Element, ParallelOptions};
@@ -16,6 +18,7 @@ fn main() {
         eprintln!("usage: parallel_count SNAPSHOT_DIR [THREADS]");
         std::process::exit(2);
     };
+    let iterate = args.get(2).is_some_and(|s| s == "iter");
     let threads: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(0);
     let mut s = match Decoder::from_snapshot(Path::new(dir), None) {
         Ok(s) => s,
@@ -37,7 +40,13 @@ fn main() {
         n += 1;
         sum = sum.wrapping_mul(31).wrapping_add(e.index).wrapping_add(e.trace_id as u64);
     };
-    let r = if threads == 0 {
+    let r = if iterate {
+        let mut it = s.decoder.decode(&trace[..]);
+        for e in &mut it {
+            f(&e);
+        }
+        it.finish()
+    } else if threads == 0 {
         s.decoder.decode_each(&trace[..], &mut f)
     } else {
         s.decoder.decode_parallel_each(&trace, &ParallelOptions::new(threads), &mut f)

@@ -127,12 +127,14 @@ for name in "$@"; do
         "parallel-2=$lister -ss_dir $ss -decode -decode_only -parallel 2 -no_time_print -logfile -logfilename /dev/null" || exit 1
 
     # The Rust API: elements decoded and counted (examples/parallel_count.rs),
-    # serially and on 2 threads; the element count and checksum must agree.
+    # serially (decode_each's callback, and pulled from the iterator) and on
+    # 2 threads; the element count and checksum must agree.
     echo
-    echo "== $name: parallel decode, Rust API, elements counted (ratio = serial / parallel)"
+    echo "== $name: parallel decode, Rust API, elements counted (ratio = serial / this)"
     python3 "$here/compare.py" -n "$rounds" \
-        "serial=$counter $ss 0" "parallel-2=$counter $ss 2" || exit 1
+        "serial=$counter $ss 0" "parallel-2=$counter $ss 2" "iterator=$counter $ss iter" || exit 1
     [ "$($counter "$ss" 0)" = "$($counter "$ss" 2)" ] || { echo "parallel elements differ from serial"; exit 1; }
+    [ "$($counter "$ss" 0)" = "$($counter "$ss" iter)" ] || { echo "the iterator's elements differ from decode_each's"; exit 1; }
 
     # What two threads can give on this machine: two serial decodes run at
     # once against one (on two free cores the pair takes as long as one;
