@@ -617,6 +617,15 @@ impl EtmV4IPktDecoder {
         let mut a = atom;
         let mut err = OCSD_OK;
         self.commit_atom_run(&mut a, root_index, ctx, &mut err);
+        self.direct_atoms_end(type_, n, a, err, ctx)
+    }
+
+    /// The end of [`Self::commit_direct_atoms`], the packet's `n` atoms
+    /// committed as far as they went (`a` those left, `err` how it
+    /// ended).
+    #[inline(always)]
+    fn direct_atoms_end(&mut self, type_: ocsd_etmv4_i_pkt_type, n: i32, a: ocsd_pkt_atom, err: ocsd_err_t, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
+        let root_index = self.index_curr_pkt;
         if self.state == State::NoSync {
             self.res = ElemRes::default();
         } else {
@@ -1073,6 +1082,12 @@ impl EtmV4IPktDecoder {
         let space = self.curr_mem_space();
         // the common case: a run of atoms whose blocks are replayed
         self.commit_replayed_atoms(a, root_index, space, ctx.mem);
+        self.commit_atom_steps(a, root_index, space, ctx, err);
+    }
+
+    /// [`Self::commit_atom_run`] atom by atom.
+    #[inline(always)]
+    fn commit_atom_steps(&mut self, a: &mut ocsd_pkt_atom, root_index: ocsd_trc_index_t, space: ocsd_mem_space_acc_t, ctx: &mut DecodeCtx, err: &mut ocsd_err_t) {
         while self.res.commit > 0 && *err == OCSD_OK && a.num > 0 {
             if (self.need_ctxt || self.need_addr) && !self.ret_stack.pop_pending() {
                 // no address or context to follow from (e.g. after a memory
@@ -1926,19 +1941,14 @@ impl EtmV4IPktDecoder {
             if !(self.state == State::DecodePkts && self.atoms_direct(h.num)) {
                 break;
             }
-            taken += 1;
-            // as packet_in takes it, process_packet through commit_direct_atoms
-            self.index_curr_pkt = idx;
+            // as packet_in takes each packet, process_packet through
+            // commit_direct_atoms: those whose atoms replay cached blocks
+            // one after the other
             self.mem.check(ctx.mem);
-            let atom = ocsd_pkt_atom { En_bits: h.bits, num: h.num };
-            resp = self.commit_direct_atoms(h.type_, atom, ctx);
-            if self.state != State::DecodePkts || !resp_is_cont(resp) || ctx.gate_closed() {
-                // (packet_end does nothing more when the gate is closed)
-                resp = self.atom_packet_rest(h.type_, atom, resp, ctx);
-                break;
-            }
-            self.packet_end(ctx);
-            if !ctx.out.is_empty() {
+            let (k, r, stop) = self.replay_atom_packets(idx, &bytes[taken..], ctx);
+            taken += k;
+            resp = r;
+            if stop {
                 break;
             }
         }

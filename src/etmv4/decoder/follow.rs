@@ -49,6 +49,25 @@ const OWN: usize = KEPT;
 /// [`MemWindow::cur`] when the window has no view.
 const NO_VIEW: usize = usize::MAX;
 
+/// The decode state a replay of atoms keeps in locals
+/// ([`EtmV4IPktDecoder::commit_replayed_atoms`]).
+pub(super) struct ReplayRun {
+    /// The window's bytes: from `base`, `len` of them, under `token`.
+    base: ocsd_vaddr_t,
+    len: u64,
+    token: u64,
+    aa64_chk: bool,
+    isa: ocsd_isa,
+    context: ocsd_pe_context,
+    /// The next block's address, the last direct branch's target.
+    addr: ocsd_vaddr_t,
+    branch_addr: ocsd_vaddr_t,
+    /// Reads in the window not yet counted.
+    uses: u32,
+    /// The last block replayed, and whether its atom was E.
+    last: Option<(Block, bool)>,
+}
+
 /// A page view a [`MemWindow`] had (`view` None: none).
 #[derive(Default)]
 pub(super) struct Kept {
@@ -727,6 +746,18 @@ impl EtmV4IPktDecoder {
     /// the read primed).
     #[inline(always)]
     pub(super) fn commit_replayed_atoms(&mut self, a: &mut ocsd_pkt_atom, root_index: ocsd_trc_index_t, space: ocsd_mem_space_acc_t, mem: &mut dyn MemAccess) {
+        let Some(mut run) = self.replay_start(space) else { return };
+        // (the atoms and the commit count in locals, written back after)
+        let (mut num, mut bits, mut commit) = (a.num, a.En_bits, self.res.commit);
+        self.replay_atoms(&mut run, &mut num, &mut bits, &mut commit, root_index, space, mem);
+        (a.num, a.En_bits, self.res.commit) = (num, bits, commit);
+        self.replay_end(&mut run);
+    }
+
+    /// Whether atoms can be replayed here ([`Self::commit_replayed_atoms`]'s
+    /// conditions), and the state the replay keeps in locals.
+    #[inline(always)]
+    fn replay_start(&self, space: ocsd_mem_space_acc_t) -> Option<ReplayRun> {
         const CHECKS: u32 = OCSD_OPFLG_CHK_RANGE_CONTINUE | OCSD_OPFLG_N_UNCOND_DIR_BR_CHK | OCSD_OPFLG_STRICT_N_UNCOND_BR_CHK;
         if self.need_ctxt
             || self.need_addr
@@ -735,72 +766,184 @@ impl EtmV4IPktDecoder {
             || self.range_limit != 0
             || self.op_flags & CHECKS != 0
         {
-            return;
+            return None;
         }
         let w = &self.mem;
         if w.primed.is_some() || w.token == 0 || w.space != space {
-            return;
+            return None;
         }
-        let (mut base, mut len, mut token) = (w.base, w.len as u64, w.token);
-        let aa64_chk = self.aa64_chk;
-        let isa = self.instr.isa;
-        // every element made here copies the context of the one before it
-        let context = self.out.last().context;
-        let mut addr = self.instr.instr_addr;
-        let mut branch_addr = self.instr.branch_addr;
-        let mut uses = 0u32;
-        let mut last: Option<(Block, bool)> = None;
-        // (the atoms and the commit count in locals, written back after)
-        let (mut num, mut bits, mut commit) = (a.num, a.En_bits, self.res.commit);
-        while commit > 0 && num > 0 {
-            let executed = bits & 1 != 0;
+        Some(ReplayRun {
+            base: w.base,
+            len: w.len as u64,
+            token: w.token,
+            aa64_chk: self.aa64_chk,
+            isa: self.instr.isa,
+            // every element made here copies the context of the one before it
+            context: self.out.last().context,
+            addr: self.instr.instr_addr,
+            branch_addr: self.instr.branch_addr,
+            uses: 0,
+            last: None,
+        })
+    }
+
+    /// Replay the atoms `num` / `bits` while `commit` counts commits due,
+    /// each to its range element; stops before the first atom whose
+    /// block is not replayed here.
+    #[inline(always)]
+    fn replay_atoms(
+        &mut self,
+        run: &mut ReplayRun,
+        num: &mut u8,
+        bits: &mut u32,
+        commit: &mut i32,
+        root_index: ocsd_trc_index_t,
+        space: ocsd_mem_space_acc_t,
+        mem: &mut dyn MemAccess,
+    ) {
+        let aa64_chk = run.aa64_chk;
+        while *commit > 0 && *num > 0 {
+            let executed = *bits & 1 != 0;
             // (an address below the window wraps to an offset past it)
-            let off = addr.wrapping_sub(base);
-            let b = if off < len {
-                let Some(b) = self.blocks.replayable(addr, token, aa64_chk, len - off, executed) else { break };
-                uses += u32::from(b.num_instr);
+            let addr = run.addr;
+            let off = addr.wrapping_sub(run.base);
+            let b = if off < run.len {
+                let Some(b) = self.blocks.replayable(addr, run.token, aa64_chk, run.len - off, executed) else { break };
+                run.uses += u32::from(b.num_instr);
                 b
             } else {
                 // another page (the reads so far reported first)
-                self.mem.uses += std::mem::take(&mut uses);
+                self.mem.uses += std::mem::take(&mut run.uses);
                 let Some(b) = self.replay_in_kept_page(mem, addr, space, aa64_chk, executed) else { break };
                 let w = &self.mem;
-                (base, len, token) = (w.base, w.len as u64, w.token);
+                (run.base, run.len, run.token) = (w.base, w.len as u64, w.token);
                 // its first read, primed, is taken
-                uses = u32::from(b.num_instr) - 1;
+                run.uses = u32::from(b.num_instr) - 1;
                 b
             };
             let n = u64::from(b.num_instr);
             let type_ = b.type_ as ocsd_instr_type;
-            num -= 1;
-            bits >>= 1;
-            commit -= 1;
+            *num -= 1;
+            *bits >>= 1;
+            *commit -= 1;
             let next = b.next_addr();
             let range = InstrRange { st_addr: addr, en_addr: next, num_instr: n as u32 };
             let flags = range_flags(executed, 4, b.flags & Block::COND != 0);
-            self.out.push_range_with(root_index, &range, isa, type_, b.sub_type as ocsd_instr_subtype, flags, context);
-            addr = next;
+            self.out.push_range_with(root_index, &range, run.isa, type_, b.sub_type as ocsd_instr_subtype, flags, run.context);
+            run.addr = next;
             if type_ == OCSD_INSTR_BR {
-                branch_addr = next.wrapping_sub(4).wrapping_add(b.branch_off as i64 as u64);
+                run.branch_addr = next.wrapping_sub(4).wrapping_add(b.branch_off as i64 as u64);
                 if executed {
                     if b.flags & Block::LINK != 0 {
-                        self.push_ret(next, isa);
+                        self.push_ret(next, run.isa);
                     }
-                    addr = branch_addr;
+                    run.addr = run.branch_addr;
                 }
             }
-            last = Some((b, executed));
+            run.last = Some((b, executed));
         }
-        (a.num, a.En_bits, self.res.commit) = (num, bits, commit);
-        if let Some((b, executed)) = last {
-            // as the last block's replay and range left the state: the
-            // address after its branch, the last direct branch's target
+    }
+
+    /// Write back the decode state of a replay: as the last block's replay
+    /// and range left it (the address after its branch, the last direct
+    /// branch's target), the reads counted.
+    #[inline(always)]
+    fn replay_end(&mut self, run: &mut ReplayRun) {
+        if let Some((b, executed)) = run.last.take() {
             BlockCache::replay(&b, &mut self.instr);
-            self.instr.instr_addr = addr;
-            self.instr.branch_addr = branch_addr;
-            self.mem.uses += uses;
+            self.instr.instr_addr = run.addr;
+            self.instr.branch_addr = run.branch_addr;
             self.next_range_check = if executed { None } else { Some(b.next_addr()) };
         }
+        self.mem.uses += std::mem::take(&mut run.uses);
+    }
+
+    /// Atom packets (`bytes`, the first at `index`) taken one after the
+    /// other as `atom_packets` takes each through `commit_direct_atoms`
+    /// and `packet_end`, while every atom replays a cached block: the
+    /// replay state stays in locals from one packet to the next. Called
+    /// with the decoder between packets, nothing stacked but an address,
+    /// no speculation.
+    /// A packet whose atoms stop replaying part-way goes on through
+    /// `commit_atom_run`'s atom by atom path from where the replay
+    /// stopped, and ends the run. Returns the bytes taken (at least one),
+    /// the answer, and whether `atom_packets` is to stop there.
+    pub(super) fn replay_atom_packets(&mut self, index: ocsd_trc_index_t, bytes: &[u8], ctx: &mut DecodeCtx) -> (usize, ocsd_datapath_resp_t, bool) {
+        // the address stacked before the first packet, if any, is
+        // committed first (as commit_direct_atoms takes it)
+        if let Some(P0Elem { kind: P0Kind::Addr, data: P0Data::Addr(a), .. }) = self.stack.pop_back() {
+            self.commit_addr(a);
+        }
+        let space = self.curr_mem_space();
+        let mut run = self.replay_start(space);
+        let mut taken = 0usize;
+        for &byte in bytes {
+            let Some(h) = ATOM_HEADERS[byte as usize] else { break };
+            let idx = index.wrapping_add(taken as u32);
+            taken += 1;
+            let n = i32::from(h.num);
+            let (mut num, mut bits, mut commit) = (h.num, h.bits, n);
+            if let Some(r) = run.as_mut() {
+                self.replay_atoms(r, &mut num, &mut bits, &mut commit, idx, space, ctx.mem);
+            }
+            if num == 0 {
+                // the whole packet replayed: its elements to the client,
+                // then the reads reported, as the packet's end does
+                self.index_curr_pkt = idx;
+                let sent = ctx.send_and_gate(&self.out.pending, self.trace_id);
+                self.out.reset();
+                self.context_sent(ctx.mem);
+                if !sent {
+                    if let Some(r) = run.as_mut() {
+                        self.replay_end(r);
+                    }
+                    // as commit_direct_atoms leaves it, suspended in
+                    // ResolveElem, then atom_packets
+                    self.curr_spec_depth = 0;
+                    self.res.commit = 0;
+                    self.state = State::ResolveElem;
+                    let resp = self.atom_packet_rest(h.type_, ocsd_pkt_atom { En_bits: h.bits, num: h.num }, ctx.client_resp(), ctx);
+                    return (taken, resp, true);
+                }
+                if let Some(r) = run.as_mut() {
+                    self.mem.uses += std::mem::take(&mut r.uses);
+                }
+                self.mem.report(ctx.mem);
+                // the client may have changed the memory in its callback
+                self.mem.check(ctx.mem);
+                if let Some(r) = run.as_mut() {
+                    let w = &self.mem;
+                    if w.len == 0 || w.token != r.token {
+                        self.replay_end(r);
+                        return (taken, OCSD_RESP_CONT, false);
+                    }
+                }
+                continue;
+            }
+            // part of the packet left: on atom by atom, as commit_atom_run
+            // goes on after its replay
+            if let Some(r) = run.as_mut() {
+                self.replay_end(r);
+            }
+            self.index_curr_pkt = idx;
+            self.curr_spec_depth = n;
+            self.res.commit = commit;
+            self.state = State::ResolveElem;
+            let mut a = ocsd_pkt_atom { En_bits: bits, num };
+            let mut err = OCSD_OK;
+            self.commit_atom_steps(&mut a, idx, space, ctx, &mut err);
+            let resp = self.direct_atoms_end(h.type_, n, a, err, ctx);
+            if self.state != State::DecodePkts || !resp_is_cont(resp) || ctx.gate_closed() {
+                let resp = self.atom_packet_rest(h.type_, ocsd_pkt_atom { En_bits: h.bits, num: h.num }, resp, ctx);
+                return (taken, resp, true);
+            }
+            self.packet_end(ctx);
+            return (taken, resp, !ctx.out.is_empty());
+        }
+        if let Some(r) = run.as_mut() {
+            self.replay_end(r);
+        }
+        (taken, OCSD_RESP_CONT, false)
     }
 
     /// For [`Self::commit_replayed_atoms`]: the block at `addr`, outside
