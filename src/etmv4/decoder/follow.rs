@@ -424,9 +424,10 @@ impl MemWindow {
 /// Entries of the decoded-block cache (direct mapped) when first used,
 /// and at most: it doubles while blocks are decoded more than twice as
 /// often as it has entries, so a trace ID with little trace keeps a small
-/// one and one with much code a large one.
+/// one and one with much code a large one (at most 256 KiB, and 512 KiB
+/// of instruction words where callback memory makes them).
 pub(super) const BLOCK_CACHE_MIN: usize = 512;
-pub(super) const BLOCK_CACHE_MAX: usize = 4096;
+pub(super) const BLOCK_CACHE_MAX: usize = 8192;
 
 /// One decoded block: the A64 instructions from `start` up to and
 /// including the first waypoint, as an instruction walk without a target
