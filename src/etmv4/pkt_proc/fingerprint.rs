@@ -66,12 +66,18 @@ impl EtmV4IPktProc {
         } = self;
         // between packets (nothing of the next one read yet) what only one
         // packet uses is dead: every packet handler sets its parse state on
-        // the packet's first bytes, and the exception fields are all set
-        // when an exception packet completes, before they are read
+        // the packet's first bytes, the exception fields are all set when
+        // an exception packet completes, before they are read, and the
+        // exact-match index is set by each packet that shows it (address
+        // exact match, Q with a match) as it is parsed. (Left in, the index
+        // an exact-match packet before the stitch left kept a segment's
+        // states from meeting the next one's for hundreds of bytes: about
+        // 2,000 chunks decoded twice more on bugfix-exact-match.)
         let between = raw.is_empty() && *state == ProcState::ProcHdr;
         let mut pkt = *pkt;
         if between {
             pkt.exception_info = Default::default();
+            pkt.addr_exact_match_idx = 0;
         }
         let _ = write!(out, "P{op_flags}|{pkt:?}|{addr_stack:?}|{raw:?}|{state:?}|{handler:?}|{packet_index}|{block_index}|{processed}|{is_sync}{first_trace_info}|");
         // once synchronised the processor never loses sync (only a reset,
