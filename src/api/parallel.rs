@@ -18,6 +18,7 @@ use crate::dcd_tree::parallel::{self, Outcome, ParallelOptions, SegmentOutput};
 /// [`parallel::decode`]; with the trace bytes taken.
 fn record(tree: &mut crate::dcd_tree::DecodeTree, trace: &[u8]) -> (parallel::Recording, usize) {
     let mut rec = tree.start_recording();
+    rec.reserve(trace.len());
     let mut index = 0usize;
     while index < trace.len() && rec.unsupported().is_none() {
         let end = trace.len().min(index + super::FEED);

@@ -1206,6 +1206,9 @@ fn parallel_decode(o: &Opts, snap: &Snapshot, path: &str, mem: &opencsd_c_api::m
     if rec.unsupported().is_some() {
         return Err(0);
     }
+    if let Ok(m) = f.metadata() {
+        rec.reserve(usize::try_from(m.len()).unwrap_or(0));
+    }
     let (index, resp) = feed_file(o, &mut f, log, &mut |i, d, t| tree.record_data(&mut rec, i, d, t), &mut || OCSD_RESP_CONT);
     if !resp_is_cont(resp) || rec.unsupported().is_some() {
         return Err(0);

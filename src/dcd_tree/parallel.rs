@@ -179,6 +179,23 @@ impl Recording {
         self.bail
     }
 
+    /// Make room for the recording of `bytes` bytes of trace (up to
+    /// 64 MiB; past that, growing costs little beside the decode): each
+    /// trace ID's data, and one hand-over per 16 bytes (a frame), could be
+    /// all of it. Room not written to is never touched: it costs address
+    /// space, not memory. Room that cannot be had is not taken. (Growing as
+    /// the data comes copied each vector again at every doubling: 4.0 ms
+    /// -> 3.5 ms to record bugfix-exact-match's 1 MiB.)
+    pub fn reserve(&mut self, bytes: usize) {
+        let bytes = bytes.min(64 << 20);
+        let frames = bytes / 16 + 1;
+        for s in &mut self.streams {
+            let _ = s.data.try_reserve(bytes);
+            let _ = s.chunks.try_reserve(frames);
+        }
+        let _ = self.order.try_reserve(frames);
+    }
+
     /// Bytes recorded for each trace ID slot.
     pub fn bytes_per_slot(&self) -> Vec<(u8, usize)> {
         self.streams.iter().map(|s| (s.slot, s.data.len())).collect()
