@@ -19,17 +19,38 @@
 //! buffer held), and the next read of it tries again.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::abi::*;
+use crate::common::mem_view::ChunkReader;
 use crate::common::{ChunkedBytes, MemView, ViewData};
 
 /// log2 of [`CHUNK`].
 pub const CHUNK_SHIFT: u32 = 12;
 /// Bytes of a file read at a time (a memory page).
 pub const CHUNK: usize = 1 << CHUNK_SHIFT;
+
+/// Reads the bytes at a position of `file`; fails on a file now shorter
+/// than when it was opened. One positioned read per chunk (`pread`: no
+/// seek beside it, no lock between threads sharing the file).
+#[cfg(unix)]
+fn chunk_reader(file: File) -> ChunkReader {
+    use std::os::unix::fs::FileExt;
+    Box::new(move |pos: usize, out: &mut [u8]| file.read_exact_at(out, pos as u64).map_err(|_| OCSD_ERR_FILE_ERROR))
+}
+
+/// As the Unix one, with a seek then a read under a lock.
+#[cfg(not(unix))]
+fn chunk_reader(file: File) -> ChunkReader {
+    use std::io::{Read, Seek, SeekFrom};
+    let file = std::sync::Mutex::new(file);
+    Box::new(move |pos: usize, out: &mut [u8]| {
+        let mut f = file.lock().unwrap_or_else(|e| e.into_inner());
+        f.seek(SeekFrom::Start(pos as u64)).map_err(|_| OCSD_ERR_FILE_ERROR)?;
+        f.read_exact(out).map_err(|_| OCSD_ERR_FILE_ERROR)
+    })
+}
 
 /// Bytes of a file (or of a buffer standing for one), cheap to clone:
 /// clones share the bytes.
@@ -64,14 +85,7 @@ impl FileBytes {
         // the size of the file opened (the path may have been replaced)
         let len = file.metadata().map_err(|_| OCSD_ERR_MEM_ACC_FILE_NOT_FOUND)?.len();
         let len = usize::try_from(len).map_err(|_| OCSD_ERR_MEM_ACC_RANGE_INVALID)?;
-        let file = Mutex::new(file);
-        let read = move |pos: usize, out: &mut [u8]| -> Result<(), ocsd_err_t> {
-            let mut f = file.lock().unwrap_or_else(|e| e.into_inner());
-            f.seek(SeekFrom::Start(pos as u64)).map_err(|_| OCSD_ERR_FILE_ERROR)?;
-            // fails on a file now shorter than when it was opened
-            f.read_exact(out).map_err(|_| OCSD_ERR_FILE_ERROR)
-        };
-        Ok(FileBytes(ViewData::Chunked(Arc::new(ChunkedBytes::new(len, CHUNK_SHIFT, Box::new(read))))))
+        Ok(FileBytes(ViewData::Chunked(Arc::new(ChunkedBytes::new(len, CHUNK_SHIFT, chunk_reader(file))))))
     }
 
     /// The size of the file when it was opened.
