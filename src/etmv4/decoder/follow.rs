@@ -66,6 +66,29 @@ pub(super) struct ReplayRun {
     uses: u32,
     /// The last block replayed, and whether its atom was E.
     last: Option<(Block, bool)>,
+    /// Which taken indirect branches the replay leaves to the caller.
+    indirect: IndirectRule,
+}
+
+/// Which blocks ending in an indirect branch its atom says is taken a
+/// replay of atoms leaves to the atom by atom path: all of them while the
+/// return stack is active (the next atom pops it), and ETE's ERET (which
+/// also gives an exception return element). The others end the replay
+/// with an address needed, as `atom_range_found` leaves them.
+#[derive(Clone, Copy)]
+pub(super) struct IndirectRule {
+    ret_stack: bool,
+    ete: bool,
+}
+
+impl IndirectRule {
+    /// Whether the block, its atom `executed`, is left to the caller.
+    #[inline(always)]
+    fn refuses(self, b: &Block, executed: bool) -> bool {
+        executed
+            && b.type_ as ocsd_instr_type == OCSD_INSTR_BR_INDIRECT
+            && (self.ret_stack || (self.ete && b.sub_type as ocsd_instr_subtype == OCSD_S_INSTR_V8_ERET))
+    }
 }
 
 /// A page view a [`MemWindow`] had (`view` None: none).
@@ -539,14 +562,13 @@ impl BlockCache {
     /// The block at `addr` for [`EtmV4IPktDecoder::commit_replayed_atoms`]:
     /// cached under `token` (the same bytes) with the same bad-opcode
     /// check, within the `room` bytes the view has from `addr`, and not
-    /// an indirect branch its atom says is taken (whose target the trace
-    /// gives).
+    /// a taken indirect branch `rule` refuses.
     #[inline(always)]
-    pub(super) fn replayable(&self, addr: ocsd_vaddr_t, token: u64, aa64_chk: bool, room: u64, executed: bool) -> Option<Block> {
+    pub(super) fn replayable(&self, addr: ocsd_vaddr_t, token: u64, aa64_chk: bool, room: u64, executed: bool, rule: IndirectRule) -> Option<Block> {
         let b = self.entries.get(self.slot(addr))?;
         let n = u64::from(b.num_instr);
         let ok = b.start == addr && b.token == token && b.aa64_chk() == aa64_chk && n != 0 && 4 * n <= room;
-        (ok && !(executed && b.type_ as ocsd_instr_type == OCSD_INSTR_BR_INDIRECT)).then_some(*b)
+        (ok && !rule.refuses(b, executed)).then_some(*b)
     }
 
     /// Keep the block just walked (its bytes: None when the view does not
@@ -737,8 +759,10 @@ impl EtmV4IPktDecoder {
     /// path has nothing else to do: A64, no range limit, no N-atom or
     /// range-continuity checks, an address and context to follow from, no
     /// return stack pop pending. Stops before the first atom that path
-    /// would take otherwise (a block not replayed here, or an executed
-    /// indirect branch), which the caller then takes.
+    /// would take otherwise (a block not replayed here, a taken indirect
+    /// branch [`IndirectRule`] refuses), which the caller then takes, and
+    /// after a taken indirect branch it replays (the decoder then needs
+    /// an address).
     ///
     /// A block in another cache page the window kept a view of is reached
     /// as the walk would reach it: its first read primed
@@ -785,6 +809,7 @@ impl EtmV4IPktDecoder {
             branch_addr: self.instr.branch_addr,
             uses: 0,
             last: None,
+            indirect: IndirectRule { ret_stack: self.ret_stack.is_active(), ete: self.is_ete },
         })
     }
 
@@ -809,13 +834,13 @@ impl EtmV4IPktDecoder {
             let addr = run.addr;
             let off = addr.wrapping_sub(run.base);
             let b = if off < run.len {
-                let Some(b) = self.blocks.replayable(addr, run.token, aa64_chk, run.len - off, executed) else { break };
+                let Some(b) = self.blocks.replayable(addr, run.token, aa64_chk, run.len - off, executed, run.indirect) else { break };
                 run.uses += u32::from(b.num_instr);
                 b
             } else {
                 // another page (the reads so far reported first)
                 self.mem.uses += std::mem::take(&mut run.uses);
-                let Some(b) = self.replay_in_kept_page(mem, addr, space, aa64_chk, executed) else { break };
+                let Some(b) = self.replay_in_kept_page(mem, addr, space, aa64_chk, executed, run.indirect) else { break };
                 let w = &self.mem;
                 (run.base, run.len, run.token) = (w.base, w.len as u64, w.token);
                 // its first read, primed, is taken
@@ -840,6 +865,13 @@ impl EtmV4IPktDecoder {
                     }
                     run.addr = run.branch_addr;
                 }
+            } else if executed && type_ == OCSD_INSTR_BR_INDIRECT {
+                // as `atom_range_found` takes it with the return stack
+                // inactive (`run.indirect`): the next address is the
+                // trace's; the atoms after it are the caller's
+                self.need_addr = true;
+                run.last = Some((b, executed));
+                break;
             }
             run.last = Some((b, executed));
         }
@@ -914,7 +946,9 @@ impl EtmV4IPktDecoder {
                 self.mem.check(ctx.mem);
                 if let Some(r) = run.as_mut() {
                     let w = &self.mem;
-                    if w.len == 0 || w.token != r.token {
+                    // (after a taken indirect branch the next atom's
+                    // address is the trace's or the return stack's)
+                    if w.len == 0 || w.token != r.token || self.need_addr {
                         self.replay_end(r);
                         return (taken, OCSD_RESP_CONT, false);
                     }
@@ -951,11 +985,12 @@ impl EtmV4IPktDecoder {
     /// the window, reached as the walk would reach it: its first read
     /// primed from a cache page the window kept a view of
     /// ([`MemWindow::prime_known`], the window then on that page), then the
-    /// block cached under that page's bytes, whole in the view, and not an
-    /// executed indirect branch: the read taken, the block returned. None:
+    /// block cached under that page's bytes, whole in the view, and not a
+    /// taken indirect branch `rule` refuses: the read taken, the block
+    /// returned. None:
     /// not replayed here, the read (if made) left primed for the caller.
     #[inline(never)]
-    fn replay_in_kept_page(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, aa64_chk: bool, executed: bool) -> Option<Block> {
+    fn replay_in_kept_page(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, aa64_chk: bool, executed: bool, rule: IndirectRule) -> Option<Block> {
         if !self.mem.prime_known(mem, addr, space, self.trace_id) {
             return None;
         }
@@ -964,7 +999,7 @@ impl EtmV4IPktDecoder {
         if off >= w.len as u64 || w.space != space || w.token == 0 {
             return None;
         }
-        let b = self.blocks.replayable(addr, w.token, aa64_chk, w.len as u64 - off, executed)?;
+        let b = self.blocks.replayable(addr, w.token, aa64_chk, w.len as u64 - off, executed, rule)?;
         self.mem.primed = None;
         Some(b)
     }
