@@ -6,6 +6,12 @@
 //! `corrupt_sparsely`, with fixed seeds) the lister's elements and
 //! messages must be the same both ways: with `-decode` (a packet printer
 //! attached, every packet alone) and with `-decode_only`.
+//!
+//! Atoms are mostly taken by replaying decoded blocks from the decoder's
+//! block cache. With `OPENCSD_INSTR_RANGE_LIMIT` set (here far beyond any
+//! range) the decoder walks every instruction instead: the same snapshots,
+//! whole and corrupted, with the return stack as configured and forced on,
+//! must give the same lines both ways.
 //! Needs `$OCSD_SHARED` or `../shared`; skipped loudly without.
 
 use std::fs;
@@ -32,21 +38,14 @@ const CASES: &[(&str, u64)] = &[
     ("snapshots-ete/ete_spec_1", 6),
 ];
 
-/// A copy of snapshot `src` in `dst` with its trace buffers corrupted.
+/// A copy of snapshot `src` in `dst` with its trace buffers corrupted
+/// (seed 0: not corrupted).
 fn corrupted_copy(src: &Path, dst: &Path, seed: u64) {
-    fn copy_dir(src: &Path, dst: &Path) {
-        fs::create_dir_all(dst).unwrap();
-        for e in fs::read_dir(src).unwrap() {
-            let e = e.unwrap();
-            if e.file_type().unwrap().is_dir() {
-                copy_dir(&e.path(), &dst.join(e.file_name()));
-            } else {
-                fs::copy(e.path(), dst.join(e.file_name())).unwrap();
-            }
-        }
-    }
     let _ = fs::remove_dir_all(dst);
-    copy_dir(src, dst);
+    copy_tree(src, dst);
+    if seed == 0 {
+        return;
+    }
     let trace_ini = fs::read_to_string(dst.join("trace.ini")).unwrap();
     for line in trace_ini.lines() {
         let Some((k, v)) = line.split_once('=') else { continue };
@@ -62,8 +61,23 @@ fn corrupted_copy(src: &Path, dst: &Path, seed: u64) {
 /// The lister's element and message lines for the snapshot in `dir`
 /// (packet lines, and the header naming the printers, left out).
 fn elements_and_messages(dir: &Path, decode_only: bool) -> Vec<String> {
-    let log = dir.with_extension(if decode_only { "b.ppl" } else { "a.ppl" });
+    lister_lines(dir, decode_only, false)
+}
+
+/// [`elements_and_messages`], the decoder walking every instruction when
+/// `walk` (no block replayed).
+fn lister_lines(dir: &Path, decode_only: bool, walk: bool) -> Vec<String> {
+    let log = dir.with_extension(match (decode_only, walk) {
+        (false, false) => "a.ppl",
+        (true, false) => "b.ppl",
+        (_, true) => "w.ppl",
+    });
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_trc_pkt_lister"));
+    if walk {
+        cmd.env("OPENCSD_INSTR_RANGE_LIMIT", "2147483647");
+    } else {
+        cmd.env_remove("OPENCSD_INSTR_RANGE_LIMIT");
+    }
     cmd.arg("-ss_dir").arg(dir).arg("-decode");
     if decode_only {
         cmd.arg("-decode_only");
@@ -128,4 +142,91 @@ fn atom_runs_decode_corrupted_trace_as_packets_one_by_one() {
     let _ = fs::remove_dir_all(&work);
     eprintln!("{decodes} corrupted decodes, {elements} element and message lines the same both ways");
     assert!(elements > 1_000_000, "{elements}");
+}
+
+/// Set the return stack bit (RS, bit 12) of TRCCONFIGR in the snapshot's
+/// device files: the decoders then pop the return stack for atoms after a
+/// taken indirect branch where the trace gives no address.
+fn force_return_stack(dir: &Path) -> usize {
+    let mut set = 0;
+    for e in fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "ini") {
+            continue;
+        }
+        let text = fs::read_to_string(&p).unwrap();
+        let mut out = String::new();
+        for line in text.lines() {
+            let forced = line.trim_start().to_ascii_uppercase().starts_with("TRCCONFIGR")
+                && line.split_once('=').is_some_and(|(_, v)| {
+                    let v = v.trim();
+                    let parsed = match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+                        Some(h) => u64::from_str_radix(h, 16),
+                        None => v.parse(),
+                    };
+                    parsed.is_ok_and(|n| {
+                        out.push_str(&format!("{}=0x{:x}\n", line.split_once('=').unwrap().0, n | 0x1000));
+                        true
+                    })
+                });
+            if forced {
+                set += 1;
+            } else {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+        fs::write(&p, out).unwrap();
+    }
+    set
+}
+
+#[test]
+fn replayed_blocks_decode_as_the_instruction_walk() {
+    let Some(shared) = shared_or_skip() else { return };
+    let work: PathBuf = std::env::temp_dir().join(format!("ocsd-replay-walk-{}", std::process::id()));
+    let mut decodes = 0;
+    let mut elements = 0;
+    let mut forced = 0;
+    for &(case, _) in CASES {
+        let src = shared.join("conformance").join(case);
+        assert!(src.is_dir(), "{} missing", src.display());
+        let name = case.rsplit('/').next().unwrap();
+        // seed 0: the trace as recorded
+        for seed in 0..=1 {
+            for rs in [false, true] {
+                let dir = work.join(format!("{name}.{seed}.{rs}"));
+                corrupted_copy(&src, &dir, seed);
+                if rs {
+                    forced += force_return_stack(&dir);
+                }
+                let replayed = lister_lines(&dir, true, false);
+                let walked = lister_lines(&dir, true, true);
+                if replayed != walked {
+                    let at = replayed.iter().zip(&walked).position(|(a, b)| a != b).unwrap_or(replayed.len().min(walked.len()));
+                    panic!("{name} seed {seed} return stack forced {rs}: line {at}: replayed {:?}, walked {:?}", replayed.get(at), walked.get(at));
+                }
+                decodes += 1;
+                elements += replayed.len();
+                fs::remove_dir_all(&dir).unwrap();
+            }
+        }
+    }
+    let _ = fs::remove_dir_all(&work);
+    eprintln!("{decodes} decodes ({forced} trace units forced to a return stack), {elements} element and message lines the same replayed and walked");
+    assert!(forced >= CASES.len() * 2, "{forced}");
+    assert!(elements > 1_000_000, "{elements}");
+}
+
+/// A plain copy of the directory tree `src` at `dst`.
+fn copy_tree(src: &Path, dst: &Path) {
+    fs::create_dir_all(dst).unwrap();
+    for e in fs::read_dir(src).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &dst.join(e.file_name()));
+        } else {
+            fs::copy(e.path(), dst.join(e.file_name())).unwrap();
+        }
+    }
 }

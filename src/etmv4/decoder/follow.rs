@@ -71,13 +71,12 @@ pub(super) struct ReplayRun {
 }
 
 /// Which blocks ending in an indirect branch its atom says is taken a
-/// replay of atoms leaves to the atom by atom path: all of them while the
-/// return stack is active (the next atom pops it), and ETE's ERET (which
-/// also gives an exception return element). The others end the replay
-/// with an address needed, as `atom_range_found` leaves them.
+/// replay of atoms leaves to the atom by atom path: ETE's ERET (which also
+/// gives an exception return element). The others end the replay as
+/// `atom_range_found` leaves them: an address needed, from the trace or,
+/// while the return stack is active, popped at the next atom.
 #[derive(Clone, Copy)]
 pub(super) struct IndirectRule {
-    ret_stack: bool,
     ete: bool,
 }
 
@@ -85,9 +84,7 @@ impl IndirectRule {
     /// Whether the block, its atom `executed`, is left to the caller.
     #[inline(always)]
     fn refuses(self, b: &Block, executed: bool) -> bool {
-        executed
-            && b.type_ as ocsd_instr_type == OCSD_INSTR_BR_INDIRECT
-            && (self.ret_stack || (self.ete && b.sub_type as ocsd_instr_subtype == OCSD_S_INSTR_V8_ERET))
+        executed && self.ete && b.type_ as ocsd_instr_type == OCSD_INSTR_BR_INDIRECT && b.sub_type as ocsd_instr_subtype == OCSD_S_INSTR_V8_ERET
     }
 }
 
@@ -762,7 +759,7 @@ impl EtmV4IPktDecoder {
     /// would take otherwise (a block not replayed here, a taken indirect
     /// branch [`IndirectRule`] refuses), which the caller then takes, and
     /// after a taken indirect branch it replays (the decoder then needs
-    /// an address).
+    /// an address, or the return stack's pop is pending).
     ///
     /// A block in another cache page the window kept a view of is reached
     /// as the walk would reach it: its first read primed
@@ -809,7 +806,7 @@ impl EtmV4IPktDecoder {
             branch_addr: self.instr.branch_addr,
             uses: 0,
             last: None,
-            indirect: IndirectRule { ret_stack: self.ret_stack.is_active(), ete: self.is_ete },
+            indirect: IndirectRule { ete: self.is_ete },
         })
     }
 
@@ -866,10 +863,14 @@ impl EtmV4IPktDecoder {
                     run.addr = run.branch_addr;
                 }
             } else if executed && type_ == OCSD_INSTR_BR_INDIRECT {
-                // as `atom_range_found` takes it with the return stack
-                // inactive (`run.indirect`): the next address is the
-                // trace's; the atoms after it are the caller's
+                // as `atom_range_found` takes it: the next address is the
+                // trace's, or the return stack's at the next atom (its pop
+                // pending); the atoms after it are the caller's
                 self.need_addr = true;
+                if b.flags & Block::LINK != 0 {
+                    self.push_ret(next, run.isa);
+                }
+                self.ret_stack.set_pop_pending();
                 run.last = Some((b, executed));
                 break;
             }
