@@ -956,30 +956,49 @@ impl EtmV4IPktDecoder {
                 }
                 continue;
             }
-            // part of the packet left: on atom by atom, as commit_atom_run
-            // goes on after its replay
             if let Some(r) = run.as_mut() {
                 self.replay_end(r);
             }
-            self.index_curr_pkt = idx;
-            self.curr_spec_depth = n;
-            self.res.commit = commit;
-            self.state = State::ResolveElem;
-            let mut a = ocsd_pkt_atom { En_bits: bits, num };
-            let mut err = OCSD_OK;
-            self.commit_atom_steps(&mut a, idx, space, ctx, &mut err);
-            let resp = self.direct_atoms_end(h.type_, n, a, err, ctx);
-            if self.state != State::DecodePkts || !resp_is_cont(resp) || ctx.gate_closed() {
-                let resp = self.atom_packet_rest(h.type_, ocsd_pkt_atom { En_bits: h.bits, num: h.num }, resp, ctx);
-                return (taken, resp, true);
-            }
-            self.packet_end(ctx);
-            return (taken, resp, !ctx.out.is_empty());
+            let (resp, stop) = self.atom_packet_steps(h.type_, ocsd_pkt_atom { En_bits: h.bits, num: h.num }, ocsd_pkt_atom { En_bits: bits, num }, commit, idx, space, ctx);
+            return (taken, resp, stop);
         }
         if let Some(r) = run.as_mut() {
             self.replay_end(r);
         }
         (taken, OCSD_RESP_CONT, false)
+    }
+
+    /// The rest of an atom packet (`whole`, at `idx`) whose replay stopped
+    /// part-way (`left` of its atoms, `commit` of them to commit), atom by
+    /// atom as `commit_atom_run` goes on after its replay, then as
+    /// `packet_in` ends the packet. Returns the answer and whether
+    /// `atom_packets` is to stop there.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn atom_packet_steps(
+        &mut self,
+        type_: ocsd_etmv4_i_pkt_type,
+        whole: ocsd_pkt_atom,
+        left: ocsd_pkt_atom,
+        commit: i32,
+        idx: ocsd_trc_index_t,
+        space: ocsd_mem_space_acc_t,
+        ctx: &mut DecodeCtx,
+    ) -> (ocsd_datapath_resp_t, bool) {
+        let n = i32::from(whole.num);
+        self.index_curr_pkt = idx;
+        self.curr_spec_depth = n;
+        self.res.commit = commit;
+        self.state = State::ResolveElem;
+        let mut a = left;
+        let mut err = OCSD_OK;
+        self.commit_atom_steps(&mut a, idx, space, ctx, &mut err);
+        let resp = self.direct_atoms_end(type_, n, a, err, ctx);
+        if self.state != State::DecodePkts || !resp_is_cont(resp) || ctx.gate_closed() {
+            return (self.atom_packet_rest(type_, whole, resp, ctx), true);
+        }
+        self.packet_end(ctx);
+        (resp, !ctx.out.is_empty())
     }
 
     /// For [`Self::commit_replayed_atoms`]: the block at `addr`, outside
