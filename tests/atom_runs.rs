@@ -111,16 +111,25 @@ fn lister_lines(dir: &Path, decode_only: bool, walk: bool) -> Vec<String> {
     lines
 }
 
+/// The snapshots of [`CASES`] in `shared`: name, directory and seeds.
+fn cases(shared: &Path) -> Vec<(&'static str, PathBuf, u64)> {
+    CASES
+        .iter()
+        .map(|&(case, seeds)| {
+            let src = shared.join("conformance").join(case);
+            assert!(src.is_dir(), "{} missing", src.display());
+            (case.rsplit('/').next().unwrap(), src, seeds)
+        })
+        .collect()
+}
+
 #[test]
 fn atom_runs_decode_corrupted_trace_as_packets_one_by_one() {
     let Some(shared) = shared_or_skip() else { return };
     let work: PathBuf = std::env::temp_dir().join(format!("ocsd-atom-runs-{}", std::process::id()));
     let mut decodes = 0;
     let mut elements = 0;
-    for &(case, seeds) in CASES {
-        let src = shared.join("conformance").join(case);
-        assert!(src.is_dir(), "{} missing", src.display());
-        let name = case.rsplit('/').next().unwrap();
+    for (name, src, seeds) in cases(&shared) {
         for seed in 1..=seeds {
             let dir = work.join(format!("{name}.{seed}"));
             corrupted_copy(&src, &dir, seed);
@@ -188,10 +197,7 @@ fn replayed_blocks_decode_as_the_instruction_walk() {
     let mut decodes = 0;
     let mut elements = 0;
     let mut forced = 0;
-    for &(case, _) in CASES {
-        let src = shared.join("conformance").join(case);
-        assert!(src.is_dir(), "{} missing", src.display());
-        let name = case.rsplit('/').next().unwrap();
+    for (name, src, _) in cases(&shared) {
         // seed 0: the trace as recorded
         for seed in 0..=1 {
             for rs in [false, true] {
