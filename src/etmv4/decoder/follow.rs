@@ -854,6 +854,7 @@ impl EtmV4IPktDecoder {
             let flags = range_flags(executed, 4, b.flags & Block::COND != 0);
             self.out.push_range_with(root_index, &range, run.isa, type_, b.sub_type as ocsd_instr_subtype, flags, run.context);
             run.addr = next;
+            run.last = Some((b, executed));
             if type_ == OCSD_INSTR_BR {
                 run.branch_addr = next.wrapping_sub(4).wrapping_add(b.branch_off as i64 as u64);
                 if executed {
@@ -871,10 +872,8 @@ impl EtmV4IPktDecoder {
                     self.push_ret(next, run.isa);
                 }
                 self.ret_stack.set_pop_pending();
-                run.last = Some((b, executed));
                 break;
             }
-            run.last = Some((b, executed));
         }
     }
 
@@ -1007,8 +1006,8 @@ impl EtmV4IPktDecoder {
     /// ([`MemWindow::prime_known`], the window then on that page), then the
     /// block cached under that page's bytes, whole in the view, and not a
     /// taken indirect branch `rule` refuses: the read taken, the block
-    /// returned. None:
-    /// not replayed here, the read (if made) left primed for the caller.
+    /// returned. None: not replayed here, the read (if made) left primed
+    /// for the caller.
     #[inline(never)]
     fn replay_in_kept_page(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, aa64_chk: bool, executed: bool, rule: IndirectRule) -> Option<Block> {
         if !self.mem.prime_known(mem, addr, space, self.trace_id) {
