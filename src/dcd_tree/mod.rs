@@ -34,6 +34,10 @@ pub struct DecodeTree {
     src_type: ocsd_dcd_tree_src_t,
     deformatter: Option<FrameDeformatter>,
     stacks: Vec<Option<Box<dyn TraceIdDecoder>>>,
+    /// Bit `i`: `stacks[i]` may hold a decoder (set when one is added,
+    /// cleared when it is removed), so operations for every trace ID visit
+    /// only those.
+    live: u128,
     id_filter: Option<[bool; 128]>,
     pub mapper: MemMapper,
     elem_sink: Option<Box<dyn GenElemSink>>,
@@ -63,6 +67,7 @@ impl DecodeTree {
             src_type,
             deformatter: None,
             stacks: (0..128).map(|_| None).collect(),
+            live: 0,
             id_filter: None,
             mapper: MemMapper::new(),
             elem_sink: None,
@@ -177,6 +182,7 @@ impl DecodeTree {
         }
         dec.set_numbered_names(self.src_type == OCSD_TRC_SRC_FRAME_FORMATTED);
         self.stacks[slot] = Some(dec);
+        self.live |= 1u128 << slot;
         Ok(cs_id)
     }
 
@@ -187,7 +193,10 @@ impl DecodeTree {
         }
         let slot = self.slot_for(cs_id);
         match self.stacks[slot].take() {
-            Some(_) => OCSD_OK,
+            Some(_) => {
+                self.live &= !(1u128 << slot);
+                OCSD_OK
+            }
             None => OCSD_ERR_INVALID_PARAM_VAL,
         }
     }
@@ -256,7 +265,7 @@ impl DecodeTree {
             elem_out: !self.interfaces_required || self.elem_sink.is_some() || given.is_some(),
             mem: !self.interfaces_required || self.mem_attached,
         };
-        let DecodeTree { deformatter, stacks, id_filter, mapper, elem_sink, logger, dfmt_logger, raw_monitor, src_type, pending_fatal, .. } =
+        let DecodeTree { deformatter, stacks, live, id_filter, mapper, elem_sink, logger, dfmt_logger, raw_monitor, src_type, pending_fatal, .. } =
             self;
         let mut discard = Discard;
         let sink: &mut dyn GenElemSink = match (given, elem_sink.as_deref_mut()) {
@@ -268,6 +277,7 @@ impl DecodeTree {
             Some(d) => {
                 let mut out = TreeOut {
                     stacks,
+                    live: *live,
                     id_filter: id_filter.as_ref(),
                     mapper,
                     sink,
@@ -320,6 +330,8 @@ impl DecodeTree {
 
 struct TreeOut<'a> {
     stacks: &'a mut Vec<Option<Box<dyn TraceIdDecoder>>>,
+    /// [`DecodeTree::live`].
+    live: u128,
     id_filter: Option<&'a [bool; 128]>,
     mapper: &'a mut MemMapper,
     sink: &'a mut dyn GenElemSink,
@@ -368,7 +380,11 @@ impl DeformatterOut for TreeOut<'_> {
         let mut resp = OCSD_RESP_CONT;
         let mut fatal = OCSD_RESP_CONT;
         let mut waiting = false;
-        for id in 0..128u8 {
+        // the IDs that may have a decoder, in ascending order
+        let mut live = self.live;
+        while live != 0 {
+            let id = live.trailing_zeros() as u8;
+            live &= live - 1;
             if !self.passes_filter(id) {
                 continue;
             }
@@ -415,5 +431,78 @@ impl DeformatterOut for TreeOut<'_> {
             Some(l) => l,
             None => self.logger,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::common::error::NullLog;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    /// A decoder that records the operations it is given and answers
+    /// `flush_resp` to FLUSH.
+    struct Probe {
+        id: u8,
+        seen: Rc<RefCell<Vec<(u8, ocsd_datapath_op_t)>>>,
+        flush_resp: ocsd_datapath_resp_t,
+    }
+
+    impl TraceIdDecoder for Probe {
+        fn decoder_name(&self) -> &str {
+            "PROBE"
+        }
+        fn protocol(&self) -> ocsd_trace_protocol_t {
+            OCSD_PROTOCOL_CUSTOM_0
+        }
+        fn cs_id(&self) -> u8 {
+            self.id
+        }
+        fn has_decoder(&self) -> bool {
+            true
+        }
+        fn data_in(&mut self, op: ocsd_datapath_op_t, _: ocsd_trc_index_t, data: &[u8], _: &mut StackEnv) -> (ocsd_datapath_resp_t, usize) {
+            self.seen.borrow_mut().push((self.id, op));
+            let r = if op == OCSD_OP_FLUSH { self.flush_resp } else { OCSD_RESP_CONT };
+            (r, data.len())
+        }
+        fn set_monitor(&mut self, _: Option<Box<dyn PacketObserver>>) {}
+        fn set_sink(&mut self, _: Option<Box<dyn PacketObserver>>) -> ocsd_err_t {
+            OCSD_OK
+        }
+        fn set_proc_op_flags(&mut self, _: u32) {}
+        fn set_dec_op_flags(&mut self, _: u32) {}
+        fn stats(&self) -> (bool, u32, u32) {
+            (true, 0, 0)
+        }
+        fn as_any_mut(&mut self) -> &mut dyn Any {
+            self
+        }
+    }
+
+    #[test]
+    fn operations_for_every_id_reach_the_attached_decoders_in_id_order() {
+        let seen = Rc::new(RefCell::new(Vec::new()));
+        let mut tree = DecodeTree::new(OCSD_TRC_SRC_FRAME_FORMATTED, OCSD_DFRMTR_FRAME_MEM_ALIGN, Box::new(NullLog)).unwrap();
+        let probe = |id: u8, flush_resp| Box::new(Probe { id, seen: seen.clone(), flush_resp });
+        for id in [0x6f, 0x30, 0x10, 0x12] {
+            tree.add_decoder(probe(id, OCSD_RESP_CONT)).unwrap();
+        }
+        assert_eq!(tree.remove_decoder(0x30), OCSD_OK);
+        tree.add_decoder(probe(0x05, OCSD_RESP_CONT)).unwrap();
+        let ops = |seen: &Rc<RefCell<Vec<(u8, ocsd_datapath_op_t)>>>| std::mem::take(&mut *seen.borrow_mut());
+        assert_eq!(tree.data_in(OCSD_OP_EOT, 0, &[]).0, OCSD_RESP_CONT);
+        assert_eq!(ops(&seen), vec![(0x05, OCSD_OP_EOT), (0x10, OCSD_OP_EOT), (0x12, OCSD_OP_EOT), (0x6f, OCSD_OP_EOT)]);
+        // a removed decoder's ID is skipped; one added again is visited
+        assert_eq!(tree.remove_decoder(0x10), OCSD_OK);
+        tree.add_decoder(probe(0x30, OCSD_RESP_CONT)).unwrap();
+        tree.data_in(OCSD_OP_RESET, 0, &[]);
+        assert_eq!(ops(&seen), vec![(0x05, OCSD_OP_RESET), (0x12, OCSD_OP_RESET), (0x30, OCSD_OP_RESET), (0x6f, OCSD_OP_RESET)]);
+        // a FLUSH stops at the first ID still waiting for the client
+        assert_eq!(tree.remove_decoder(0x12), OCSD_OK);
+        tree.add_decoder(probe(0x12, OCSD_RESP_WAIT)).unwrap();
+        assert_eq!(tree.data_in(OCSD_OP_FLUSH, 0, &[]).0, OCSD_RESP_WAIT);
+        assert_eq!(ops(&seen), vec![(0x05, OCSD_OP_FLUSH), (0x12, OCSD_OP_FLUSH)]);
     }
 }
