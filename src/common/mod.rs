@@ -133,6 +133,13 @@ pub trait PacketProcessor {
         OCSD_RESP_CONT
     }
 
+    /// Whether [`PacketProcessor::flush`] may do anything now; false only
+    /// where it would answer CONT and output nothing (a processor that
+    /// keeps the default flush can say so). Default: it may.
+    fn flush_may_act(&self) -> bool {
+        true
+    }
+
     /// End of trace: output any partial packet (as OpenCSD does, usually as
     /// an incomplete-EOT packet).
     fn eot(&mut self, out: &mut dyn PacketOut<Self::Packet>) -> ocsd_datapath_resp_t;

@@ -449,6 +449,12 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
                         return (not_init(d, msg, &mut *env.log, self.numbered), 0);
                     }
                 }
+                // nothing owed, nothing suspended, nothing held: the stack
+                // has nothing to do (the common case: a client waiting on
+                // one trace ID flushes them all)
+                if self.queue.is_empty() && !self.dec_suspended && self.pending_resp == OCSD_RESP_CONT && !self.proc_.flush_may_act() {
+                    return (OCSD_RESP_CONT, 0);
+                }
                 // elements still owed to a waiting client go first, then
                 // the decode the gate suspended, then whatever the packet
                 // processor holds
