@@ -1928,7 +1928,9 @@ impl EtmV4IPktDecoder {
     fn atom_packets(&mut self, index: ocsd_trc_index_t, bytes: &[u8], ctx: &mut DecodeCtx) -> (usize, ocsd_datapath_resp_t) {
         let mut taken = 0;
         let mut resp = OCSD_RESP_CONT;
-        for &b in bytes {
+        // (a replay may take several packets at once: the next byte is
+        // always `bytes[taken]`)
+        while let Some(&b) = bytes.get(taken) {
             let Some(h) = ATOM_HEADERS[b as usize] else { break };
             let idx = index.wrapping_add(taken as u32);
             // (atoms_absorbed asks for an address or context first)

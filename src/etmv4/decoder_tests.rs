@@ -288,6 +288,56 @@ fn replayed_calls_push_the_return_stack() {
     assert!(log.0.is_empty(), "{:?}", log.0);
 }
 
+/// A run of atom packets offered to `atom_packets` whose replay takes two
+/// packets at once and stops at a taken RET (no return stack: an address
+/// is needed), the packets after it absorbed: every byte of the run is
+/// taken once, and the end of trace carries the last packet's index.
+#[test]
+fn an_atom_run_replayed_part_way_takes_each_packet_once() {
+    use crate::etmv4::pkt_proc::ATOM_HEADERS;
+    use crate::mem::{Accessor, MemMapper, Source};
+    // 0x1000 BL 0x1010, 0x1004 B 0x1000, 0x1008 NOP, 0x100c NOP,
+    // 0x1010 NOP, 0x1014 RET
+    let words = [bl(0x10), b(-4), NOP, NOP, NOP, RET];
+    let data: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let mut mem = MemMapper::new();
+    let end = BASE + data.len() as u64 - 1;
+    mem.add(Accessor { start: BASE, end, space: OCSD_MEM_SPACE_ANY, source: Source::Buffer { data: std::sync::Arc::new(data) } }).unwrap();
+    let mut dec = EtmV4IPktDecoder::with_env(16, cfg(0, false), 0, false);
+    let (mut q, mut sink, mut log) = (ElemQueue::new(), Sink::default(), Log::default());
+    let mut idx = 0;
+    let mut pkt = |dec: &mut EtmV4IPktDecoder, mem: &mut MemMapper, p: ocsd_etmv4_i_pkt, idx: &mut u32, q: &mut ElemQueue, sink: &mut Sink, log: &mut Log| {
+        let mut ctx = DecodeCtx::new(q, mem, log);
+        dec.packet_in(*idx, &p, &mut ctx);
+        q.deliver(sink);
+        *idx += 1;
+    };
+    for p in [typed(ETM4_PKT_I_ASYNC), typed(ETM4_PKT_I_TRACE_INFO), typed(ETM4_PKT_I_TRACE_ON), addr_ctxt(0x1000), atoms("EE"), addr(0x1000)] {
+        pkt(&mut dec, &mut mem, p, &mut idx, &mut q, &mut sink, &mut log);
+    }
+    // (the call and the function are walked once: their blocks are cached)
+    sink.0.clear();
+    let e = 0xF7u8;
+    assert_eq!(ATOM_HEADERS[e as usize].map(|h| (h.num, h.bits)), Some((1, 1)));
+    let run = [e, e, e, e];
+    let mut ctx = DecodeCtx::with_sink(&mut q, &mut mem, &mut log, Some(&mut sink));
+    let (n, _) = PacketDecoder::atom_packets(&mut dec, idx, &run, &mut ctx);
+    assert_eq!(n, run.len());
+    let mut ctx = DecodeCtx::new(&mut q, &mut mem, &mut log);
+    dec.eot(&mut ctx);
+    q.deliver(&mut sink);
+    let first = idx;
+    assert_eq!(
+        sink.0,
+        vec![
+            format!("{first}:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x1000:[0x1004] num_i(1) last_sz(4) (ISA=A64) E BR  b+link )"),
+            format!("{}:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x1010:[0x1018] num_i(2) last_sz(4) (ISA=A64) E iBR A64:ret )", first + 1),
+            format!("{}:10:OCSD_GEN_TRC_ELEM_EO_TRACE( [end-of-trace])", first + 3),
+        ]
+    );
+    assert!(log.0.is_empty(), "{:?}", log.0);
+}
+
 #[test]
 fn exception_outputs_range_to_return_address() {
     let mut h = Harness::new(cfg(0, false), &program());
