@@ -29,7 +29,7 @@ use opencsd_c_api::abi::gen_elem::ocsd_generic_trace_elem;
 use opencsd_c_api::abi::*;
 use opencsd_c_api::common::{ErrorLog, GenElemSink, OcsdError, TracePacket};
 use opencsd_c_api::dcd_tree::{DecodeTree, PacketObserver, RawFrameMonitor, TraceIdDecoder};
-use opencsd_c_api::mem::{Accessor, Source};
+use opencsd_c_api::mem::{Accessor, FileBytes, Source};
 use opencsd_c_api::printers::gen_elem::write_elem_str;
 use opencsd_c_api::printers::raw_frame::write_raw_frame;
 use opencsd_c_api::snapshot::{self, ini::Ini, to_tree, Device, Snapshot};
@@ -409,6 +409,11 @@ pub enum MemSetup {
     /// client callback over the rest of the address space, whose bytes
     /// depend on the address only (so runs are repeatable).
     Random(u64),
+    /// The tree's file images given instead through client callbacks
+    /// over the same ranges, answering from the same files: decoded
+    /// through the page cache and its callback paths, and checked against
+    /// the same decode from the files.
+    KeepAsCallback,
 }
 
 fn map_random_memory(tree: &mut DecodeTree, seed: u64) {
@@ -597,6 +602,43 @@ pub fn drive(tree: &mut DecodeTree, sessions: &[Session], rec: &SharedRec) -> Re
 
 /// Build with `build`, drive without and then with random WAITs, and
 /// compare what the client saw. `build` must be deterministic.
+/// Replace each of the tree's file images by a client callback over the
+/// same range and memory space that answers from the same file.
+pub fn files_as_callback(tree: &mut DecodeTree) {
+    let regions: Vec<(u64, u64, ocsd_mem_space_acc_t, FileBytes, usize)> = tree
+        .mapper
+        .accessors()
+        .iter()
+        .filter_map(|a| match &a.source {
+            Source::File { data, offset, .. } => Some((a.start, a.end, a.space, data.clone(), *offset)),
+            _ => None,
+        })
+        .collect();
+    tree.mapper.clear();
+    for (st, en, sp, data, off) in regions {
+        let read = move |addr: ocsd_vaddr_t, _space: ocsd_mem_space_acc_t, _id: u8, buf: &mut [u8]| -> usize {
+            if addr < st || addr > en {
+                return 0;
+            }
+            let rel = off + (addr - st) as usize;
+            let n = buf.len().min((en - addr) as usize + 1);
+            data.read_at(rel, &mut buf[..n]).unwrap_or(0)
+        };
+        let _ = tree.mapper.add(Accessor { start: st, end: en, space: sp, source: Source::Callback { read: Box::new(read) } });
+    }
+}
+
+/// The elements of a decode of `sessions` (observers attached, no WAIT).
+pub fn elements_of(label: &str, build: &dyn Fn(&SharedRec) -> Option<DecodeTree>, sessions: &[Session], obs_seed: u64) -> Result<Vec<String>, String> {
+    let rec: SharedRec = Rc::new(RefCell::new(Record::default()));
+    let Some(mut tree) = build(&rec) else { return Ok(Vec::new()) };
+    attach(&mut tree, &rec, &Observe { seed: obs_seed, wait_den: None });
+    drive(&mut tree, sessions, &rec).map_err(|e| format!("{}: {}", label, e))?;
+    drop(tree);
+    let elems = rec.borrow().elems.clone();
+    Ok(elems)
+}
+
 pub fn run_pair(label: &str, build: &dyn Fn(&SharedRec) -> Option<DecodeTree>, sessions: &[Session], obs_seed: u64, wait_den: u32) -> Result<(), String> {
     let run = |wait: Option<u32>| -> Result<Option<Record>, String> {
         let rec: SharedRec = Rc::new(RefCell::new(Record::default()));
@@ -1018,6 +1060,8 @@ pub fn snapshot_scenario(seed: u64, dir: &Path, max_len: usize, donor: &[u8]) ->
         (with_format(&snap, &buf.name, "source_data"), None)
     };
     let mem = if !full { MemSetup::Keep } else { match rng.below(4) { 0 => MemSetup::None, 1 => MemSetup::Random(rng.next_u64()), _ => MemSetup::Keep } };
+    // (drawn apart from `rng`: the other choices stay as they were)
+    let mem = if matches!(mem, MemSetup::Keep) && full && mix64(seed ^ 0xCA11_BAC6) % 2 == 0 { MemSetup::KeepAsCallback } else { mem };
     // the trace: a random window, mutated
     let len = bytes.len().min(max_len);
     let start = if bytes.len() > len { rng.below(bytes.len() - len + 1) } else { 0 };
@@ -1052,12 +1096,28 @@ pub fn snapshot_scenario(seed: u64, dir: &Path, max_len: usize, donor: &[u8]) ->
             MemSetup::None => tree.mapper.clear(),
             MemSetup::Random(s) => map_random_memory(&mut tree, *s),
             MemSetup::Keep => {}
+            MemSetup::KeepAsCallback => files_as_callback(&mut tree),
         }
         Some(tree)
     };
     let obs_seed = rng.next_u64();
     let den = *rng.pick(&[2, 7, 100]);
-    no_panic(&label, || run_pair(&label, &build, &sessions, obs_seed, den))
+    no_panic(&label, || run_pair(&label, &build, &sessions, obs_seed, den))?;
+    if matches!(mem, MemSetup::KeepAsCallback) {
+        // the same elements as from the files themselves
+        let from_files = |rec: &SharedRec| -> Option<DecodeTree> {
+            let built = to_tree::create_tree(&snap2, &buf.name, false, add_flags, log_for(rec))?;
+            let mut tree = built.tree;
+            if let Some(f) = dflags {
+                tree.configure_deformatter(f);
+            }
+            Some(tree)
+        };
+        let a = no_panic(&label, || elements_of(&label, &build, &sessions, obs_seed))?;
+        let b = no_panic(&label, || elements_of(&label, &from_files, &sessions, obs_seed))?;
+        compare(&label, "elements from callback memory and from the files", &b, &a)?;
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------
