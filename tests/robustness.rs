@@ -501,3 +501,164 @@ fn corrupted_snapshots_decode_safely() {
     eprintln!("corrupted_snapshots_decode_safely: {} elements/errors formatted", elems);
     report("corrupted_snapshots_decode_safely", &failures, started, n);
 }
+
+/// One seeded corruption of a perf.data recording: mostly bytes changed in
+/// place (flipped bits, fields overwritten with 0, all ones or a random
+/// value), so that the records stay where they were and the reader gets
+/// past the header into the AUX trace and the decode; sometimes bytes cut
+/// out, inserted, repeated or the file cut short.
+fn mutate_perf_data(rng: &mut Rng, data: &[u8]) -> Vec<u8> {
+    let mut d = data.to_vec();
+    let in_place = rng.chance(7, 10);
+    for _ in 0..rng.range(1, 8) {
+        if d.is_empty() {
+            break;
+        }
+        let i = rng.below(d.len());
+        match if in_place { rng.below(3) } else { rng.below(7) } {
+            0 => d[i] ^= 1 << rng.below(8),
+            1 => {
+                let any = rng.u8();
+                d[i] = *rng.pick(&[0u8, 0xff, 0x7f, 0x80, any]);
+            }
+            2 => {
+                let rest = (d.len() - i) as u64;
+                let (any, small) = (rng.next_u64(), rng.next_u64() & 0xffff);
+                let v = *rng.pick(&[0, u64::MAX, 1 << 63, any, small, rest, 0x7fff_ffff]);
+                for (k, b) in v.to_le_bytes().iter().enumerate() {
+                    if let Some(x) = d.get_mut(i + k) {
+                        *x = *b;
+                    }
+                }
+            }
+            3 => {
+                let end = (i + rng.range(1, 64)).min(d.len());
+                d.drain(i..end);
+            }
+            4 => {
+                let n = rng.range(1, 64);
+                let ins = rng.bytes(n);
+                d.splice(i..i, ins);
+            }
+            5 => d.truncate(i),
+            _ => {
+                let j = rng.below(d.len());
+                let piece = d[j..(j + rng.range(1, 256)).min(d.len())].to_vec();
+                d.splice(i..i, piece);
+            }
+        }
+    }
+    d
+}
+
+/// Run `ocsd` with `args`, killed after `limit`: (exit status, stdout,
+/// stderr), None for a run that had to be killed.
+fn run_ocsd_with_limit(args: &[&std::ffi::OsStr], limit: std::time::Duration) -> Option<(Option<i32>, Vec<u8>, String)> {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ocsd")).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start ocsd");
+    let mut out = child.stdout.take().expect("stdout");
+    let mut err = child.stderr.take().expect("stderr");
+    let reader = std::thread::spawn(move || {
+        let mut o = Vec::new();
+        let _ = out.read_to_end(&mut o);
+        o
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut e = Vec::new();
+        let _ = err.read_to_end(&mut e);
+        e
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait for ocsd") {
+            break Some(s);
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    let o = reader.join().unwrap_or_default();
+    let e = err_reader.join().unwrap_or_default();
+    status.map(|s| (s.code(), o, String::from_utf8_lossy(&e).into_owned()))
+}
+
+/// Seeded corruptions of every shared perf.data recording given to
+/// `ocsd perf` as a user gives a bad file, with each of its outputs: it
+/// decodes what it can (exit status 0) or stops with one line on standard
+/// error and exit status 2, never a panic, a signal or a hang; and where
+/// it decodes, two decode threads print what one prints.
+#[test]
+fn perf_recordings_mutated() {
+    let Some(shared) = shared_or_skip() else { return };
+    let started = Instant::now();
+    let mut recordings: Vec<PathBuf> = std::fs::read_dir(shared.join("perf"))
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.to_string_lossy().ends_with(".perf.data")).collect())
+        .unwrap_or_default();
+    recordings.sort();
+    assert!(!recordings.is_empty(), "no perf.data recordings under {}", shared.join("perf").display());
+    let tmp = tmp_dir("perf_mutated");
+    std::fs::create_dir_all(&tmp).expect("temporary folder");
+    let input = tmp.join("in.perf.data");
+    let out_file = tmp.join("out");
+    let modes: [&[&str]; 9] = [
+        &[],
+        &["--dump"],
+        &["--dump", "--dump-text", "1.8"],
+        &["--branches"],
+        &["--functions"],
+        &["--blocks", "whole"],
+        &["--blocks", "aux"],
+        &["--autofdo"],
+        &["--folded"],
+    ];
+    let per_recording = scaled(250);
+    let (mut failures, mut decoded, mut refused) = (Vec::new(), 0, 0);
+    for (ri, rec) in recordings.iter().enumerate() {
+        let data = std::fs::read(rec).expect("read recording");
+        for i in 0..per_recording {
+            let seed = 0x9E2F_0000 + (ri as u64) * 0x1000 + i as u64;
+            let mut rng = Rng::new(seed);
+            let d = mutate_perf_data(&mut rng, &data);
+            std::fs::write(&input, &d).expect("write mutated recording");
+            let mode = modes[rng.below(modes.len())];
+            let mut args: Vec<&std::ffi::OsStr> = vec!["perf".as_ref()];
+            args.extend(mode.iter().map(|s| std::ffi::OsStr::new(*s)));
+            if matches!(mode.last(), Some(&"--autofdo") | Some(&"--folded")) {
+                args.push(out_file.as_os_str());
+            }
+            args.push(input.as_os_str());
+            let what = format!("{} mutated (seed {:#x}), ocsd {}", rec.display(), seed, mode.join(" "));
+            let Some((code, stdout, stderr)) = run_ocsd_with_limit(&args, std::time::Duration::from_secs(60)) else {
+                failures.push(format!("{what}: no end within 60 s"));
+                continue;
+            };
+            match code {
+                Some(0) => decoded += 1,
+                Some(2) if stderr.lines().count() == 1 && stderr.starts_with("ocsd perf: ") => refused += 1,
+                _ => {
+                    failures.push(format!("{what}: exit status {:?}, standard error:\n{}", code, stderr));
+                    continue;
+                }
+            }
+            if mode.is_empty() && code == Some(0) && rng.chance(1, 3) {
+                let threads = |n: &'static str| {
+                    let mut a: Vec<&std::ffi::OsStr> = vec!["perf".as_ref(), "--threads".as_ref(), n.as_ref()];
+                    a.push(input.as_os_str());
+                    run_ocsd_with_limit(&a, std::time::Duration::from_secs(60))
+                };
+                let (one, two) = (threads("1"), threads("2"));
+                if one.as_ref().map(|r| (r.0, &r.1)) != two.as_ref().map(|r| (r.0, &r.1)) || one.as_ref().map(|r| &r.1) != Some(&stdout) {
+                    failures.push(format!("{what}: --threads 1, --threads 2 and the default print different things"));
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    eprintln!("perf_recordings_mutated: {decoded} decoded, {refused} refused with one line");
+    assert!(decoded > 0 && refused > 0, "the mutations should give both decodable and refused recordings");
+    report("perf_recordings_mutated", &failures, started, recordings.len() * per_recording);
+}
