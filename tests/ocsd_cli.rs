@@ -32,8 +32,14 @@ fn stderr(o: &Output) -> String {
 /// The element lines of `trc_pkt_lister -decode_only` (its log also holds
 /// error messages, which end without a newline before the next line).
 fn lister_elements(snap: &Path) -> String {
+    lister_elements_with(snap, &[])
+}
+
+/// As [`lister_elements`], with more lister options.
+fn lister_elements_with(snap: &Path, more: &[&str]) -> String {
     let o = Command::new(env!("CARGO_BIN_EXE_trc_pkt_lister"))
         .args(["-ss_dir", snap.to_str().unwrap(), "-decode_only", "-logstdout", "-no_time_print"])
+        .args(more)
         .output()
         .expect("run trc_pkt_lister");
     let text = String::from_utf8_lossy(&o.stdout);
@@ -73,6 +79,44 @@ fn snapshot_text_equals_trc_pkt_lister_elements() {
         assert!(want.lines().count() > 10, "{snap}: lister printed too little");
         assert_eq!(got, want, "{snap}");
     }
+}
+
+/// A DSTREAM probe's capture (a55-test-tpiu: TPIU frames, an 8-byte footer
+/// after every 504 bytes): with --dstream, from the snapshot, on two
+/// threads, and as raw trace with `format = "dstream"`, the elements of
+/// `trc_pkt_lister -dstream_format`; without, the decode stops at the
+/// first footer and the error says what may be missing.
+#[test]
+fn dstream_capture_decodes_as_the_lister_with_dstream_format() {
+    let Some(shared) = shared_or_skip() else { return };
+    let s = shared.join("conformance/snapshots/a55-test-tpiu");
+    let dir = s.to_str().unwrap();
+    let want = lister_elements_with(&s, &["-dstream_format"]);
+    assert!(want.lines().count() > 20 && want.contains("OCSD_GEN_TRC_ELEM_PE_CONTEXT"), "{want}");
+    for extra in [&[][..], &["--jobs", "2"][..], &["--format", "text", "--verbose"][..]] {
+        let mut args = vec!["decode", "--snapshot", dir, "--dstream"];
+        args.extend(extra);
+        let o = ocsd(&args);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        assert_eq!(stdout(&o), want, "{extra:?}");
+    }
+    let o = ocsd(&["decode", "--snapshot", dir]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("dstream_coresight") && stderr(&o).contains("--dstream drops its block footers"), "{}", stderr(&o));
+    // the same trace file and registers without the snapshot
+    let d = tmp("dstream");
+    let cfg = d.join("a55.toml");
+    std::fs::write(
+        &cfg,
+        "format = \"dstream\"\n[[source]]\nprotocol = \"etmv4\"\ncore = \"Cortex-A55\"\n[source.registers]\n\
+         TRCCONFIGR = 0x1\nTRCTRACEIDR = 0x1\nTRCIDR0 = 0x08000CA1\nTRCIDR1 = 0x4200F410\nTRCIDR2 = 0x20001088\n",
+    )
+    .unwrap();
+    let trace = s.join("DSTREAM_0.bin");
+    let o = ocsd(&["decode", "--trace", trace.to_str().unwrap(), "--config", cfg.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), want);
+    let _ = std::fs::remove_dir_all(&d);
 }
 
 /// test-file-mem-offsets' ETM registers, as a user would copy them from

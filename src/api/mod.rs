@@ -31,6 +31,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod dstream;
 pub mod element;
 pub mod memory;
 
@@ -46,6 +47,7 @@ use crate::common::{ErrorLog, GenElemSink, OcsdError, TracePacket};
 pub use crate::config::{arch_profile, ConfigError, Protocol, ProtocolConfig, RegisterSource};
 use crate::dcd_tree::{DecodeTree, PacketObserver};
 pub use crate::mem::elf::{ElfError, ElfFileError, ElfImage};
+pub use dstream::{strip_dstream_footers, DstreamReader};
 pub use element::*;
 pub use memory::{AddressSpace, ContextId, MappedFile, MemoryImage, Vmid};
 
@@ -455,6 +457,10 @@ pub struct SnapshotDecoder {
     /// (trace ID, core device name) of the sources the snapshot names a
     /// core for (`[core_trace_sources]`), e.g. `(0x10, "cpu_0")`.
     pub cores: Vec<(u8, String)>,
+    /// The buffer's `format=` (`coresight`, `dstream_coresight`,
+    /// `source_data`, ...). A DSTREAM capture (`dstream_coresight`) may
+    /// hold the probe's block footers: see [`DstreamReader`].
+    pub buffer_format: String,
 }
 
 fn snapshot_decoder(
@@ -541,7 +547,13 @@ fn snapshot_decoder(
             }
         }
     }
-    Ok(SnapshotDecoder { decoder, trace_file: PathBuf::from(snap.path_of(&buf.file)), warnings, cores: core_names })
+    Ok(SnapshotDecoder {
+        decoder,
+        trace_file: PathBuf::from(snap.path_of(&buf.file)),
+        warnings,
+        cores: core_names,
+        buffer_format: buf.format.clone(),
+    })
 }
 
 /// Bytes read from the trace at a time, and given to the tree at a time.

@@ -1,7 +1,7 @@
 //! The trace configuration file of `ocsd decode --trace FILE --config FILE`:
 //!
 //! ```toml
-//! format = "formatted"          # formatted (default) | single | tpiu | tpiu-hsync
+//! format = "formatted"          # formatted (default) | single | tpiu | tpiu-hsync | dstream
 //!
 //! [[source]]
 //! protocol = "etmv4"            # etmv4 | ete | etmv3 | ptm | stm | itm
@@ -101,6 +101,9 @@ pub struct MemorySpec {
 
 pub struct TraceConfig {
     pub format: TraceFormat,
+    /// `format = "dstream"`: TPIU frames captured by a DSTREAM probe, an
+    /// 8-byte footer after every 504 bytes (dropped before decoding).
+    pub dstream: bool,
     pub sources: Vec<ProtocolConfig>,
     pub memory: Vec<MemorySpec>,
 }
@@ -121,12 +124,13 @@ pub fn parse(text: &str, base: &Path) -> Result<TraceConfig, String> {
             None => msg,
         }
     })?;
-    let format = match f.format.as_deref().unwrap_or("formatted").to_ascii_lowercase().as_str() {
-        "formatted" | "frames" | "etb" | "etr" => TraceFormat::Formatted { fsyncs: false, hsyncs: false },
-        "single" | "source" | "raw" => TraceFormat::SingleSource,
-        "tpiu" => TraceFormat::Formatted { fsyncs: true, hsyncs: false },
-        "tpiu-hsync" => TraceFormat::Formatted { fsyncs: true, hsyncs: true },
-        other => return Err(format!("format `{other}`: expected formatted, single, tpiu or tpiu-hsync")),
+    let (format, dstream) = match f.format.as_deref().unwrap_or("formatted").to_ascii_lowercase().as_str() {
+        "formatted" | "frames" | "etb" | "etr" => (TraceFormat::Formatted { fsyncs: false, hsyncs: false }, false),
+        "single" | "source" | "raw" => (TraceFormat::SingleSource, false),
+        "tpiu" => (TraceFormat::Formatted { fsyncs: true, hsyncs: false }, false),
+        "tpiu-hsync" => (TraceFormat::Formatted { fsyncs: true, hsyncs: true }, false),
+        "dstream" => (TraceFormat::Formatted { fsyncs: true, hsyncs: false }, true),
+        other => return Err(format!("format `{other}`: expected formatted, single, tpiu, tpiu-hsync or dstream")),
     };
     if f.sources.is_empty() {
         return Err("no [[source]] section: say which protocol and registers the trace source has".into());
@@ -175,7 +179,7 @@ pub fn parse(text: &str, base: &Path) -> Result<TraceConfig, String> {
         let vmid = id32(&m.vmid, "vmid")?;
         memory.push(MemorySpec { file: base.join(&m.file), address, space, context_id, vmid });
     }
-    Ok(TraceConfig { format, sources, memory })
+    Ok(TraceConfig { format, dstream, sources, memory })
 }
 
 fn set_trace_id(protocol: Protocol, regs: &mut Vec<(String, u32)>, id: u32) {

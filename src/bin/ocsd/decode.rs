@@ -2,11 +2,13 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufWriter, IsTerminal, Write};
+use std::io::{BufWriter, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use opencsd_c_api::api::dstream::{DSTREAM_BLOCK, DSTREAM_DATA};
 use opencsd_c_api::api::{
+    strip_dstream_footers, DstreamReader,
     AddressSpace, ContextId, Decoder, DecoderBuilder, Element, ElementKind, LineBuf, ListerLines, MemoryImage, ParallelOptions, TextFormat, TextSummary, Vmid,
 };
 use opencsd_c_api::perf::autofdo::AutoFdo;
@@ -145,9 +147,54 @@ fn tarmac_cpus(dec: &Decoder, cores: &[(u8, String)]) -> Option<Vec<(u8, u32)>> 
     Some(cpus)
 }
 
+/// The trace file of the input, as the decoders read it.
+pub struct TraceFile {
+    pub path: PathBuf,
+    /// A DSTREAM capture whose block footers are dropped (`--dstream`, or
+    /// `format = "dstream"` in the configuration file).
+    pub dstream: bool,
+    /// A snapshot buffer of format `dstream_coresight` read without
+    /// `--dstream`: failures say that the option may be missing.
+    pub dstream_hint: bool,
+}
+
+impl TraceFile {
+    pub fn name(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    /// A reader of the trace bytes, and their number (about, for a DSTREAM
+    /// capture) for the progress bar.
+    pub fn reader(&self) -> Result<(Box<dyn Read>, u64), Failure> {
+        let file = File::open(&self.path).map_err(|e| Failure::input(format!("{}: cannot read: {e}", self.name())))?;
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let r = std::io::BufReader::new(file);
+        Ok(if self.dstream {
+            (Box::new(DstreamReader::new(r)), len / DSTREAM_BLOCK as u64 * DSTREAM_DATA as u64)
+        } else {
+            (Box::new(r), len)
+        })
+    }
+
+    /// The trace bytes, read whole.
+    pub fn bytes(&self) -> Result<Vec<u8>, Failure> {
+        let data = std::fs::read(&self.path).map_err(|e| Failure::input(format!("{}: cannot read: {e}", self.name())))?;
+        Ok(if self.dstream { strip_dstream_footers(&data) } else { data })
+    }
+
+    /// Said after a failure to decode.
+    fn hint(&self) -> &'static str {
+        if self.dstream_hint {
+            " (the snapshot gives the buffer's format as dstream_coresight: if the file is a DSTREAM probe's capture, --dstream drops its block footers)"
+        } else {
+            ""
+        }
+    }
+}
+
 /// The decoder and the trace file for the input options (and the
 /// snapshot's (trace ID, core name) pairs).
-pub fn open_input(inp: &InputArgs, count_packets: bool) -> Result<(Decoder, PathBuf, Vec<(u8, String)>), Failure> {
+pub fn open_input(inp: &InputArgs, count_packets: bool) -> Result<(Decoder, TraceFile, Vec<(u8, String)>), Failure> {
     let mut images = Vec::new();
     for e in &inp.elfs {
         let a = parse_image_arg(e, false)?;
@@ -160,6 +207,8 @@ pub fn open_input(inp: &InputArgs, count_packets: bool) -> Result<(Decoder, Path
         images.push(a.place(mem_image(Path::new(&a.file), a.addr, true)?));
     }
     let mut cores = Vec::new();
+    let mut dstream = inp.dstream;
+    let mut dstream_hint = false;
     let (mut dec, trace) = if let Some(dir) = &inp.snapshot {
         if !dir.is_dir() {
             return Err(Failure::input(format!("{}: no such directory", dir.display())));
@@ -170,12 +219,14 @@ pub fn open_input(inp: &InputArgs, count_packets: bool) -> Result<(Decoder, Path
             eprintln!("ocsd: warning: {}: {w}", dir.display());
         }
         cores = s.cores;
+        dstream_hint = s.buffer_format == "dstream_coresight" && !dstream;
         (s.decoder, s.trace_file)
     } else {
         let (Some(trace), Some(cfg_path)) = (&inp.trace, &inp.config) else {
             return Err(Failure::input("give --snapshot DIR, or --trace FILE with --config FILE"));
         };
         let cfg = config_file::read(cfg_path).map_err(|e| Failure::input(format!("{}: {e}", cfg_path.display())))?;
+        dstream |= cfg.dstream;
         let mut b: DecoderBuilder = Decoder::builder().format(cfg.format).count_packets(count_packets);
         for s in cfg.sources {
             b = b.source(s);
@@ -195,7 +246,7 @@ pub fn open_input(inp: &InputArgs, count_packets: bool) -> Result<(Decoder, Path
         Ok(_) => return Err(Failure::input(format!("{}: not a file", trace.display()))),
         Err(e) => return Err(Failure::input(format!("{}: cannot read: {e}", trace.display()))),
     }
-    Ok((dec, trace, cores))
+    Ok((dec, TraceFile { path: trace, dstream, dstream_hint }, cores))
 }
 
 /// Element types counted one by one (OpenCSD's are 0..=19); the rest
@@ -311,10 +362,9 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
     if outs.any() || a.autofdo.is_some() {
         return profile(a, &outs);
     }
-    let (mut dec, trace_path, cores) = open_input(&a.input, a.stats)?;
-    let trace_name = trace_path.display().to_string();
-    let file = File::open(&trace_path).map_err(|e| Failure::input(format!("{trace_name}: cannot read: {e}")))?;
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let (mut dec, trace_file, cores) = open_input(&a.input, a.stats)?;
+    let trace_name = trace_file.name();
+    let (trace_in, len) = trace_file.reader()?;
     let out_name = a.output.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "standard output".into());
     let mut out: Box<dyn Write> = match &a.output {
         Some(p) => Box::new(BufWriter::with_capacity(1 << 16, File::create(p).map_err(|e| Failure::input(format!("{}: cannot create: {e}", p.display())))?)),
@@ -336,7 +386,7 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
     let mut write_err = None;
     let verbose = a.verbose;
     let (bytes, fatal) = if a.jobs > 0 && !matches!(out_kind, Out::Tarmac(_)) {
-        let trace = std::fs::read(&trace_path).map_err(|e| Failure::input(format!("{trace_name}: cannot read: {e}")))?;
+        let trace = trace_file.bytes()?;
         // the lines are written on the decode threads
         let format = if matches!(out_kind, Out::Json) { TextFormat::Json } else { TextFormat::Lister };
         let r = dec.decode_text_parallel(&trace, &ParallelOptions::new(a.jobs), format, OUT_CHUNK, write_to(&mut out, &mut write_err));
@@ -346,7 +396,7 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
         // text straight from the decoders' elements (the progress bar and
         // the messages while decoding need the element loop below)
         let format = if matches!(out_kind, Out::Json) { TextFormat::Json } else { TextFormat::Lister };
-        let r = dec.decode_text(std::io::BufReader::new(file), format, OUT_CHUNK, write_to(&mut out, &mut write_err));
+        let r = dec.decode_text(trace_in, format, OUT_CHUNK, write_to(&mut out, &mut write_err));
         stats.add_summary(&r);
         (r.bytes, r.error.map(|e| e.to_string()))
     } else {
@@ -354,7 +404,7 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
         let mut text = LineBuf::with_capacity(OUT_CHUNK + 4096);
         let mut lines = ListerLines::new();
         let json = matches!(out_kind, Out::Json);
-        let mut it = dec.decode(std::io::BufReader::new(file));
+        let mut it = dec.decode(trace_in);
         while let Some(e) = it.next() {
             stats.add(&e);
             let r = match &mut out_kind {
@@ -458,11 +508,12 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
     }
     if let Some(f) = fatal {
         let hint = if stats.synced { "" } else { "no trace synchronisation found before the " };
-        return Err(Failure::input(format!("{trace_name}: {hint}{f} (output above is complete up to there)")));
+        return Err(Failure::input(format!("{trace_name}: {hint}{f} (output above is complete up to there){}", trace_file.hint())));
     }
     if bytes > 0 && !stats.synced {
         return Err(Failure::input(format!(
-            "{trace_name}: no trace synchronisation found in {bytes} bytes (check the trace format and the source configuration: protocol, trace ID)"
+            "{trace_name}: no trace synchronisation found in {bytes} bytes (check the trace format and the source configuration: protocol, trace ID){}",
+            trace_file.hint()
         )));
     }
     Ok(())
@@ -472,12 +523,12 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
 /// address spaces made of the memory images; the decode's fatal error, if
 /// any.
 fn decode_samples<S: SampleSink>(a: &DecodeArgs, sink: S) -> Result<(ElementSamples<S>, String, Option<String>), Failure> {
-    let (mut dec, trace_path, _) = open_input(&a.input, false)?;
-    let trace_name = trace_path.display().to_string();
-    let file = File::open(&trace_path).map_err(|e| Failure::input(format!("{trace_name}: cannot read: {e}")))?;
+    let (mut dec, trace_file, _) = open_input(&a.input, false)?;
+    let trace_name = trace_file.name();
+    let (trace_in, _) = trace_file.reader()?;
     let mut samples = ElementSamples::new(Spaces::from_files(dec.mapped_files()), sink);
     // (each element where the decode queued it, not moved out)
-    let fatal = dec.decode_each(std::io::BufReader::new(file), |e| samples.element(e.trace_id, &e.raw())).err().map(|e| format!("{trace_name}: {e}"));
+    let fatal = dec.decode_each(trace_in, |e| samples.element(e.trace_id, &e.raw())).err().map(|e| format!("{trace_name}: {e}{}", trace_file.hint()));
     if a.verbose {
         for m in dec.take_messages() {
             eprintln!("ocsd: {m}");
@@ -525,11 +576,11 @@ pub fn run_compare(a: &CompareArgs) -> u8 {
 /// divergence (per trace ID).
 fn compare(a: &CompareArgs) -> Result<bool, Failure> {
     let reference = Reference::from_file(&a.reference).map_err(|e| Failure::input(e.to_string().replace('\n', " ")))?;
-    let (mut dec, trace_path, _) = open_input(&a.input, false)?;
-    let trace_name = trace_path.display().to_string();
-    let file = File::open(&trace_path).map_err(|e| Failure::input(format!("{trace_name}: cannot read: {e}")))?;
+    let (mut dec, trace_file, _) = open_input(&a.input, false)?;
+    let trace_name = trace_file.name();
+    let (trace_in, _) = trace_file.reader()?;
     let mut cmp = Comparer::new(&reference);
-    let mut it = dec.decode(std::io::BufReader::new(file));
+    let mut it = dec.decode(trace_in);
     while let Some(e) = it.next() {
         let raw = e.raw();
         cmp.element(e.index as _, e.trace_id, &raw, it.decoder().memory());

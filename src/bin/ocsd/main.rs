@@ -57,6 +57,11 @@ pub struct InputArgs {
     /// The trace configuration for --trace: a TOML file (see the README).
     #[arg(long, value_name = "FILE", requires = "trace")]
     pub config: Option<std::path::PathBuf>,
+    /// The trace file is a DSTREAM probe's capture: drop the 8-byte footer
+    /// after every 504 bytes of trace (trc_pkt_lister's -dstream_format;
+    /// snapshot buffers of format dstream_coresight usually need it).
+    #[arg(long)]
+    pub dstream: bool,
     /// An ELF file as memory: its executable segments at their link
     /// addresses, or moved so the first starts at ADDR; optional :SPACE
     /// (EL1N, EL2, S, N, ...) to map it in one address space only;
