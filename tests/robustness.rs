@@ -346,7 +346,8 @@ fn long_random() {
 }
 
 /// Re-run one failing scenario: `OCSD_ROBUST_ONE="random SEED PROTO_INDEX FULL(0/1) DFMT_FLAGS(-1: single) LEN"`
-/// or `"snapshot SEED DIR MAX_LEN"` (add `OCSD_ROBUST_VERBOSE=1` to see every data path call).
+/// or `"snapshot SEED DIR MAX_LEN"` (add `OCSD_ROBUST_VERBOSE=1` to see every data path call and
+/// packet, `OCSD_ROBUST_WIDE=1` for 200 lines before a difference instead of 3).
 #[test]
 fn one_scenario() {
     let Ok(spec) = std::env::var("OCSD_ROBUST_ONE") else { return };

@@ -246,6 +246,9 @@ impl PacketObserver for PktRec {
                 None => s.push_str("<no packet>"),
             }
         }
+        if std::env::var_os("OCSD_ROBUST_VERBOSE").is_some() {
+            eprintln!("  {} {}", if self.monitor { "monitor" } else { "sink" }, s);
+        }
         if self.monitor {
             self.rec.borrow_mut().mon.push(s);
             OCSD_RESP_CONT
@@ -677,13 +680,29 @@ pub fn run_pair(label: &str, build: &dyn Fn(&SharedRec) -> Option<DecodeTree>, s
     // the block), so a WAIT that splits a block changes those monitor lines
     // too. They are left out of the monitor comparison; the packets
     // themselves are still compared.
+    // PTM also: an ASYNC found while unsynchronised waits in the packet
+    // processor (OpenCSD's SEND_PKT state) when the client answered WAIT
+    // to the NOTSYNC packet before it; OpenCSD's PTM flush does nothing,
+    // so the ASYNC goes out with that ID's next trace bytes, and a RESET
+    // first drops it. So an ASYNC whose ID's next line is a RESET is left
+    // out, and the index of non-data operations is not compared.
+    let id_of = |s: &str| s.split("ID:").nth(1).and_then(|t| t.split_whitespace().next()).and_then(|t| u8::from_str_radix(t, 16).ok()).unwrap_or(0) as usize;
     let ptm_quirk = |v: &[String], mon: bool| -> Vec<String> {
         let mut unsynced = [false; 256];
+        let mut ptm = [false; 256];
         let mut out = Vec::with_capacity(v.len());
-        for s in v {
-            let id = s.split("ID:").nth(1).and_then(|t| t.split_whitespace().next()).and_then(|t| u8::from_str_radix(t, 16).ok()).unwrap_or(0) as usize;
+        for (k, s) in v.iter().enumerate() {
+            let id = id_of(s);
             if s.contains("NOTSYNC : PTM Not Synchronised") {
                 unsynced[id] = true;
+                ptm[id] = true;
+            }
+            if ptm[id] && s.contains("ASYNC : Alignment Synchronisation Packet") && v[k + 1..].iter().find(|n| id_of(n) == id).is_some_and(|n| n.starts_with("op3 ")) {
+                continue;
+            }
+            if ptm[id] && !s.starts_with("op0 ") {
+                out.push(strip_idx(s));
+                continue;
             }
             if mon && (s.contains("NOTSYNC") || s.contains("NOT_SYNC")) {
                 continue;
@@ -724,7 +743,7 @@ fn compare(label: &str, what: &str, a: &[String], b: &[String]) -> Result<(), St
     }
     let i = a.iter().zip(b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
     let ctx = |v: &[String]| -> String {
-        v[i.saturating_sub(3)..(i + 3).min(v.len())].iter().map(|s| format!("    {}\n", s)).collect()
+        v[i.saturating_sub(if std::env::var_os("OCSD_ROBUST_WIDE").is_some() { 200 } else { 3 })..(i + 3).min(v.len())].iter().map(|s| format!("    {}\n", s)).collect()
     };
     Err(format!(
         "{}: {} differ with WAITs (nothing may be lost or repeated): {} without waits, {} with; first difference at #{}\n  without waits:\n{}  with waits:\n{}",
