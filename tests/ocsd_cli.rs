@@ -318,6 +318,28 @@ fn bad(args: &[&str], want: &[&str]) {
     }
 }
 
+/// Trace that stops the decoder (an ITM stream whose zeros end in no
+/// ASYNC): exit status 2 whatever is made of the elements, with the
+/// output written up to there.
+#[test]
+fn a_decode_stopped_by_bad_trace_exits_2_in_every_output() {
+    let d = tmp("stopped");
+    std::fs::write(d.join("itm.toml"), "format = \"single\"\n[[source]]\nprotocol = \"itm\"\n[source.registers]\nITMTCR = 0x00010001\n").unwrap();
+    std::fs::write(d.join("itm.bin"), [0, 0, 0, 0, 0, 0x80, 0x01, 0x00, 0, 0, 0x84, 0x30, 0x1e, 0x0f]).unwrap();
+    let (t, c, out) = (d.join("itm.bin"), d.join("itm.toml"), d.join("out"));
+    let base = ["decode", "--trace", t.to_str().unwrap(), "--config", c.to_str().unwrap()];
+    let outputs: [&[&str]; 6] = [&[], &["--format", "json"], &["--jobs", "2"], &["--functions"], &["--folded", out.to_str().unwrap()], &["--autofdo", out.to_str().unwrap()]];
+    for extra in outputs {
+        let o = ocsd(&[&base[..], extra].concat());
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("decode stopped at trace byte 11"), "{extra:?}: {}", stderr(&o));
+        if extra.is_empty() {
+            assert!(stdout(&o).contains("ITM_SWIT (ch: 0x0; Data: 0x00)"), "{}", stdout(&o));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 #[test]
 fn bad_inputs_exit_2_with_one_line() {
     let d = tmp("bad");

@@ -557,8 +557,9 @@ fn profile(a: &DecodeArgs, outs: &ProfileOuts) -> Result<(), Failure> {
             ProfileError::Empty(m) => Failure::input(format!("{m} (is the traced code in the memory images? see --elf and --dump)")),
         })?;
     }
+    // bad trace, as for the element output: exit status 2
     match fatal {
-        Some(m) => Err(Failure { code: 1, msg: m }),
+        Some(m) => Err(Failure::input(format!("{m} (the profiles written hold the trace decoded up to there)"))),
         None => Ok(()),
     }
 }
