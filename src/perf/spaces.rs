@@ -799,15 +799,17 @@ pub fn elf_build_id(bytes: &[u8]) -> Option<Vec<u8>> {
 
 /// The GNU build ID note of `elf`, parsed from `bytes`.
 fn build_id_of(elf: &Elf, bytes: &[u8]) -> Option<Vec<u8>> {
+    // (a note that does not parse ends the walk: goblin's note iterators
+    // give the same error again and again, never moving past it)
     if let Some(notes) = elf.iter_note_headers(bytes) {
-        for n in notes.flatten() {
+        for n in notes.map_while(Result::ok) {
             if n.n_type == goblin::elf::note::NT_GNU_BUILD_ID && n.name == "GNU" {
                 return Some(n.desc.to_vec());
             }
         }
     }
     if let Some(notes) = elf.iter_note_sections(bytes, None) {
-        for n in notes.flatten() {
+        for n in notes.map_while(Result::ok) {
             if n.n_type == goblin::elf::note::NT_GNU_BUILD_ID && n.name == "GNU" {
                 return Some(n.desc.to_vec());
             }
@@ -839,6 +841,55 @@ fn loads_of(elf: &Elf) -> Vec<(u64, u64, u64)> {
 mod tests {
     use super::*;
     use crate::perf::file::SimpleperfDso;
+
+    /// An AArch64 ELF64 executable with one PT_NOTE segment holding `note`.
+    fn elf_with_note(note: &[u8]) -> Vec<u8> {
+        let mut e = vec![0x7f, b'E', b'L', b'F', 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        e.extend(2u16.to_le_bytes()); // ET_EXEC
+        e.extend(183u16.to_le_bytes()); // EM_AARCH64
+        e.extend(1u32.to_le_bytes());
+        e.extend(0x40_0000u64.to_le_bytes()); // entry
+        e.extend(64u64.to_le_bytes()); // program headers
+        e.extend(0u64.to_le_bytes()); // no section headers
+        e.extend(0u32.to_le_bytes());
+        for h in [64u16, 56, 1, 64, 0, 0] {
+            e.extend(h.to_le_bytes());
+        }
+        e.extend(4u32.to_le_bytes()); // PT_NOTE
+        e.extend(4u32.to_le_bytes());
+        for v in [120u64, 0, 0, note.len() as u64, note.len() as u64, 4] {
+            e.extend(v.to_le_bytes());
+        }
+        e.extend_from_slice(note);
+        e
+    }
+
+    fn note(namesz: u32, descsz: u32, type_: u32, name: &[u8], desc: &[u8]) -> Vec<u8> {
+        let mut n = Vec::new();
+        for v in [namesz, descsz, type_] {
+            n.extend(v.to_le_bytes());
+        }
+        n.extend_from_slice(name);
+        n.extend_from_slice(desc);
+        n
+    }
+
+    #[test]
+    fn build_ids_from_notes_and_notes_that_do_not_parse() {
+        let id = [0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4];
+        let good = elf_with_note(&note(4, 8, goblin::elf::note::NT_GNU_BUILD_ID, b"GNU\0", &id));
+        assert_eq!(elf_build_id(&good), Some(id.to_vec()));
+        // a name running past the segment: goblin's iterator repeats its
+        // error for ever; the walk stops there (on a thread, so that a
+        // regression fails instead of hanging)
+        let bad = elf_with_note(&note(0x7fff_ffff, 8, goblin::elf::note::NT_GNU_BUILD_ID, b"GNU\0", &id));
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(elf_build_id(&bad));
+        });
+        let got = rx.recv_timeout(std::time::Duration::from_secs(20)).expect("the build ID search of a bad note ends");
+        assert_eq!(got, None);
+    }
 
     fn m(start: u64, end: u64, pgoff: u64, bin: usize) -> Map {
         Map { start, end, pgoff, bin }
