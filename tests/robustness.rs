@@ -663,3 +663,88 @@ fn perf_recordings_mutated() {
     assert!(decoded > 0 && refused > 0, "the mutations should give both decodable and refused recordings");
     report("perf_recordings_mutated", &failures, started, recordings.len() * per_recording);
 }
+
+/// Seeded corruptions of the ELF files of test-file-mem-offsets (mostly in
+/// the ELF header and the program and section header tables), each given
+/// with the snapshot's raw trace to `ocsd decode --elf` with one of its
+/// outputs (elements, Tarmac, functions, lcov, AutoFDO, which read the
+/// segments, symbols, notes and DWARF): exit 0, or 2 with a message,
+/// never a panic, a signal or a hang.
+#[test]
+fn elf_files_mutated() {
+    let Some(shared) = shared_or_skip() else { return };
+    let started = Instant::now();
+    let s = shared.join("conformance/snapshots/test-file-mem-offsets");
+    let tmp = tmp_dir("elf_mutated");
+    std::fs::create_dir_all(&tmp).expect("temporary folder");
+    let cfg = tmp.join("etm.toml");
+    std::fs::write(
+        &cfg,
+        "format = \"formatted\"\n[[source]]\nprotocol = \"etmv4\"\ncore = \"Cortex-A53\"\n[source.registers]\n\
+         TRCCONFIGR = 0\nTRCTRACEIDR = 0x16\nTRCIDR0 = 0x28000EA1\nTRCIDR1 = 0x4100F400\nTRCIDR2 = 0x00000488\n",
+    )
+    .expect("write configuration");
+    let trace = s.join("trace.bin");
+    let elfs = [("uname.bin", ""), ("vdso.bin", "@0x7f8e5ba000"), ("ld-2.21.bin", "@0x7f8e58f000")];
+    let input = tmp.join("x.elf");
+    let out = tmp.join("out");
+    let outputs: [&[&str]; 5] = [&[], &["--format", "tarmac"], &["--functions"], &["--lcov"], &["--autofdo"]];
+    let per_file = scaled(200);
+    let (mut failures, mut decoded, mut refused) = (Vec::new(), 0, 0);
+    for (fi, (name, at)) in elfs.iter().enumerate() {
+        let data = std::fs::read(s.join(name)).expect("read ELF");
+        let u64_at = |o: usize| u64::from_le_bytes(data[o..o + 8].try_into().unwrap()) as usize;
+        let (phoff, shoff) = (u64_at(0x20), u64_at(0x28));
+        for i in 0..per_file {
+            let seed = 0xE1F_0000 + (fi as u64) * 0x1000 + i as u64;
+            let mut rng = Rng::new(seed);
+            let mut d = data.clone();
+            for _ in 0..rng.range(1, 6) {
+                let at = match rng.below(4) {
+                    0 => rng.below(64),
+                    1 => phoff + rng.below(56 * 10),
+                    2 => shoff + rng.below(64 * 30),
+                    _ => rng.below(d.len()),
+                }
+                .min(d.len() - 1);
+                match rng.below(4) {
+                    0 => d[at] ^= 1 << rng.below(8),
+                    1 => {
+                        let any = rng.u8();
+                        d[at] = *rng.pick(&[0, 0xff, 0x7f, 0x80, any]);
+                    }
+                    2 => {
+                        let (any, len) = (rng.next_u64(), d.len() as u64);
+                        let v = *rng.pick(&[0, u64::MAX, 1 << 63, any, any & 0xffff_ffff, len, len - 8]);
+                        for (k, b) in v.to_le_bytes().iter().enumerate() {
+                            if let Some(x) = d.get_mut(at + k) {
+                                *x = *b;
+                            }
+                        }
+                    }
+                    _ => d.truncate(at.max(1)),
+                }
+            }
+            std::fs::write(&input, &d).expect("write mutated ELF");
+            let mode = outputs[rng.below(outputs.len())];
+            let elf_arg = format!("{}{}", input.display(), at);
+            let mut args: Vec<&std::ffi::OsStr> = ["decode", "--trace"].iter().map(std::ffi::OsStr::new).collect();
+            args.extend([trace.as_os_str(), "--config".as_ref(), cfg.as_os_str(), "--elf".as_ref(), elf_arg.as_ref(), "-o".as_ref(), out.as_os_str()]);
+            args.extend(mode.iter().map(std::ffi::OsStr::new));
+            if matches!(mode, [_] if mode[0] == "--lcov" || mode[0] == "--autofdo") {
+                args.push(out.as_os_str());
+            }
+            let what = format!("{name} mutated (seed {seed:#x}), ocsd decode {}", mode.join(" "));
+            match run_ocsd_with_limit(&args, std::time::Duration::from_secs(60)) {
+                None => failures.push(format!("{what}: no end within 60 s")),
+                Some((Some(0), _, _)) => decoded += 1,
+                Some((Some(2), _, e)) if e.contains("ocsd decode: ") && !e.contains("panicked") => refused += 1,
+                Some((code, _, e)) => failures.push(format!("{what}: exit status {code:?}, standard error:\n{e}")),
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    eprintln!("elf_files_mutated: {decoded} decoded, {refused} refused");
+    assert!(decoded > 0 && refused > 0, "the mutations should give both usable and refused ELF files");
+    report("elf_files_mutated", &failures, started, elfs.len() * per_file);
+}
