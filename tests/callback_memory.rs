@@ -11,7 +11,7 @@ use opencsd_c_api::abi::gen_elem::ocsd_generic_trace_elem;
 use opencsd_c_api::abi::*;
 use opencsd_c_api::common::error::NullLog;
 use opencsd_c_api::common::GenElemSink;
-use opencsd_c_api::mem::{Accessor, FileBytes, Source};
+use opencsd_c_api::mem::{Accessor, Source};
 use opencsd_c_api::printers::gen_elem::write_elem_str;
 use opencsd_c_api::snapshot::{to_tree, Snapshot};
 
@@ -37,15 +37,7 @@ fn decode(snap: &Snapshot, buffer: &str, callback: bool) -> Option<(Vec<String>,
     let mut tree = built.tree;
     let calls = Arc::new(AtomicU64::new(0));
     if callback {
-        let regions: Vec<(u64, u64, ocsd_mem_space_acc_t, FileBytes, usize)> = tree
-            .mapper
-            .accessors()
-            .iter()
-            .filter_map(|a| match &a.source {
-                Source::File { data, offset, .. } => Some((a.start, a.end, a.space, data.clone(), *offset)),
-                _ => None,
-            })
-            .collect();
+        let images = tree.mapper.file_images();
         tree.mapper.clear();
         let c = calls.clone();
         tree.mapper
@@ -56,14 +48,11 @@ fn decode(snap: &Snapshot, buffer: &str, callback: bool) -> Option<(Vec<String>,
                 source: Source::Callback {
                     read: Box::new(move |addr, space, _id, buf| {
                         c.fetch_add(1, Ordering::Relaxed);
-                        for (st, en, sp, data, off) in &regions {
-                            if addr >= *st && addr <= *en && (sp & space) != 0 {
-                                let rel = off + (addr - st) as usize;
-                                let n = buf.len().min((en - addr) as usize + 1);
-                                return data.read_at(rel, &mut buf[..n]).unwrap_or(0);
-                            }
+                        // the first image of the space holding the address
+                        match images.iter().find(|i| addr >= i.start && addr <= i.end && (i.space & space) != 0) {
+                            Some(i) => i.read(addr, buf),
+                            None => 0,
                         }
-                        0
                     }),
                 },
             })

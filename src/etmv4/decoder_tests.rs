@@ -77,9 +77,12 @@ impl GenElemSink for Sink {
     }
 }
 
-struct Harness {
+/// A decoder fed packets one by one, with memory `M` (default: a
+/// [`TestMem`], which counts reads; a [`crate::mem::MemMapper`] where
+/// decoded blocks are cached).
+struct Harness<M: MemAccess = TestMem> {
     dec: EtmV4IPktDecoder,
-    mem: TestMem,
+    mem: M,
     log: Log,
     q: ElemQueue,
     sink: Sink,
@@ -106,7 +109,13 @@ impl Harness {
     }
 
     fn with_dec(dec: EtmV4IPktDecoder, words: &[u32]) -> Self {
-        Harness { dec, mem: TestMem::new(words), log: Log::default(), q: ElemQueue::new(), sink: Sink::default(), idx: 0 }
+        Harness::with_mem(dec, TestMem::new(words))
+    }
+}
+
+impl<M: MemAccess> Harness<M> {
+    fn with_mem(dec: EtmV4IPktDecoder, mem: M) -> Self {
+        Harness { dec, mem, log: Log::default(), q: ElemQueue::new(), sink: Sink::default(), idx: 0 }
     }
 
     fn pkt(&mut self, p: ocsd_etmv4_i_pkt) -> ocsd_datapath_resp_t {
@@ -238,6 +247,18 @@ fn return_stack_gives_ret_target() {
     );
 }
 
+/// Memory from a buffer at 0x1000: a loop calling a function. 0x1000 BL
+/// 0x1010, 0x1004 B 0x1000, 0x1008 NOP, 0x100c NOP, 0x1010 NOP, 0x1014 RET.
+fn call_loop_memory() -> crate::mem::MemMapper {
+    use crate::mem::{Accessor, MemMapper, Source};
+    let words = [bl(0x10), b(-4), NOP, NOP, NOP, RET];
+    let data: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let mut mem = MemMapper::new();
+    let end = BASE + data.len() as u64 - 1;
+    mem.add(Accessor { start: BASE, end, space: OCSD_MEM_SPACE_ANY, source: Source::Buffer { data: std::sync::Arc::new(data) } }).unwrap();
+    mem
+}
+
 /// A loop calling a function, traced three times with the return stack on
 /// and no address packets, memory from a buffer (whose bytes the decoded
 /// blocks are cached under): from the second time on, the call's block is
@@ -245,27 +266,10 @@ fn return_stack_gives_ret_target() {
 /// the return stack for the function's RET.
 #[test]
 fn replayed_calls_push_the_return_stack() {
-    use crate::mem::{Accessor, MemMapper, Source};
-    // 0x1000 BL 0x1010, 0x1004 B 0x1000, 0x1008 NOP, 0x100c NOP,
-    // 0x1010 NOP, 0x1014 RET
-    let words = [bl(0x10), b(-4), NOP, NOP, NOP, RET];
-    let data: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let mut mem = MemMapper::new();
-    let end = BASE + data.len() as u64 - 1;
-    mem.add(Accessor { start: BASE, end, space: OCSD_MEM_SPACE_ANY, source: Source::Buffer { data: std::sync::Arc::new(data) } }).unwrap();
-    let mut dec = EtmV4IPktDecoder::with_env(16, cfg(0, true), 0, false);
-    let (mut q, mut sink, mut log) = (ElemQueue::new(), Sink::default(), Log::default());
-    let mut idx = 0;
-    let mut pkt = |p: ocsd_etmv4_i_pkt, sink: &mut Sink, log: &mut Log| {
-        let mut ctx = DecodeCtx::new(&mut q, &mut mem, log);
-        dec.packet_in(idx, &p, &mut ctx);
-        q.deliver(sink);
-        idx += 1;
-    };
-    pkt(typed(ETM4_PKT_I_ASYNC), &mut sink, &mut log);
-    pkt(typed(ETM4_PKT_I_TRACE_INFO), &mut sink, &mut log);
-    pkt(typed(ETM4_PKT_I_TRACE_ON), &mut sink, &mut log);
-    pkt(addr_ctxt(0x1000), &mut sink, &mut log);
+    let mut h = Harness::with_mem(EtmV4IPktDecoder::with_env(16, cfg(0, true), 0, false), call_loop_memory());
+    for p in [typed(ETM4_PKT_I_ASYNC), typed(ETM4_PKT_I_TRACE_INFO), typed(ETM4_PKT_I_TRACE_ON), addr_ctxt(0x1000)] {
+        h.pkt(p);
+    }
     let iteration = |idx: u64| {
         vec![
             format!("{idx}:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x1000:[0x1004] num_i(1) last_sz(4) (ISA=A64) E BR  b+link )"),
@@ -274,18 +278,18 @@ fn replayed_calls_push_the_return_stack() {
         ]
     };
     for k in 0..3u64 {
-        pkt(atoms("EEE"), &mut sink, &mut log);
-        let ranges: Vec<String> = std::mem::take(&mut sink.0).into_iter().filter(|e| e.contains("INSTR_RANGE")).collect();
+        h.pkt(atoms("EEE"));
+        let ranges: Vec<String> = h.take().into_iter().filter(|e| e.contains("INSTR_RANGE")).collect();
         assert_eq!(ranges, iteration(4 + k), "iteration {k}");
     }
     // a call and its return in separate packets
     for _ in 0..3 {
-        pkt(atoms("E"), &mut sink, &mut log);
+        h.pkt(atoms("E"));
     }
-    let got = std::mem::take(&mut sink.0);
+    let got = h.take();
     assert_eq!(got.len(), 3, "{got:?}");
     assert!(got[2].contains("exec range=0x1004:[0x1008]"), "{got:?}");
-    assert!(log.0.is_empty(), "{:?}", log.0);
+    assert!(h.log.0.is_empty(), "{:?}", h.log.0);
 }
 
 /// A run of atom packets offered to `atom_packets` whose replay takes two
@@ -295,47 +299,29 @@ fn replayed_calls_push_the_return_stack() {
 #[test]
 fn an_atom_run_replayed_part_way_takes_each_packet_once() {
     use crate::etmv4::pkt_proc::ATOM_HEADERS;
-    use crate::mem::{Accessor, MemMapper, Source};
-    // 0x1000 BL 0x1010, 0x1004 B 0x1000, 0x1008 NOP, 0x100c NOP,
-    // 0x1010 NOP, 0x1014 RET
-    let words = [bl(0x10), b(-4), NOP, NOP, NOP, RET];
-    let data: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let mut mem = MemMapper::new();
-    let end = BASE + data.len() as u64 - 1;
-    mem.add(Accessor { start: BASE, end, space: OCSD_MEM_SPACE_ANY, source: Source::Buffer { data: std::sync::Arc::new(data) } }).unwrap();
-    let mut dec = EtmV4IPktDecoder::with_env(16, cfg(0, false), 0, false);
-    let (mut q, mut sink, mut log) = (ElemQueue::new(), Sink::default(), Log::default());
-    let mut idx = 0;
-    let mut pkt = |dec: &mut EtmV4IPktDecoder, mem: &mut MemMapper, p: ocsd_etmv4_i_pkt, idx: &mut u32, q: &mut ElemQueue, sink: &mut Sink, log: &mut Log| {
-        let mut ctx = DecodeCtx::new(q, mem, log);
-        dec.packet_in(*idx, &p, &mut ctx);
-        q.deliver(sink);
-        *idx += 1;
-    };
+    let mut h = Harness::with_mem(EtmV4IPktDecoder::with_env(16, cfg(0, false), 0, false), call_loop_memory());
     for p in [typed(ETM4_PKT_I_ASYNC), typed(ETM4_PKT_I_TRACE_INFO), typed(ETM4_PKT_I_TRACE_ON), addr_ctxt(0x1000), atoms("EE"), addr(0x1000)] {
-        pkt(&mut dec, &mut mem, p, &mut idx, &mut q, &mut sink, &mut log);
+        h.pkt(p);
     }
     // (the call and the function are walked once: their blocks are cached)
-    sink.0.clear();
+    h.take();
     let e = 0xF7u8;
-    assert_eq!(ATOM_HEADERS[e as usize].map(|h| (h.num, h.bits)), Some((1, 1)));
+    assert_eq!(ATOM_HEADERS[e as usize].map(|a| (a.num, a.bits)), Some((1, 1)));
     let run = [e, e, e, e];
-    let mut ctx = DecodeCtx::with_sink(&mut q, &mut mem, &mut log, Some(&mut sink));
-    let (n, _) = PacketDecoder::atom_packets(&mut dec, idx, &run, &mut ctx);
+    let mut ctx = DecodeCtx::with_sink(&mut h.q, &mut h.mem, &mut h.log, Some(&mut h.sink));
+    let (n, _) = PacketDecoder::atom_packets(&mut h.dec, h.idx, &run, &mut ctx);
     assert_eq!(n, run.len());
-    let mut ctx = DecodeCtx::new(&mut q, &mut mem, &mut log);
-    dec.eot(&mut ctx);
-    q.deliver(&mut sink);
-    let first = idx;
+    h.eot();
+    let first = h.idx;
     assert_eq!(
-        sink.0,
+        h.take(),
         vec![
             format!("{first}:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x1000:[0x1004] num_i(1) last_sz(4) (ISA=A64) E BR  b+link )"),
             format!("{}:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x1010:[0x1018] num_i(2) last_sz(4) (ISA=A64) E iBR A64:ret )", first + 1),
             format!("{}:10:OCSD_GEN_TRC_ELEM_EO_TRACE( [end-of-trace])", first + 3),
         ]
     );
-    assert!(log.0.is_empty(), "{:?}", log.0);
+    assert!(h.log.0.is_empty(), "{:?}", h.log.0);
 }
 
 #[test]

@@ -76,6 +76,33 @@ pub enum Source {
     CallbackHoles { read: ReadHoleFn, stamp: Arc<std::sync::atomic::AtomicU64> },
 }
 
+/// A file mapped as memory ([`MemMapper::file_images`]): what a client
+/// needs to serve the same bytes from a callback.
+#[derive(Clone)]
+pub struct FileImage {
+    pub start: ocsd_vaddr_t,
+    /// Inclusive end address.
+    pub end: ocsd_vaddr_t,
+    pub space: ocsd_mem_space_acc_t,
+    pub data: FileBytes,
+    /// Where in `data` the byte at `start` is.
+    pub offset: usize,
+}
+
+impl FileImage {
+    /// The bytes from `addr` (as many as `buf` holds and the image has)
+    /// as the file accessor reads them: how many; 0 outside the image or
+    /// when the file cannot be read.
+    pub fn read(&self, addr: ocsd_vaddr_t, buf: &mut [u8]) -> usize {
+        if addr < self.start || addr > self.end {
+            return 0;
+        }
+        let rel = self.offset.saturating_add((addr - self.start) as usize);
+        let n = buf.len().min(usize::try_from(self.end - addr).unwrap_or(usize::MAX).saturating_add(1));
+        self.data.read_at(rel, &mut buf[..n]).unwrap_or(0)
+    }
+}
+
 pub struct Accessor {
     pub start: ocsd_vaddr_t,
     /// Inclusive end address.
@@ -805,6 +832,17 @@ impl MemMapper {
 
     pub fn accessors(&self) -> &[Accessor] {
         &self.accessors
+    }
+
+    /// The files mapped, in the order they were added.
+    pub fn file_images(&self) -> Vec<FileImage> {
+        self.accessors
+            .iter()
+            .filter_map(|a| match &a.source {
+                Source::File { data, offset, .. } => Some(FileImage { start: a.start, end: a.end, space: a.space, data: data.clone(), offset: *offset }),
+                _ => None,
+            })
+            .collect()
     }
 
     /// A file accessor for `path` mapped at `address`: the whole file, or

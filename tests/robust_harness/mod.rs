@@ -29,7 +29,7 @@ use opencsd_c_api::abi::gen_elem::ocsd_generic_trace_elem;
 use opencsd_c_api::abi::*;
 use opencsd_c_api::common::{ErrorLog, GenElemSink, OcsdError, TracePacket};
 use opencsd_c_api::dcd_tree::{DecodeTree, PacketObserver, RawFrameMonitor, TraceIdDecoder};
-use opencsd_c_api::mem::{Accessor, FileBytes, Source};
+use opencsd_c_api::mem::{Accessor, Source};
 use opencsd_c_api::printers::gen_elem::write_elem_str;
 use opencsd_c_api::printers::raw_frame::write_raw_frame;
 use opencsd_c_api::snapshot::{self, ini::Ini, to_tree, Device, Snapshot};
@@ -603,31 +603,15 @@ pub fn drive(tree: &mut DecodeTree, sessions: &[Session], rec: &SharedRec) -> Re
     Ok(())
 }
 
-/// Build with `build`, drive without and then with random WAITs, and
-/// compare what the client saw. `build` must be deterministic.
 /// Replace each of the tree's file images by a client callback over the
 /// same range and memory space that answers from the same file.
 pub fn files_as_callback(tree: &mut DecodeTree) {
-    let regions: Vec<(u64, u64, ocsd_mem_space_acc_t, FileBytes, usize)> = tree
-        .mapper
-        .accessors()
-        .iter()
-        .filter_map(|a| match &a.source {
-            Source::File { data, offset, .. } => Some((a.start, a.end, a.space, data.clone(), *offset)),
-            _ => None,
-        })
-        .collect();
+    let images = tree.mapper.file_images();
     tree.mapper.clear();
-    for (st, en, sp, data, off) in regions {
-        let read = move |addr: ocsd_vaddr_t, _space: ocsd_mem_space_acc_t, _id: u8, buf: &mut [u8]| -> usize {
-            if addr < st || addr > en {
-                return 0;
-            }
-            let rel = off + (addr - st) as usize;
-            let n = buf.len().min((en - addr) as usize + 1);
-            data.read_at(rel, &mut buf[..n]).unwrap_or(0)
-        };
-        let _ = tree.mapper.add(Accessor { start: st, end: en, space: sp, source: Source::Callback { read: Box::new(read) } });
+    for img in images {
+        let (start, end, space) = (img.start, img.end, img.space);
+        let read = move |addr: ocsd_vaddr_t, _space: ocsd_mem_space_acc_t, _id: u8, buf: &mut [u8]| -> usize { img.read(addr, buf) };
+        let _ = tree.mapper.add(Accessor { start, end, space, source: Source::Callback { read: Box::new(read) } });
     }
 }
 
@@ -642,6 +626,8 @@ pub fn elements_of(label: &str, build: &dyn Fn(&SharedRec) -> Option<DecodeTree>
     Ok(elems)
 }
 
+/// Build with `build`, drive without and then with random WAITs, and
+/// compare what the client saw. `build` must be deterministic.
 pub fn run_pair(label: &str, build: &dyn Fn(&SharedRec) -> Option<DecodeTree>, sessions: &[Session], obs_seed: u64, wait_den: u32) -> Result<(), String> {
     let run = |wait: Option<u32>| -> Result<Option<Record>, String> {
         let rec: SharedRec = Rc::new(RefCell::new(Record::default()));
