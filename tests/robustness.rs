@@ -503,6 +503,14 @@ fn corrupted_snapshots_decode_safely() {
     report("corrupted_snapshots_decode_safely", &failures, started, n);
 }
 
+/// `v` written little-endian over the bytes of `d` from `at` (those past
+/// its end left out).
+fn put_u64(d: &mut [u8], at: usize, v: u64) {
+    for (x, b) in d.iter_mut().skip(at).zip(v.to_le_bytes()) {
+        *x = b;
+    }
+}
+
 /// One seeded corruption of a perf.data recording: mostly bytes changed in
 /// place (flipped bits, fields overwritten with 0, all ones or a random
 /// value), so that the records stay where they were and the reader gets
@@ -526,11 +534,7 @@ fn mutate_perf_data(rng: &mut Rng, data: &[u8]) -> Vec<u8> {
                 let rest = (d.len() - i) as u64;
                 let (any, small) = (rng.next_u64(), rng.next_u64() & 0xffff);
                 let v = *rng.pick(&[0, u64::MAX, 1 << 63, any, small, rest, 0x7fff_ffff]);
-                for (k, b) in v.to_le_bytes().iter().enumerate() {
-                    if let Some(x) = d.get_mut(i + k) {
-                        *x = *b;
-                    }
-                }
+                put_u64(&mut d, i, v);
             }
             3 => {
                 let end = (i + rng.range(1, 64)).min(d.len());
@@ -716,11 +720,7 @@ fn elf_files_mutated() {
                     2 => {
                         let (any, len) = (rng.next_u64(), d.len() as u64);
                         let v = *rng.pick(&[0, u64::MAX, 1 << 63, any, any & 0xffff_ffff, len, len - 8]);
-                        for (k, b) in v.to_le_bytes().iter().enumerate() {
-                            if let Some(x) = d.get_mut(at + k) {
-                                *x = *b;
-                            }
-                        }
+                        put_u64(&mut d, at, v);
                     }
                     _ => d.truncate(at.max(1)),
                 }

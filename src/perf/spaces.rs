@@ -797,25 +797,15 @@ pub fn elf_build_id(bytes: &[u8]) -> Option<Vec<u8>> {
     build_id_of(&Elf::parse(bytes).ok()?, bytes)
 }
 
-/// The GNU build ID note of `elf`, parsed from `bytes`.
+/// The GNU build ID note of `elf`, parsed from `bytes`: from the note
+/// segments, else the note sections.
 fn build_id_of(elf: &Elf, bytes: &[u8]) -> Option<Vec<u8>> {
     // (a note that does not parse ends the walk: goblin's note iterators
     // give the same error again and again, never moving past it)
-    if let Some(notes) = elf.iter_note_headers(bytes) {
-        for n in notes.map_while(Result::ok) {
-            if n.n_type == goblin::elf::note::NT_GNU_BUILD_ID && n.name == "GNU" {
-                return Some(n.desc.to_vec());
-            }
-        }
+    fn gnu_build_id<'a>(notes: impl Iterator<Item = goblin::error::Result<goblin::elf::note::Note<'a>>>) -> Option<Vec<u8>> {
+        notes.map_while(Result::ok).find(|n| n.n_type == goblin::elf::note::NT_GNU_BUILD_ID && n.name == "GNU").map(|n| n.desc.to_vec())
     }
-    if let Some(notes) = elf.iter_note_sections(bytes, None) {
-        for n in notes.map_while(Result::ok) {
-            if n.n_type == goblin::elf::note::NT_GNU_BUILD_ID && n.name == "GNU" {
-                return Some(n.desc.to_vec());
-            }
-        }
-    }
-    None
+    elf.iter_note_headers(bytes).and_then(gnu_build_id).or_else(|| elf.iter_note_sections(bytes, None).and_then(gnu_build_id))
 }
 
 /// The executable PT_LOAD segment with the lowest address: (vaddr, file

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use opencsd_c_api::api::dstream::{DSTREAM_BLOCK, DSTREAM_DATA};
 use opencsd_c_api::api::{
-    strip_dstream_footers, DstreamReader,
+    DstreamReader,
     AddressSpace, ContextId, Decoder, DecoderBuilder, Element, ElementKind, LineBuf, ListerLines, MemoryImage, ParallelOptions, TextFormat, TextSummary, Vmid,
 };
 use opencsd_c_api::perf::autofdo::AutoFdo;
@@ -174,12 +174,6 @@ impl TraceFile {
         } else {
             (Box::new(r), len)
         })
-    }
-
-    /// The trace bytes, read whole.
-    pub fn bytes(&self) -> Result<Vec<u8>, Failure> {
-        let data = std::fs::read(&self.path).map_err(|e| Failure::input(format!("{}: cannot read: {e}", self.name())))?;
-        Ok(if self.dstream { strip_dstream_footers(&data) } else { data })
     }
 
     /// Said after a failure to decode.
@@ -386,7 +380,10 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
     let mut write_err = None;
     let verbose = a.verbose;
     let (bytes, fatal) = if a.jobs > 0 && !matches!(out_kind, Out::Tarmac(_)) {
-        let trace = trace_file.bytes()?;
+        // the whole trace, from the reader already open
+        let mut trace = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        let mut trace_in = trace_in;
+        trace_in.read_to_end(&mut trace).map_err(|e| Failure::input(format!("{trace_name}: cannot read: {e}")))?;
         // the lines are written on the decode threads
         let format = if matches!(out_kind, Out::Json) { TextFormat::Json } else { TextFormat::Lister };
         let r = dec.decode_text_parallel(&trace, &ParallelOptions::new(a.jobs), format, OUT_CHUNK, write_to(&mut out, &mut write_err));
