@@ -27,6 +27,7 @@
 
 use std::io::Write;
 
+use super::counts::Counts;
 use super::decode::{direct_branch_target, RangeSample, SampleSink};
 use rustc_hash::FxHashMap;
 use super::spaces::{Map, Spaces};
@@ -59,7 +60,11 @@ struct Pending {
 
 /// Collects simpleperf's counts per binary (index into `Spaces::binaries`).
 pub struct AutoFdo {
+    /// The counts, once [`AutoFdo::finish`] has put them there.
     pub per_binary: FxHashMap<usize, BinaryCounts>,
+    /// (binary, start, end) and (binary, from, to): counted while decoding.
+    ranges: Counts<(usize, u64, u64)>,
+    branches: Counts<(usize, u64, u64)>,
     pending: Vec<Option<Pending>>,
     /// The last range's thread and mapping, with the addresses for which
     /// that thread finds the same mapping (the mappings do not change
@@ -69,7 +74,7 @@ pub struct AutoFdo {
 
 impl Default for AutoFdo {
     fn default() -> Self {
-        AutoFdo { per_binary: FxHashMap::default(), pending: vec![None; 256], last_map: None }
+        AutoFdo { per_binary: FxHashMap::default(), ranges: Counts::default(), branches: Counts::default(), pending: vec![None; 256], last_map: None }
     }
 }
 
@@ -81,20 +86,28 @@ impl AutoFdo {
                 let target = direct_branch_target(spaces, &p.range);
                 p.to = spaces.binaries[p.map.bin].simpleperf_vaddr(&p.map, target);
             }
-            let b = self.per_binary.entry(p.bin).or_default();
-            let n = b.ranges.entry((p.start, p.end)).or_default();
-            *n = n.saturating_add(1);
+            self.ranges.add((p.bin, p.start, p.end), 1);
             if p.taken {
-                let n = b.branches.entry((p.end, p.to)).or_default();
-                *n = n.saturating_add(1);
+                self.branches.add((p.bin, p.end, p.to), 1);
             }
         }
     }
 
-    /// Count the ranges still held back (end of the trace).
+    /// Count the ranges still held back (end of the trace), and put the
+    /// counts in `per_binary`.
     pub fn finish(&mut self, spaces: &mut Spaces) {
         for id in 0..=255u8 {
             self.flush(id, spaces);
+        }
+        let add = |m: &mut PairMap, k: (u64, u64), n: u64| {
+            let c = m.entry(k).or_default();
+            *c = c.saturating_add(n);
+        };
+        for ((bin, s, e), n) in std::mem::take(&mut self.ranges).into_map() {
+            add(&mut self.per_binary.entry(bin).or_default().ranges, (s, e), n);
+        }
+        for ((bin, f, t), n) in std::mem::take(&mut self.branches).into_map() {
+            add(&mut self.per_binary.entry(bin).or_default().branches, (f, t), n);
         }
     }
 }
@@ -334,8 +347,8 @@ mod tests {
             a.range(&r, &mut s);
             a.trace_on(0x10, &mut s);
         }
-        a.per_binary.get_mut(&0).unwrap().ranges.insert((0x700, 0x900), 1);
         a.finish(&mut s);
+        a.per_binary.get_mut(&0).unwrap().ranges.insert((0x700, 0x900), 1);
         let mut out = Vec::new();
         a.write(&s, &mut out).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), format!("1\n800-804:2\n0\n2\n804->0:1\n804->0:1\n{}", B_TAIL));

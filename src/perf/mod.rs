@@ -8,10 +8,12 @@
 //! - [`decode`]: instruction ranges and perf's branch samples;
 //! - [`parallel`]: the same decode, AUX blocks on several threads;
 //! - [`autofdo`]: simpleperf inject's AutoFDO text profile;
+//! - `counts`: the event counts behind the profiles;
 //! - [`profile`]: per-function table, flame graph, lcov line coverage.
 #![forbid(unsafe_code)]
 
 pub mod autofdo;
+mod counts;
 pub mod cs_meta;
 pub mod decode;
 pub mod dump;

@@ -11,6 +11,7 @@ use std::io::Write;
 use crate::abi::gen_elem::ocsd_generic_trace_elem;
 use crate::abi::*;
 
+use super::counts::Counts;
 use super::decode::{RangeSample, SampleSink};
 use super::spaces::Spaces;
 
@@ -141,15 +142,15 @@ pub struct Profile {
     /// Interned names (functions and command names) and their ids.
     names: Vec<String>,
     name_ids: FxHashMap<String, u32>,
-    /// Per function name id.
-    funcs: FxHashMap<u32, FuncStats>,
+    /// Per function name id (None: a name that is not a function's).
+    funcs: Vec<Option<FuncStats>>,
     nodes: Vec<Node>,
     /// (parent node or NO_NODE, name id) -> node.
     children: FxHashMap<(u32, u32), u32>,
     threads: FxHashMap<i32, Thread>,
     /// (binary, ELF address of the first instruction, bytes to the last
     /// instruction, instruction step) -> executions.
-    executed: FxHashMap<(usize, u64, u64, u64), u64>,
+    executed: Counts<(usize, u64, u64, u64)>,
 }
 
 /// The node for `name` under `parent`, made if new.
@@ -194,7 +195,7 @@ impl Profile {
 
     /// The instructions and ranges of each function, by name.
     pub fn functions(&self) -> HashMap<String, FuncStats> {
-        self.funcs.iter().map(|(id, f)| (self.names[*id as usize].clone(), f.clone())).collect()
+        self.func_stats().map(|(name, f)| (name.clone(), f.clone())).collect()
     }
 
     /// Folded stacks (`comm;f1;f2`, outermost first) and the instructions
@@ -224,7 +225,8 @@ impl Profile {
     /// Per binary: executed ELF address -> times (per range execution).
     pub fn executed(&self) -> HashMap<usize, HashMap<u64, u64>> {
         let mut out: HashMap<usize, HashMap<u64, u64>> = HashMap::new();
-        for (&(bin, v, len, step), &n) in &self.executed {
+        // (a range may come in two parts: the addresses add up)
+        for (&(bin, v, len, step), n) in self.executed.parts() {
             let e = out.entry(bin).or_default();
             let mut a = 0;
             while a <= len {
@@ -233,6 +235,13 @@ impl Profile {
             }
         }
         out
+    }
+}
+
+impl Profile {
+    /// Each function's name and counts.
+    fn func_stats(&self) -> impl Iterator<Item = (&String, &FuncStats)> {
+        self.funcs.iter().enumerate().filter_map(|(id, f)| Some((&self.names[id], f.as_ref()?)))
     }
 }
 
@@ -247,7 +256,10 @@ impl SampleSink for Profile {
             }
         };
         let func = place.func;
-        let f = self.funcs.entry(func).or_insert_with(|| FuncStats {
+        if self.funcs.len() <= func as usize {
+            self.funcs.resize(func as usize + 1, None);
+        }
+        let f = self.funcs[func as usize].get_or_insert_with(|| FuncStats {
             binary: place.loc.map(|(b, _)| spaces.binaries[b].path.clone()).unwrap_or_default(),
             ..Default::default()
         });
@@ -295,7 +307,7 @@ impl SampleSink for Profile {
             let step = if r.isa == ocsd_isa_thumb2 { 2 } else { 4 };
             let len = r.last.saturating_sub(r.start);
             if len <= 1 << 20 {
-                *self.executed.entry((bin, v, len, step)).or_default() += 1;
+                self.executed.add((bin, v, len, step), 1);
             }
         }
     }
@@ -304,7 +316,7 @@ impl SampleSink for Profile {
 impl Profile {
     /// The per-function table, most instructions first.
     pub fn write_functions(&self, w: &mut dyn Write) -> std::io::Result<()> {
-        let mut v: Vec<(&String, &FuncStats)> = self.funcs.iter().map(|(id, f)| (&self.names[*id as usize], f)).collect();
+        let mut v: Vec<(&String, &FuncStats)> = self.func_stats().collect();
         v.sort_by(|a, b| b.1.instructions.cmp(&a.1.instructions).then(a.0.cmp(b.0)));
         let total: u64 = v.iter().map(|x| x.1.instructions).sum();
         writeln!(w, "{:>12} {:>7} {:>9}  {:<40} {}", "instructions", "%", "ranges", "function", "binary")?;
