@@ -10,7 +10,7 @@
 #    elements) on every shared snapshot: identical instruction ranges, no
 #    memory read while the client waits.
 # 2. print_client.c: output order and the string-print callback.
-# 2b. Corrupted trace (PTM and STM, seeded corruptions made by
+# 2b. Corrupted trace (PTM, ETMv3 and STM, seeded corruptions made by
 #    dropin/corrupt.py): the same elements after the same errors, with
 #    file and callback memory.
 # 3. `perf report -D` on every recording in ../shared/perf: identical output;
@@ -161,8 +161,8 @@ for snap in snapshots/Snowball snapshots/juno_r1_1 snapshots-corrupt/TC2-c1001 s
     done
 done
 
-# Corrupted trace: PTM and STM, whose decoders OpenCSD 1.3.3 and 1.8.0
-# share, on seeded corruptions of their snapshots' trace (bits flipped,
+# Corrupted trace: PTM, ETMv3 and STM, whose decoders OpenCSD 1.3.3 and
+# 1.8.0 share, on seeded corruptions of their snapshots' trace (bits flipped,
 # bytes inserted, deleted, zeroed): the same elements, in the same order,
 # after the same errors and resynchronisations, with file memory and with
 # perf's callback memory (c-tests/bench/decode_snapshot.c -print; the
@@ -170,16 +170,23 @@ done
 # caches less).
 ds="$out/decode_snapshot"
 if gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$root/include" -o "$ds" "$here/bench/decode_snapshot.c" -L"$lib" -l:libopencsd_c_api.so.1 -ldl; then
-    for name in Snowball tc2-ptm-rstk-t32 stm_only-2 stm-issue-27; do
+    for name in Snowball tc2-ptm-rstk-t32 stm_only-2 stm-issue-27 TC2; do
         plan="$out/$name.plan"
         [ -s "$plan" ] || { fail "$name: no plan for the corrupted-trace checks"; continue; }
         same=0; runs=0
-        for seed in 1 2 3 4 5 6 7 8; do
+        seeds="1 2 3 4 5 6 7 8"
+        # TC2 (ETMv3 and PTM; its ITM source, ID 0x20, is not in 1.3.3: its
+        # elements and so the element count are left out): also the seeds
+        # that found an ETMv3 cycle count packet ended early (279, 394) and
+        # a reused element's stale instruction count (352)
+        skip='^@none@$'; count='s/^@none@$//'
+        [ "$name" = TC2 ] && { seeds="$seeds 279 352 394"; skip='ID:20;'; count='s/^elements: .*/elements:/'; }
+        for seed in $seeds; do
             python3 "$here/dropin/corrupt.py" "$plan" "$seed" "$out/corrupt.plan" "$out/corrupt.bin" || { fail "$name: corrupt.py"; break; }
             for mem in file callback; do
                 runs=$((runs + 1))
-                LD_LIBRARY_PATH="$lib" "$ds" -print -mem $mem "$out/corrupt.plan" 2>/dev/null | grep -v '^memory callbacks:' | sed 's/; Memspace \[[^]]*\]//' > "$out/corrupt.ours"
-                "$ds" -print -mem $mem "$out/corrupt.plan" 2>/dev/null | grep -v '^memory callbacks:' > "$out/corrupt.sys"
+                LD_LIBRARY_PATH="$lib" "$ds" -print -mem $mem "$out/corrupt.plan" 2>/dev/null | grep -v '^memory callbacks:' | grep -v "$skip" | sed -e 's/; Memspace \[[^]]*\]//' -e "$count" > "$out/corrupt.ours"
+                "$ds" -print -mem $mem "$out/corrupt.plan" 2>/dev/null | grep -v '^memory callbacks:' | sed -e "$count" > "$out/corrupt.sys"
                 if [ -s "$out/corrupt.sys" ] && cmp -s "$out/corrupt.ours" "$out/corrupt.sys"; then
                     same=$((same + 1))
                 else
@@ -188,7 +195,7 @@ if gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$root/include" -o "$ds" "$here/benc
                 fi
             done
         done
-        [ "$same" -eq "$runs" ] && pass "corrupted $name: $runs decodes (8 corruptions, file and callback memory) print the system OpenCSD's elements"
+        [ "$same" -eq "$runs" ] && pass "corrupted $name: $runs decodes ($((runs / 2)) corruptions, file and callback memory) print the system OpenCSD's elements"
     done
 else
     fail "decode_snapshot (compile)"

@@ -209,11 +209,14 @@ impl ocsd_generic_trace_elem {
     }
 
     /// OpenCSD's `OcsdTraceElement::setType`: the type, with the
-    /// per-element flags and extended data cleared (other fields keep their
-    /// values, as decoders reuse one element).
+    /// per-element flags, the payload's first word (`exception_number`, so
+    /// also the instruction count, trace-on reason and unsync reason it
+    /// shares bytes with) and extended data cleared; other fields keep
+    /// their values, as decoders reuse one element.
     pub fn set_type(&mut self, t: ocsd_gen_trc_elem_t) {
         self.elem_type = t;
         self.flag_bits = 0;
+        self.payload.exception_number = 0;
         self.ptr_extended_data = std::ptr::null();
     }
 
@@ -333,5 +336,24 @@ mod tests {
         assert_eq!(offset_of!(ocsd_generic_trace_elem, ptr_extended_data), 88);
         assert_eq!(size_of::<trace_sw_ite_t>(), 16);
         assert_eq!(size_of::<swt_itm_info>(), 16);
+    }
+
+    /// `setType` clears the flags, the payload's first word and the
+    /// extended data pointer, and keeps the rest (OpenCSD 1.3.3's inlined
+    /// setType stores zero over flag_bits and the word after it): a
+    /// reused element's stale instruction count does not survive it.
+    #[test]
+    fn set_type_clears_flags_and_first_payload_word() {
+        let mut e = ocsd_generic_trace_elem::new(OCSD_GEN_TRC_ELEM_INSTR_RANGE);
+        e.st_addr = 0x1000;
+        e.en_addr = 0x1004;
+        e.flag_bits = 0x1f;
+        e.set_sync_marker(trace_marker_payload_t { type_: ELEM_MARKER_TS, value: 0x1234 });
+        e.ptr_extended_data = &e as *const _ as *const std::ffi::c_void;
+        e.set_type(OCSD_GEN_TRC_ELEM_CYCLE_COUNT);
+        assert_eq!((e.elem_type, e.flag_bits, e.num_instr_range()), (OCSD_GEN_TRC_ELEM_CYCLE_COUNT, 0, 0));
+        assert!(e.ptr_extended_data.is_null());
+        assert_eq!((e.st_addr, e.en_addr), (0x1000, 0x1004));
+        assert_eq!(e.sync_marker().value, 0x1234);
     }
 }

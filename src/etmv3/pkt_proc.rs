@@ -397,15 +397,14 @@ impl EtmV3PktProc {
                 }
             }
             ETM3_PKT_CYCLE_COUNT => {
-                // OpenCSD completes the packet on the first payload byte; the
-                // index is only moved past the header when that byte ends
-                // the count.
+                // the count goes on while its bytes have the top bit set,
+                // 5 bytes at most
                 if by & 0x80 == 0 || len >= 6 {
                     self.pkt_idx = 1;
+                    let cc = self.extract_cycle_count()?;
+                    self.pkt.cycle_count = cc;
+                    self.state = State::SendPkt;
                 }
-                let cc = self.extract_cycle_count()?;
-                self.pkt.cycle_count = cc;
-                self.state = State::SendPkt;
             }
             ETM3_PKT_I_SYNC_CYCLE | ETM3_PKT_I_SYNC => {
                 if self.pkt.type_ == ETM3_PKT_I_SYNC_CYCLE && !self.isync_got_cc {

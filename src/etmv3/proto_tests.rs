@@ -118,6 +118,24 @@ fn etmv3_every_instruction_packet() {
     assert_eq!(t[15], "TIMESTAMP : Timestamp Value.; TS=0x82f9d0cd3d (562536959293) ");
 }
 
+/// A cycle count packet takes payload bytes while their top bit is set
+/// (5 at most), as OpenCSD's packet processor does (checked against
+/// OpenCSD 1.3.3 on corrupted TC2 trace).
+#[test]
+fn etmv3_multi_byte_cycle_counts() {
+    let cfg = etm_cfg(0x1000, 0x410C_F250, 0);
+    let mut data = ASYNC.to_vec();
+    // 4 bytes: 0x3c | 0x30 << 7 | 0x0c << 14 | 0x02 << 21; then 5 bytes,
+    // the fifth giving 4 bits (its top bit ends the count whatever it is)
+    data.extend_from_slice(&[0x04, 0xbc, 0xb0, 0x8c, 0x02, 0x04, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0c]);
+    let mut pp = EtmV3PktProc::new(&cfg);
+    let c = run(&mut pp, &data);
+    let t: Vec<_> = c.pkts.iter().map(|(i, p, r)| (*i, text(p), r.len())).collect();
+    assert_eq!(t[1], (6, "CYCLE_COUNT : Cycle Count.; Cycles=4397116".to_string(), 5));
+    assert_eq!(t[2], (11, format!("CYCLE_COUNT : Cycle Count.; Cycles={}", u32::MAX), 6));
+    assert_eq!(t[3], (17, "TRIGGER : Trace Trigger Event.".to_string(), 1));
+}
+
 #[test]
 fn etmv3_branch_with_exception_and_non_ca_atoms() {
     let cfg = etm_cfg(0, 0x410C_F240, 0);

@@ -413,7 +413,11 @@ impl PtmDecoder {
 
     fn set_range_elem(&mut self, exec: bool, pkt: &ocsd_ptm_pkt) {
         let e = &mut self.elem;
+        // OpenCSD sets the type before the walk that counts the
+        // instructions (setType clears the payload's first word)
+        let n = e.num_instr_range();
         e.set_type(OCSD_GEN_TRC_ELEM_INSTR_RANGE);
+        e.payload.num_instr_range = n;
         e.set_last_instr_exec(exec as u32);
         e.set_last_instr_sz((self.instr_info.instr_size & 0x7) as u32);
         e.last_i_type = self.instr_info.type_;
