@@ -181,6 +181,9 @@ if gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$root/include" -o "$ds" "$here/benc
         # a reused element's stale instruction count (352)
         skip='^@none@$'; count='s/^@none@$//'
         [ "$name" = TC2 ] && { seeds="$seeds 279 352 394"; skip='ID:20;'; count='s/^elements: .*/elements:/'; }
+        # and the STM seeds whose decode stops on a fatal error with a
+        # nibble pending (not read at the EOT)
+        [ "$name" = stm-issue-27 ] && seeds="$seeds 33 61"
         for seed in $seeds; do
             python3 "$here/dropin/corrupt.py" "$plan" "$seed" "$out/corrupt.plan" "$out/corrupt.bin" || { fail "$name: corrupt.py"; break; }
             for mem in file callback; do

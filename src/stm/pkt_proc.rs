@@ -880,8 +880,10 @@ impl PacketProcessor for StmPktProc {
         }
         self.used = 0;
         let resp = self.run(index, data, tail, out);
-        if self.nibble_2nd_valid && self.used == data.len() {
-            // stopped on a WAIT (the loop reads a pending nibble otherwise)
+        if self.nibble_2nd_valid && self.used == data.len() && !resp_is_fatal(resp) {
+            // stopped on a WAIT (the loop reads a pending nibble otherwise).
+            // After a fatal answer the nibble stays pending, as in OpenCSD:
+            // read first from the next block, dropped at EOT.
             let keep = tail.len().min(UnfinishedBlock::TAIL_MAX);
             self.unfinished = Some(UnfinishedBlock { end_index: index.wrapping_add(data.len() as u32), tail: tail[..keep].to_vec() });
         }

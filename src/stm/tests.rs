@@ -589,6 +589,58 @@ fn wait_at_every_byte_boundary_keeps_packet_indices() {
     }
 }
 
+/// A sink that answers a fatal error to packet number `fatal_at`.
+struct FatalSink {
+    lines: Vec<String>,
+    fatal_at: usize,
+    log: RecLog,
+}
+
+impl PacketOut<ocsd_stm_pkt> for FatalSink {
+    fn packet(&mut self, index_sop: ocsd_trc_index_t, pkt: &ocsd_stm_pkt, raw: &[u8]) -> ocsd_datapath_resp_t {
+        let mut text = String::new();
+        pkt.write_str(&mut text);
+        self.lines.push(monitor_prefix(index_sop, 0x10, raw) + &text);
+        if self.lines.len() - 1 == self.fatal_at {
+            OCSD_RESP_FATAL_INVALID_DATA
+        } else {
+            OCSD_RESP_CONT
+        }
+    }
+
+    fn logger(&mut self) -> &mut dyn ErrorLog {
+        &mut self.log
+    }
+}
+
+/// A fatal answer to the packet before the last byte's second nibble (a
+/// NULL) leaves that nibble pending, as OpenCSD's processor does: an EOT
+/// does not read it (OpenCSD's onEOT sends only a partial packet), more
+/// data does, first (checked against OpenCSD 1.3.3 on corrupted STM trace).
+#[test]
+fn a_fatal_answer_leaves_the_pending_nibble_to_the_next_block() {
+    let data = nibble_mix_stream(false);
+    let (whole, _) = feed_blocks(&[(0, data.clone())], 0, |_| false, Client::Flush);
+    let last = whole.len() - 1;
+    assert!(whole[last].contains("NULL:"));
+    let cfg = cfg_id(0x10);
+    // fatal on the packet before the last NULL, then EOT
+    let mut proc = StmPktProc::new(&cfg);
+    let mut sink = FatalSink { lines: Vec::new(), fatal_at: last - 1, log: RecLog::default() };
+    let (resp, used) = proc.process_data(0, &data, &mut sink);
+    assert_eq!((resp, used), (OCSD_RESP_FATAL_INVALID_DATA, data.len()));
+    assert_eq!(proc.eot(&mut sink), OCSD_RESP_CONT);
+    assert_eq!(sink.lines, whole[..last]);
+    // the same, then a block of one NULL NULL byte: the pending NULL first
+    let mut proc = StmPktProc::new(&cfg);
+    let mut sink = FatalSink { lines: Vec::new(), fatal_at: last - 1, log: RecLog::default() };
+    proc.process_data(0, &data, &mut sink);
+    let (resp, used) = proc.process_data(100, &[0x00], &mut sink);
+    assert_eq!((resp, used), (OCSD_RESP_CONT, 1));
+    assert_eq!(sink.lines.len(), last + 3, "{:#?}", &sink.lines[last - 1..]);
+    assert!(sink.lines[last..].iter().all(|l| l.contains("NULL:")));
+}
+
 #[test]
 fn garbage_never_panics() {
     let mut seed = 0x1234_5678_9abc_def0u64;
