@@ -111,11 +111,15 @@ echo "ctx_mem_client: $passed checks passed so far"
 pc="$out/print_client"
 gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$root/include" -o "$pc" "$here/dropin/print_client.c" \
     -L"$lib" -l:libopencsd_c_api.so.1 || { fail "print_client (compile)"; echo "$passed passed, $failed failed"; exit 1; }
-# snapshots that OpenCSD 1.3.3 and 1.8.0 print alike
-for name in Snowball tc2-ptm-rstk-t32; do
+# snapshots that OpenCSD 1.3.3 and 1.8.0 print alike (STM: also where a
+# WAIT leaves a packet's first nibble pending across a frame boundary)
+for name in Snowball tc2-ptm-rstk-t32 stm_only stm-issue-27 stm_only-2; do
     plan="$out/$name.plan"
     "$root/target/release/trc_pkt_lister" -ss_dir "$shared/conformance/snapshots/$name" -decode -print_plan "$plan" -logfilename "$plan.log" >/dev/null 2>&1 || { fail "$name: trc_pkt_lister -print_plan"; continue; }
     for mode in stdout stderr cb file elem-printer; do
+        # (1.3.3's element printer shows an STM FREQ element's master and
+        # channel, 1.8.0's shows 0x00: stm_only has FREQ packets)
+        [ "$name/$mode" = stm_only/elem-printer ] && continue
         case $mode in
             file) args="-out file:print_client.log" ;;
             elem-printer) args="-out stdout -elem-printer" ;;

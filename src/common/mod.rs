@@ -126,20 +126,6 @@ pub trait PacketProcessor {
         self.process_data(index, data, out)
     }
 
-    /// FLUSH, after a WAIT (OpenCSD's `onFlush`): finish work on input
-    /// already consumed that the WAIT interrupted, with packets out as for
-    /// data (and the same WAIT rule). Default: nothing is ever held.
-    fn flush(&mut self, _out: &mut dyn PacketOut<Self::Packet>) -> ocsd_datapath_resp_t {
-        OCSD_RESP_CONT
-    }
-
-    /// Whether [`PacketProcessor::flush`] may do anything now; false only
-    /// where it would answer CONT and output nothing (a processor that
-    /// keeps the default flush can say so). Default: it may.
-    fn flush_may_act(&self) -> bool {
-        true
-    }
-
     /// End of trace: output any partial packet (as OpenCSD does, usually as
     /// an incomplete-EOT packet).
     fn eot(&mut self, out: &mut dyn PacketOut<Self::Packet>) -> ocsd_datapath_resp_t;

@@ -449,21 +449,16 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
                         return (not_init(d, msg, &mut *env.log, self.numbered), 0);
                     }
                 }
-                // nothing owed, nothing suspended, nothing held: the stack
-                // has nothing to do (the common case: a client waiting on
-                // one trace ID flushes them all)
-                if self.queue.is_empty() && !self.dec_suspended && self.pending_resp == OCSD_RESP_CONT && !self.proc_.flush_may_act() {
+                // nothing owed, nothing suspended: the stack has nothing to
+                // do (the common case: a client waiting on one trace ID
+                // flushes them all; packet processors hold nothing a FLUSH
+                // sends, as OpenCSD's)
+                if self.queue.is_empty() && !self.dec_suspended && self.pending_resp == OCSD_RESP_CONT {
                     return (OCSD_RESP_CONT, 0);
                 }
                 // elements still owed to a waiting client go first, then
-                // the decode the gate suspended, then whatever the packet
-                // processor holds
-                let r = self.catch_up(env);
-                if !resp_is_cont(r) {
-                    return (r, 0);
-                }
-                let (proc_, mut out) = self.split(env);
-                (proc_.flush(&mut out), 0)
+                // the decode the gate suspended
+                (self.catch_up(env), 0)
             }
             OCSD_OP_EOT => {
                 if let Some(d) = self.dec.as_ref() {

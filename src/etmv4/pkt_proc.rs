@@ -1470,11 +1470,6 @@ impl EtmV4IPktProc {
 impl PacketProcessor for EtmV4IPktProc {
     type Packet = ocsd_etmv4_i_pkt;
 
-    /// (the default flush: nothing is held across a WAIT)
-    fn flush_may_act(&self) -> bool {
-        false
-    }
-
     fn name(&self) -> &str {
         EtmV4IPktProc::name(self)
     }

@@ -8,10 +8,12 @@
 //!
 //! The processor reproduces OpenCSD 1.8.0 exactly, including its 8-bit
 //! nibble counters and the raw bytes it gives the packet monitor for
-//! unsynchronised data (see [`PacketProcessor::process_data_with_tail`]).
-//! What it outputs does not depend on where the client answers WAIT: a
-//! call cut short with a byte half used finishes that byte on the FLUSH
-//! (see `StmPktProc::finish_block`).
+//! unsynchronised data (see [`PacketProcessor::process_data_with_tail`]),
+//! and what a WAIT does: a call cut short with only the second nibble of
+//! its last byte unread leaves that nibble pending, read first by the next
+//! call with that call's index base (a frame deformatter's next chunk for
+//! the ID may start bytes or frames later), and dropped at the end of
+//! trace, as OpenCSD's processor leaves it (its FLUSH does nothing).
 
 use super::config::StmConfig;
 use super::types::*;
@@ -176,9 +178,6 @@ pub struct StmPktProc {
     nibble_2nd_valid: bool,
     num_data_nibbles: u8,
     used: usize,
-    /// The previous call stopped (on a WAIT) having used all its bytes but
-    /// the second nibble of the last one: see [`StmPktProc::finish_block`].
-    unfinished: Option<UnfinishedBlock>,
     packet_index: ocsd_trc_index_t,
     packet_data: Vec<u8>,
     wait_sync_save_suppressed: bool,
@@ -230,7 +229,6 @@ impl StmPktProc {
             nibble_2nd_valid: false,
             num_data_nibbles: 0,
             used: 0,
-            unfinished: None,
             packet_index: 0,
             packet_data: Vec::with_capacity(64),
             wait_sync_save_suppressed: false,
@@ -284,7 +282,6 @@ impl StmPktProc {
         self.pkt.ts_type = STM_TS_UNKNOWN;
         self.pkt.type_ = STM_PKT_NOTSYNC;
         self.nibble_2nd_valid = false;
-        self.unfinished = None;
         self.init_next_packet();
         self.wait_sync_save_suppressed = false;
         self.packet_data.clear();
@@ -872,43 +869,20 @@ impl PacketProcessor for StmPktProc {
         tail: &[u8],
         out: &mut dyn PacketOut<ocsd_stm_pkt>,
     ) -> (ocsd_datapath_resp_t, usize) {
-        if self.unfinished.is_some() {
-            let resp = self.finish_block(out);
-            if !resp_is_cont(resp) {
-                return (resp, 0);
-            }
-        }
         self.used = 0;
         let resp = self.run(index, data, tail, out);
-        if self.nibble_2nd_valid && self.used == data.len() && !resp_is_fatal(resp) {
-            // stopped on a WAIT (the loop reads a pending nibble otherwise).
-            // After a fatal answer the nibble stays pending, as in OpenCSD:
-            // read first from the next block, dropped at EOT.
-            let keep = tail.len().min(UnfinishedBlock::TAIL_MAX);
-            self.unfinished = Some(UnfinishedBlock { end_index: index.wrapping_add(data.len() as u32), tail: tail[..keep].to_vec() });
-        }
         (resp, self.used)
     }
 
     fn eot(&mut self, out: &mut dyn PacketOut<ocsd_stm_pkt>) -> ocsd_datapath_resp_t {
+        // (a pending second nibble is not read: OpenCSD's onEOT sends only
+        // a partial packet)
         let mut resp = OCSD_RESP_CONT;
-        // at the end of trace, WAITs do not stop output
-        while self.unfinished.is_some() {
-            resp = resp.max(self.finish_block(out));
-            if resp_is_fatal(resp) {
-                return resp;
-            }
-        }
         if self.num_nibbles > 0 {
             self.update_err_type(STM_PKT_INCOMPLETE_EOT);
-            resp = resp.max(self.output_packet(out));
+            resp = self.output_packet(out);
         }
         resp
-    }
-
-    fn flush(&mut self, out: &mut dyn PacketOut<ocsd_stm_pkt>) -> ocsd_datapath_resp_t {
-        // the client may reset or end the trace rather than send more data
-        self.finish_block(out)
     }
 
     fn reset(&mut self, _index: ocsd_trc_index_t) {
@@ -928,46 +902,7 @@ impl PacketProcessor for StmPktProc {
     }
 }
 
-/// What [`StmPktProc::finish_block`] needs of a block that a WAIT left
-/// with its last byte half used.
-struct UnfinishedBlock {
-    /// Trace index just past the block.
-    end_index: ocsd_trc_index_t,
-    /// The start of the bytes that followed the block in the caller's
-    /// memory (unsynchronised-data dumps read past the block).
-    tail: Vec<u8>,
-}
-
-impl UnfinishedBlock {
-    /// An unsynchronised dump reads at most 128 bytes (8-bit nibble count).
-    const TAIL_MAX: usize = 128;
-}
-
 impl StmPktProc {
-    /// Complete the work on a block that the previous call left with only
-    /// the second nibble of its last byte unread, because a packet's output
-    /// answered WAIT. Without the WAIT that call would have gone on to read
-    /// the nibble, with the block's index base and no more data (a header
-    /// that needs more nibbles waits for the next block; while
-    /// unsynchronised, running out of data ends an unsynchronised dump).
-    /// Doing exactly that on the FLUSH that follows the WAIT (or, failing
-    /// that, before the next block or the end of trace) makes everything
-    /// independent of where WAITs fall; a RESET after the FLUSH then loses
-    /// nothing the run without WAITs showed. The next block's index
-    /// need not follow on: a frame deformatter moves on to the ID's next
-    /// chunk, which may start a few bytes on or in a later frame.
-    fn finish_block(&mut self, out: &mut dyn PacketOut<ocsd_stm_pkt>) -> ocsd_datapath_resp_t {
-        let Some(blk) = self.unfinished.take() else { return OCSD_RESP_CONT };
-        self.used = 0;
-        let resp = self.run(blk.end_index, &[], &blk.tail, out);
-        if self.nibble_2nd_valid {
-            // another WAIT before the nibble was read (after the end of an
-            // unsynchronised dump, say): the block is still unfinished.
-            self.unfinished = Some(blk);
-        }
-        resp
-    }
-
     /// OpenCSD's `processData` loop over `data` (from `self.used`): process
     /// until the data (and any pending nibble) is used up or an output
     /// answers other than CONT.
