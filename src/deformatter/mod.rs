@@ -59,14 +59,11 @@ struct IdChunk {
     data: [u8; FRAME],
     valid: usize,
     used: usize,
-    /// Raw (unpacked) output done: a stream can answer WAIT having used
-    /// nothing, and the chunk must not be shown twice when it is resent.
-    raw_done: bool,
 }
 
 impl Default for IdChunk {
     fn default() -> Self {
-        IdChunk { id: OCSD_BAD_CS_SRC_ID, index: 0, data: [0; FRAME], valid: 0, used: 0, raw_done: false }
+        IdChunk { id: OCSD_BAD_CS_SRC_ID, index: 0, data: [0; FRAME], valid: 0, used: 0 }
     }
 }
 
@@ -578,9 +575,11 @@ impl FrameDeformatter {
             if c.id != OCSD_BAD_CS_SRC_ID {
                 let chan_raw = raw_unpacked && self.raw_chan_enabled.get(c.id as usize).copied().unwrap_or(false);
                 if out.id_attached(c.id) {
-                    if chan_raw && !c.raw_done {
+                    // shown before it goes out, and again when resent after
+                    // a stream used none of it (a WAIT or an error on its
+                    // first byte), as OpenCSD shows it
+                    if chan_raw && c.used == 0 {
                         out.raw_frame(OCSD_OP_DATA, c.index, OCSD_FRM_ID_DATA, &c.data[..c.valid], c.id);
-                        self.chunks[self.chunks_done].raw_done = true;
                     }
                     let tail_at = self.chunks_done * OUT_CHAN_SIZE + 5 + c.valid;
                     let (r, used) =
@@ -802,8 +801,12 @@ mod tests {
         }
     }
 
+    /// OpenCSD's `outputFrame` shows a chunk while the stream has used none
+    /// of it: again when it resends it after a WAIT on which nothing was
+    /// used (checked against OpenCSD 1.3.3 with one C client on corrupted
+    /// TC2 trace), once more only if that happens again.
     #[test]
-    fn unpacked_raw_shown_once_when_stream_waits_without_using_data() {
+    fn unpacked_raw_shown_again_when_resent_unused() {
         struct ZeroWait(Capture, bool);
         impl DeformatterOut for ZeroWait {
             fn id_attached(&self, id: u8) -> bool {
@@ -834,9 +837,19 @@ mod tests {
         d.configure(OCSD_DFRMTR_FRAME_MEM_ALIGN | OCSD_DFRMTR_UNPACKED_RAW_OUT, &mut NullLog);
         let (r, used) = d.data_in(OCSD_OP_DATA, 0, &A55_FRAME, &mut out);
         assert_eq!((r, used), (OCSD_RESP_WAIT, 16));
-        assert_eq!(d.data_in(OCSD_OP_FLUSH, 0, &[], &mut out).0, OCSD_RESP_CONT);
         assert_eq!(out.0.raw.len(), 1);
+        assert_eq!(d.data_in(OCSD_OP_FLUSH, 0, &[], &mut out).0, OCSD_RESP_CONT);
+        assert_eq!(out.0.raw.len(), 2);
+        assert_eq!(out.0.raw[0], out.0.raw[1]);
         assert_eq!(out.0.got.len(), 1);
+        // a WAIT after part of the chunk was used: not shown again
+        let mut d = FrameDeformatter::new();
+        let mut cap = Capture { wait_after: Some(3), ..Capture::default() };
+        d.configure(OCSD_DFRMTR_FRAME_MEM_ALIGN | OCSD_DFRMTR_UNPACKED_RAW_OUT, &mut NullLog);
+        assert_eq!(d.data_in(OCSD_OP_DATA, 0, &A55_FRAME, &mut cap).0, OCSD_RESP_WAIT);
+        assert_eq!(d.data_in(OCSD_OP_FLUSH, 0, &[], &mut cap).0, OCSD_RESP_CONT);
+        assert_eq!(cap.raw.len(), 1);
+        assert_eq!(cap.got.len(), 2);
     }
 
     #[test]
