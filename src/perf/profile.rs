@@ -222,6 +222,11 @@ impl Profile {
         out
     }
 
+    /// Each function's name and counts.
+    fn func_stats(&self) -> impl Iterator<Item = (&String, &FuncStats)> {
+        self.funcs.iter().enumerate().filter_map(|(id, f)| Some((&self.names[id], f.as_ref()?)))
+    }
+
     /// Per binary: executed ELF address -> times (per range execution).
     pub fn executed(&self) -> HashMap<usize, HashMap<u64, u64>> {
         let mut out: HashMap<usize, HashMap<u64, u64>> = HashMap::new();
@@ -235,13 +240,6 @@ impl Profile {
             }
         }
         out
-    }
-}
-
-impl Profile {
-    /// Each function's name and counts.
-    fn func_stats(&self) -> impl Iterator<Item = (&String, &FuncStats)> {
-        self.funcs.iter().enumerate().filter_map(|(id, f)| Some((&self.names[id], f.as_ref()?)))
     }
 }
 

@@ -653,12 +653,9 @@ pub fn run_pair(label: &str, build: &dyn Fn(&SharedRec) -> Option<DecodeTree>, s
     // waiting client may see them interleaved differently at the end of
     // trace (EOT goes to every ID, as in OpenCSD), so compare per ID.
     let per_id = |v: &[String]| -> Vec<String> {
-        let mut v: Vec<(String, String)> = v
-            .iter()
-            .map(|s| (s.split("ID:").nth(1).and_then(|t| t.split(';').next()).unwrap_or("").to_string(), s.clone()))
-            .collect();
-        v.sort_by(|x, y| x.0.cmp(&y.0)); // stable: keeps each ID's order
-        v.into_iter().map(|(_, s)| s).collect()
+        let mut v = v.to_vec();
+        v.sort_by_key(|s| elem_id(s)); // stable: keeps each ID's order
+        v
     };
     // PTM while unsynchronised (below): the index of the last packet, so
     // of the end-of-trace element, moves with the WAITs, in OpenCSD too.
@@ -671,7 +668,8 @@ pub fn run_pair(label: &str, build: &dyn Fn(&SharedRec) -> Option<DecodeTree>, s
         }
         set
     };
-    let (pa, pb) = (id_set(&a.ptm), id_set(&b.ptm));
+    // (both runs build the same tree: the first run's sets serve both)
+    let ptm = id_set(&a.ptm);
     // STM (OpenCSD's processor, mirrored for parity): a call that a WAIT
     // stops with only the second nibble of its last byte unread leaves the
     // nibble pending; the next call reads it first, with its own index base
@@ -686,7 +684,7 @@ pub fn run_pair(label: &str, build: &dyn Fn(&SharedRec) -> Option<DecodeTree>, s
     // trace): an STM source's lines after its first bad packet (and its
     // logged errors after the first) are not compared.
     let stm = id_set(&a.stm);
-    let stm_quirk = |v: Vec<String>| -> Vec<String> {
+    let stm_quirk = |v: &[String]| -> Vec<String> {
         let mut out = Vec::with_capacity(v.len());
         let mut bad = [false; 256];
         let mut synced = [false; 256];
@@ -712,7 +710,7 @@ pub fn run_pair(label: &str, build: &dyn Fn(&SharedRec) -> Option<DecodeTree>, s
         }
         out
     };
-    let eot_quirk = |v: Vec<String>, ptm: &[bool; 256]| -> Vec<String> {
+    let eot_quirk = |v: Vec<String>| -> Vec<String> {
         let mut prev_no_sync = [false; 256];
         v.into_iter()
             .map(|s| {
@@ -723,7 +721,7 @@ pub fn run_pair(label: &str, build: &dyn Fn(&SharedRec) -> Option<DecodeTree>, s
             })
             .collect()
     };
-    compare(label, "elements", &stm_quirk(eot_quirk(per_id(&a.elems), &pa)), &stm_quirk(eot_quirk(per_id(&b.elems), &pb)))?;
+    compare(label, "elements", &stm_quirk(&eot_quirk(per_id(&a.elems))), &stm_quirk(&eot_quirk(per_id(&b.elems))))?;
     // PTM while unsynchronised (OpenCSD's `waitASync`, mirrored for
     // parity): the monitor is shown the skipped bytes in pieces cut at the
     // input block boundaries, read from the current block; the packet index
@@ -775,8 +773,8 @@ pub fn run_pair(label: &str, build: &dyn Fn(&SharedRec) -> Option<DecodeTree>, s
         }
         out
     };
-    compare(label, "packets", &ptm_quirk(&stm_quirk(a.pkts.clone()), false), &ptm_quirk(&stm_quirk(b.pkts.clone()), false))?;
-    compare(label, "monitored packets", &ptm_quirk(&stm_quirk(a.mon.clone()), true), &ptm_quirk(&stm_quirk(b.mon.clone()), true))?;
+    compare(label, "packets", &ptm_quirk(&stm_quirk(&a.pkts), false), &ptm_quirk(&stm_quirk(&b.pkts), false))?;
+    compare(label, "monitored packets", &ptm_quirk(&stm_quirk(&a.mon), true), &ptm_quirk(&stm_quirk(&b.mon), true))?;
     // A frame deformatter shows a chunk of ID data (raw frame printer)
     // before it goes to its stream, and again when it resends a chunk the
     // stream used none of (a WAIT on the stream's first output, say), as
