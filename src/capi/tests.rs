@@ -395,6 +395,48 @@ fn wait_and_flush_lose_and_repeat_nothing() {
     }
 }
 
+/// [`ByteProc`] with a partial packet at EOT: the byte 0xee.
+struct TailProc;
+impl PacketProcessor for TailProc {
+    type Packet = BytePkt;
+    fn name(&self) -> &str {
+        "PKTP_TAIL"
+    }
+    fn process_data(&mut self, index: ocsd_trc_index_t, data: &[u8], out: &mut dyn PacketOut<BytePkt>) -> (ocsd_datapath_resp_t, usize) {
+        ByteProc.process_data(index, data, out)
+    }
+    fn eot(&mut self, out: &mut dyn PacketOut<BytePkt>) -> ocsd_datapath_resp_t {
+        out.packet(100, &BytePkt { b: 0xee }, &[0xee])
+    }
+    fn reset(&mut self, _: ocsd_trc_index_t) {}
+    fn stats_block(&self) -> Option<ocsd_decode_stats_t> {
+        None
+    }
+}
+
+#[test]
+fn eot_answers_as_the_decoder_after_a_wait_on_the_partial_packet() {
+    let _g = global();
+    // OpenCSD's processor base takes EOT as: the processor's end (its
+    // partial packet to the decoder, the client answering WAIT on its
+    // second element), then, unless that was fatal, the decoder's EOT,
+    // whose answer replaces the WAIT: the decoder sends what it has
+    // queued and its end of trace element, the client answering CONT.
+    let h = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
+    let p = handles::lookup(h).unwrap();
+    // SAFETY: a live tree, used by this thread only.
+    let t = unsafe { &mut *p.0 };
+    let st = Stack::new("TAIL", OCSD_PROTOCOL_CUSTOM_9, 0x10, TailProc, Some(ByteDec));
+    t.tree.add_decoder(Box::new(st)).unwrap();
+    let mut client = Client { seen: Vec::new(), calls: 0, wait_every: 5 };
+    assert_eq!(ocsd_dt_set_gen_elem_outfn(h, Some(client_elem), &mut client as *mut Client as *const c_void), OCSD_OK);
+    let mut n = 0u32;
+    assert_eq!(ocsd_dt_process_data(h, OCSD_OP_DATA, 0, 1, [1u8].as_ptr(), &mut n), OCSD_RESP_CONT);
+    assert_eq!(ocsd_dt_process_data(h, OCSD_OP_EOT, 0, 0, null(), null_mut()), OCSD_RESP_CONT);
+    assert_eq!(client.seen, vec![(1, 0), (1, 1), (1, 2), (0xee, 0), (0xee, 1), (0xee, 2), (0, 99)]);
+    ocsd_destroy_dcd_tree(h);
+}
+
 #[test]
 fn packet_callbacks_on_stack() {
     let _g = global();

@@ -477,15 +477,24 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
                     let mut dlog = ComponentLog::new(&mut *env.log, !self.numbered, false);
                     let mut ctx = DecodeCtx::new(&mut self.queue, &mut *env.mem, &mut dlog);
                     let r = d.eot(&mut ctx);
+                    // as OpenCSD's processor base takes EOT, the decoder's
+                    // answer replaces the processor's (a client's WAIT on
+                    // an element of the partial packet is not kept: the
+                    // decoder's EOT sends what is queued, then its own)
                     if resp_is_fatal(r) {
                         fatal = fatal.max(r);
+                        resp = OCSD_RESP_CONT;
                     } else {
-                        resp = resp.max(r);
+                        resp = r;
                     }
                     self.pending_resp = self.pending_resp.max(fatal);
                     resp = resp.max(self.deliver(env));
                 } else if let Some(s) = self.sink.as_mut() {
-                    resp = resp.max(s.packet(OCSD_OP_EOT, 0, None, std::ptr::null(), &[]));
+                    // (told unless the processor's end was fatal; its
+                    // answer replaces the processor's)
+                    if !resp_is_fatal(resp) {
+                        resp = s.packet(OCSD_OP_EOT, 0, None, std::ptr::null(), &[]);
+                    }
                 }
                 if let Some(m) = self.monitor.as_mut() {
                     m.packet(OCSD_OP_EOT, 0, None, std::ptr::null(), &[]);
