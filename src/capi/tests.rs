@@ -510,6 +510,52 @@ unsafe extern "C" fn raw_mon_cb(ctx: *const c_void, op: ocsd_datapath_op_t, _: o
     v.extend_from_slice(bytes);
 }
 
+/// A packet sink recording the operations and packets it is given,
+/// answering FATAL to the packet 0xee.
+unsafe extern "C" fn fatal_tail_sink(ctx: *const c_void, op: ocsd_datapath_op_t, _: ocsd_trc_index_t, pkt: *const c_void) -> ocsd_datapath_resp_t {
+    // SAFETY: the test's Vec context; the packet, when given, a BytePkt
+    // valid for the call.
+    let (v, b) = unsafe { (&mut *(ctx as *mut Vec<(ocsd_datapath_op_t, u8)>), if pkt.is_null() { 0 } else { (*(pkt as *const BytePkt)).b }) };
+    v.push((op, b));
+    if b == 0xee {
+        OCSD_RESP_FATAL_INVALID_DATA
+    } else {
+        OCSD_RESP_CONT
+    }
+}
+
+#[test]
+fn packet_sink_is_not_told_eot_after_a_fatal_partial_packet() {
+    let _g = global();
+    // as OpenCSD's processor base: the sink's answer to EOT replaces the
+    // processor's, unless that was fatal, when the sink is not told EOT
+    for (tail, want_ops, want_resp) in [
+        (false, vec![(OCSD_OP_DATA, 1), (OCSD_OP_EOT, 0)], OCSD_RESP_CONT),
+        (true, vec![(OCSD_OP_DATA, 1), (OCSD_OP_DATA, 0xee)], OCSD_RESP_FATAL_INVALID_DATA),
+    ] {
+        let h = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
+        let p = handles::lookup(h).unwrap();
+        // SAFETY: a live tree, used by this thread only.
+        let t = unsafe { &mut *p.0 };
+        let st: Box<dyn crate::dcd_tree::TraceIdDecoder> = if tail {
+            Box::new(Stack::new("TAIL", OCSD_PROTOCOL_CUSTOM_9, 0x10, TailProc, None::<ByteDec>))
+        } else {
+            Box::new(Stack::new("BYTES", OCSD_PROTOCOL_CUSTOM_9, 0x10, ByteProc, None::<ByteDec>))
+        };
+        t.tree.add_decoder(st).unwrap();
+        let mut seen: Vec<(ocsd_datapath_op_t, u8)> = Vec::new();
+        assert_eq!(
+            ocsd_dt_attach_packet_callback(h, 0x10, OCSD_C_API_CB_PKT_SINK, fatal_tail_sink as *mut c_void, &mut seen as *mut _ as *const c_void),
+            OCSD_OK
+        );
+        let mut n = 0u32;
+        assert_eq!(ocsd_dt_process_data(h, OCSD_OP_DATA, 0, 1, [1u8].as_ptr(), &mut n), OCSD_RESP_CONT);
+        assert_eq!(ocsd_dt_process_data(h, OCSD_OP_EOT, 0, 0, null(), null_mut()), want_resp);
+        assert_eq!(seen, want_ops, "partial packet at EOT: {tail}");
+        ocsd_destroy_dcd_tree(h);
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Custom decoder through the C API (a C-style decoder written in Rust)
 
