@@ -233,6 +233,45 @@ if [ -s "$out/TC2.plan" ]; then
     [ "$same" -eq "$runs" ] && pass "print_client on $runs corrupted TC2 traces, WAIT every 7: the system OpenCSD's output"
 fi
 
+# TPIU captures (a deformatter configured for FSYNCs): OpenCSD 1.8.0's
+# frame reader (that of 1.3.3: 1.8.1 changed it) searches for the first
+# FSYNC at any byte offset, takes input blocks of whole words only (also
+# what a WAIT leaves of one), and stops at an FSYNC's first half or an
+# HSYNC inside a frame. decode_snapshot with WAITs on a TPIU capture made
+# of juno_r1_1's frames (starting at a word, and 2 bytes into one), and
+# print_client on a55-test-tpiu's DSTREAM capture with sync words and
+# bytes written into it.
+if [ -s "$out/juno_r1_1.plan" ] && [ -s "$out/a55-test-tpiu.plan" ]; then
+    same=0; runs=0
+    for prefix in 0 2; do
+        python3 "$here/dropin/tpiu.py" "$out/juno_r1_1.plan" "$prefix" "$out/tpiu.plan" "$out/tpiu.bin" || { fail "tpiu.py"; break; }
+        for w in 0 1 7; do
+            runs=$((runs + 1))
+            LD_LIBRARY_PATH="$lib" "$ds" -print -mem file -chunk 64 -wait $w "$out/tpiu.plan" 2>/dev/null | grep -v '^memory callbacks:' | sed -e 's/; Memspace \[[^]]*\]//' > "$out/tpiu.ours"
+            "$ds" -print -mem file -chunk 64 -wait $w "$out/tpiu.plan" 2>/dev/null | grep -v '^memory callbacks:' > "$out/tpiu.sys"
+            if [ -s "$out/tpiu.sys" ] && cmp -s "$out/tpiu.ours" "$out/tpiu.sys"; then
+                same=$((same + 1))
+            else
+                fail "TPIU capture of juno_r1_1, ${prefix}-byte prefix, WAIT every $w: elements differ from the system OpenCSD's"
+                diff "$out/tpiu.sys" "$out/tpiu.ours" | head -n 6 | sed 's/^/    /'
+            fi
+        done
+    done
+    for seed in 1 2 3 4 5 6 7 8 9 10 11 12; do
+        python3 "$here/dropin/corrupt.py" "$out/a55-test-tpiu.plan" "$seed" "$out/tpiu.plan" "$out/tpiu.bin" --sync-words || { fail "corrupt.py --sync-words"; break; }
+        runs=$((runs + 1))
+        (cd "$out" && LD_LIBRARY_PATH="$lib" "$pc" -out stdout -wait 3 -raw -chunk 48 "$out/tpiu.plan" 2>&1) | grep -av 'Memspace' | sed 's/; Decoder Sync point TINFO//' > "$out/tpiu.ours"
+        (cd "$out" && "$pc" -out stdout -wait 3 -raw -chunk 48 "$out/tpiu.plan" 2>&1) | grep -av 'Memspace' > "$out/tpiu.sys"
+        if [ -s "$out/tpiu.sys" ] && cmp -s "$out/tpiu.ours" "$out/tpiu.sys"; then
+            same=$((same + 1))
+        else
+            fail "print_client on a55-test-tpiu with sync words written in (seed $seed): output differs from the system OpenCSD's"
+            diff -a "$out/tpiu.sys" "$out/tpiu.ours" | head -n 6 | sed 's/^/    /'
+        fi
+    done
+    [ "$same" -eq "$runs" ] && pass "TPIU captures: $runs decodes (WAITs, misaligned resends, sync words in frames) print the system OpenCSD's output"
+fi
+
 # perf report -D: the packet dump perf prints through the C API's packet
 # printers and the string-print callback. OpenCSD 1.8.0 marks the first
 # TRACE_INFO after a reset as "; Decoder Sync point TINFO" (its packet

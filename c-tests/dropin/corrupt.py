@@ -1,22 +1,26 @@
 #!/usr/bin/env python3
 """Write a corrupted copy of a plan's trace buffer, and a plan reading it.
 
-    corrupt.py PLAN SEED OUT_PLAN OUT_BIN
+    corrupt.py PLAN SEED OUT_PLAN OUT_BIN [--sync-words]
 
 PLAN is a decode plan (`trc_pkt_lister -print_plan`). The copy of its
 trace buffer gets 1 to 6 damages chosen by SEED (the same for the same
 seed): a flipped bit, a few random bytes inserted, a few bytes deleted, or
-a run of bytes zeroed. OUT_PLAN is PLAN reading OUT_BIN instead.
+a run of bytes zeroed. With --sync-words, 1 to 4 damages in the first
+3000 bytes that keep the size (for TPIU captures): a byte pair made the
+first half of an FSYNC (ff ff) or an HSYNC (ff 7f), a whole FSYNC written,
+or a random byte. OUT_PLAN is PLAN reading OUT_BIN instead.
 """
 import random
 import sys
 
 
 def main():
-    if len(sys.argv) != 5:
+    if len(sys.argv) not in (5, 6) or (len(sys.argv) == 6 and sys.argv[5] != "--sync-words"):
         sys.stderr.write(__doc__)
         return 2
     plan, seed, out_plan, out_bin = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    sync_words = len(sys.argv) == 6
     lines = open(plan).read().splitlines()
     buffers = [i for i, l in enumerate(lines) if l.startswith("buffer ")]
     if len(buffers) != 1:
@@ -25,7 +29,20 @@ def main():
     kind, path = lines[buffers[0]].split(" ", 2)[1:]
     data = bytearray(open(path, "rb").read())
     rnd = random.Random(seed)
-    for _ in range(rnd.randint(1, 6)):
+    for _ in range(rnd.randint(1, 4) if sync_words else 0):
+        if len(data) < 4:
+            break
+        pos = rnd.randrange(min(len(data), 3000) - 3)
+        op = rnd.randrange(4)
+        if op == 0:
+            data[pos:pos + 2] = b"\xff\xff"
+        elif op == 1:
+            data[pos:pos + 2] = b"\xff\x7f"
+        elif op == 2:
+            data[pos:pos + 4] = b"\xff\xff\xff\x7f"
+        else:
+            data[pos] = rnd.randrange(256)
+    for _ in range(0 if sync_words else rnd.randint(1, 6)):
         if not data:
             break
         op, pos = rnd.random(), rnd.randrange(len(data))

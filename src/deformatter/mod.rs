@@ -18,6 +18,9 @@ use crate::common::{ErrorLog, OcsdError};
 
 const FSYNC: [u8; 4] = [0xFF, 0xFF, 0xFF, 0x7F];
 const HSYNC: [u8; 2] = [0xFF, 0x7F];
+/// The first and second halves of an FSYNC (the second is an HSYNC).
+const FSYNC_START: [u8; 2] = [0xFF, 0xFF];
+const FSYNC_END: [u8; 2] = [0xFF, 0x7F];
 const FRAME: usize = OCSD_DFRMTR_FRAME_SIZE as usize;
 const COMPONENT: &str = "DFMT_CSFRAMES";
 
@@ -80,10 +83,9 @@ pub struct FrameDeformatter {
     frame: [u8; FRAME],
     frame_n: usize,
     idx_sof: ocsd_trc_index_t,
-    /// TPIU input: bytes of the last block not yet judged (part of a sync
-    /// word or byte pair that ends in the next block).
-    carry: [u8; 4],
-    carry_len: usize,
+    /// TPIU input: the block ended in the first half of an FSYNC at the
+    /// start of a frame; the next must start with its second half.
+    fsync_start_eob: bool,
     // unpacked frame awaiting output
     chunks: [IdChunk; 8],
     n_chunks: usize,
@@ -114,8 +116,7 @@ impl FrameDeformatter {
             frame: [0; FRAME],
             frame_n: 0,
             idx_sof: OCSD_BAD_TRC_INDEX,
-            carry: [0; 4],
-            carry_len: 0,
+            fsync_start_eob: false,
             chunks: [IdChunk::default(); 8],
             n_chunks: 0,
             chunks_done: 0,
@@ -178,7 +179,7 @@ impl FrameDeformatter {
         self.curr_src_id = OCSD_BAD_CS_SRC_ID;
         self.frame_n = 0;
         self.idx_sof = OCSD_BAD_TRC_INDEX;
-        self.carry_len = 0;
+        self.fsync_start_eob = false;
         self.n_chunks = 0;
         self.chunks_done = 0;
     }
@@ -248,11 +249,10 @@ impl FrameDeformatter {
             } else if self.curr_idx != index {
                 return Err(OcsdError::at(OCSD_ERR_SEV_ERROR, OCSD_ERR_DFMTR_NOTCONTTRACE, index, OCSD_BAD_CS_SRC_ID, ""));
             }
-            // Memory-aligned input must come in whole frames. TPIU input is
-            // read as a byte stream (pairs and sync words may straddle
-            // blocks), so any block size is taken there, including what is
-            // left of a block after a WAIT.
-            if self.cfg_flags & OCSD_DFRMTR_FRAME_MEM_ALIGN != 0 && data.len() % self.alignment != 0 {
+            // blocks come in whole frames (memory-aligned input), byte
+            // pairs (with HSYNCs) or words (FSYNCs only), as OpenCSD asks,
+            // also what is left of a block after a WAIT
+            if data.len() % self.alignment != 0 {
                 return Err(OcsdError::with_msg(
                     OCSD_ERR_SEV_ERROR,
                     OCSD_ERR_INVALID_PARAM_VAL,
@@ -295,35 +295,7 @@ impl FrameDeformatter {
                 unsynced = data.len();
             }
         } else if self.cfg_flags & OCSD_DFRMTR_HAS_FSYNCS != 0 {
-            // Find the first FSYNC, at any byte offset (a TPIU capture may
-            // start anywhere in a frame), also across blocks: up to 3 bytes
-            // of a block without one are carried to the next. On a find, the
-            // frame reader starts at the sync word (in the carry if it began
-            // there).
-            let clen = self.carry_len;
-            let carry = self.carry;
-            let at = |i: usize| if i < clen { carry[i] } else { data[i - clen] };
-            let total = clen + data.len();
-            unsynced = data.len();
-            let mut i = 0;
-            while i + 4 <= total {
-                if (0..4).all(|k| at(i + k) == FSYNC[k]) {
-                    self.synced = true;
-                    break;
-                }
-                i += 1;
-            }
-            let keep_from = if self.synced { i } else { total - total.min(3) };
-            let mut c = [0u8; 4];
-            let keep = if self.synced { clen.saturating_sub(i) } else { total - keep_from };
-            for (k, slot) in c.iter_mut().enumerate().take(keep) {
-                *slot = at(keep_from + k);
-            }
-            self.carry = c;
-            self.carry_len = keep;
-            if self.synced {
-                unsynced = i.saturating_sub(clen);
-            }
+            unsynced = self.find_first_fsync(data);
         } else {
             self.synced = true;
         }
@@ -334,8 +306,31 @@ impl FrameDeformatter {
         self.synced
     }
 
+    /// OpenCSD 1.8.0's search for the first FSYNC of TPIU input: at every
+    /// byte offset of the block but its last 3 bytes (they are not taken:
+    /// the client gives them again, with what follows or alone). Returns
+    /// the bytes skipped.
+    fn find_first_fsync(&mut self, data: &[u8]) -> usize {
+        if data.len() < 4 {
+            // (OpenCSD reads past a block this short; holding no FSYNC,
+            // it is taken whole: never left to be given again as it is)
+            return data.len();
+        }
+        let last = data.len() - 3;
+        match (0..last).find(|&i| data[i..].starts_with(&FSYNC)) {
+            Some(i) => {
+                self.synced = true;
+                i
+            }
+            None => last,
+        }
+    }
+
     /// Gather the next frame. Returns whether there is a frame to unpack.
     fn extract_frame(&mut self, data: &[u8], processed: &mut usize, out: &mut dyn DeformatterOut) -> Result<bool, OcsdError> {
+        if *processed >= data.len() {
+            return Ok(false);
+        }
         let (raw_packed, raw_unpacked) = self.raw_enabled(out);
         let mut fsync_bytes = 0usize;
         let mut hsync_bytes = 0usize;
@@ -387,96 +382,70 @@ impl FrameDeformatter {
                 cont = avail == FRAME;
             }
         } else {
-            // TPIU input: frames are read as a byte stream (a capture can be
-            // synchronised at any offset), so a sync word or byte pair may
-            // straddle two blocks. Up to 3 bytes that cannot be judged yet
-            // are kept in `carry` (counted as consumed) for the next block.
+            // TPIU input, in pairs of bytes: FSYNCs only before a frame
+            // (one may straddle two blocks), HSYNCs (if present) anywhere
             let has_fsyncs = self.cfg_flags & OCSD_DFRMTR_HAS_FSYNCS != 0;
             let has_hsyncs = self.cfg_flags & OCSD_DFRMTR_HAS_HSYNCS != 0;
-            let p0 = *processed;
-            let clen = self.carry_len;
-            let carry = self.carry;
-            let avail = clen + data.len() - p0;
-            let at = |v: usize| if v < clen { carry[v] } else { data[p0 + v - clen] };
-            let is_fsync = |v: usize| v + 4 <= avail && (0..4).all(|k| at(v + k) == FSYNC[k]);
-            // trace index of virtual position v
-            let base_idx = self.curr_idx.wrapping_sub(clen as u32);
-            let mut v = 0usize;
-            let mut need_more = false;
-            loop {
-                if has_fsyncs && self.frame_n == 0 {
-                    if v + 4 > avail {
-                        need_more = true;
-                        break;
-                    }
-                    if is_fsync(v) {
-                        v += 4;
-                        fsync_bytes += 4;
-                        continue;
-                    }
-                }
-                if self.frame_n == FRAME {
-                    break;
-                }
-                if self.frame_n % 4 == 0 {
-                    if v + 4 > avail {
-                        need_more = true;
-                        break;
-                    }
-                    if is_fsync(v) {
+            let mut p = *processed;
+            let pair = |p: usize| data.get(p..p + 2);
+            if has_fsyncs && self.frame_n == 0 {
+                if self.fsync_start_eob {
+                    // (the second half of an FSYNC is an HSYNC)
+                    if pair(p) != Some(&FSYNC_END[..]) {
                         return Err(OcsdError::at(
                             OCSD_ERR_SEV_ERROR,
                             OCSD_ERR_DFMTR_BAD_FHSYNC,
                             self.curr_idx,
                             OCSD_BAD_CS_SRC_ID,
-                            "Bad FSYNC in frame.",
+                            "Bad FSYNC pattern before frame or invalid ID.(0x7F)",
                         ));
                     }
+                    fsync_bytes += 2;
+                    p += 2;
+                    self.fsync_start_eob = false;
                 }
-                if v + 2 > avail {
-                    need_more = true;
-                    break;
+                while data.get(p..p + 4) == Some(&FSYNC[..]) {
+                    fsync_bytes += 4;
+                    p += 4;
                 }
+                if data.len() - p == 2 && pair(p) == Some(&FSYNC_START[..]) {
+                    fsync_bytes += 2;
+                    p += 2;
+                    self.fsync_start_eob = true;
+                }
+            }
+            while self.frame_n < FRAME {
+                let Some(&[b0, b1]) = pair(p) else { break };
                 if self.frame_n == 0 {
-                    self.idx_sof = base_idx.wrapping_add(v as u32);
+                    // (after the FSYNCs skipped, not the HSYNCs)
+                    self.idx_sof = self.curr_idx.wrapping_add(fsync_bytes as u32);
                 }
-                let pair = [at(v), at(v + 1)];
-                if pair == HSYNC {
+                self.frame[self.frame_n] = b0;
+                self.frame[self.frame_n + 1] = b1;
+                if [b0, b1] == HSYNC {
                     if !has_hsyncs {
-                        return Err(OcsdError::at(
-                            OCSD_ERR_SEV_ERROR,
-                            OCSD_ERR_DFMTR_BAD_FHSYNC,
-                            self.curr_idx,
-                            OCSD_BAD_CS_SRC_ID,
-                            "Bad HSYNC in frame.",
-                        ));
+                        return Err(OcsdError::at(OCSD_ERR_SEV_ERROR, OCSD_ERR_DFMTR_BAD_FHSYNC, self.curr_idx, OCSD_BAD_CS_SRC_ID, "Bad HSYNC in frame."));
                     }
                     hsync_bytes += 2;
+                } else if [b0, b1] == FSYNC_START {
+                    // an FSYNC in a frame, or the invalid ID 0x7F (the index
+                    // is the pass's start)
+                    return Err(OcsdError::at(
+                        OCSD_ERR_SEV_ERROR,
+                        OCSD_ERR_DFMTR_BAD_FHSYNC,
+                        self.curr_idx,
+                        OCSD_BAD_CS_SRC_ID,
+                        "Bad FSYNC start in frame or invalid ID (0x7F).",
+                    ));
                 } else {
-                    self.frame[self.frame_n] = pair[0];
-                    self.frame[self.frame_n + 1] = pair[1];
                     self.frame_n += 2;
+                    ex_bytes += 2;
                 }
-                v += 2;
+                p += 2;
             }
-            // what stays unjudged becomes the new carry
-            let keep_from = if need_more { v } else { v.min(clen) };
-            let keep_to = if need_more { avail } else { clen.max(keep_from) };
-            let mut c = [0u8; 4];
-            let keep = keep_to - keep_from;
-            for (k, slot) in c.iter_mut().enumerate().take(keep.min(4)) {
-                *slot = at(keep_from + k);
-            }
-            self.carry = c;
-            self.carry_len = keep.min(4);
-            let consumed = if need_more { data.len() - p0 } else { v.saturating_sub(clen) };
-            // account the frame's own bytes as extracted (the rest were syncs)
-            ex_bytes = consumed.saturating_sub(fsync_bytes.min(consumed)).saturating_sub(hsync_bytes.min(consumed));
-            // make `total` below equal the bytes consumed from `data`
-            let sync_from_data = consumed - ex_bytes;
-            fsync_bytes = sync_from_data;
-            hsync_bytes = 0;
-            cont = self.frame_n == FRAME;
+            // (the raw packed bytes go out with a whole frame, or at the
+            // end of the block; a whole frame is unpacked)
+            cont = self.frame_n == FRAME || p < data.len();
         }
 
         let total = ex_bytes + fsync_bytes + hsync_bytes;
@@ -635,11 +604,21 @@ mod tests {
     use super::*;
     use crate::common::error::NullLog;
 
+    /// The details of the errors logged.
+    #[derive(Default)]
+    struct TestLog(Vec<String>);
+    impl ErrorLog for TestLog {
+        fn log_error(&mut self, _: &str, e: &OcsdError) {
+            self.0.push(e.details());
+        }
+        fn log_message(&mut self, _: &str, _: ocsd_err_severity_t, _: &str) {}
+    }
+
     #[derive(Default)]
     struct Capture {
         got: Vec<(u8, u32, Vec<u8>)>,
         raw: Vec<(ocsd_rawframe_elem_t, u32, Vec<u8>)>,
-        log: NullLog,
+        log: TestLog,
         wait_after: Option<usize>,
         ops: Vec<ocsd_datapath_op_t>,
     }
@@ -758,47 +737,92 @@ mod tests {
         }
     }
 
+    /// OpenCSD 1.8.0 (the same code as 1.3.3, checked with one C client on
+    /// both libraries) searches a block for the first FSYNC at every byte
+    /// offset but the last 3, which it leaves for the client to give again;
+    /// and takes only blocks of whole words (FSYNCs only) or byte pairs
+    /// (with HSYNCs).
     #[test]
-    fn unsynced_tpiu_blocks_are_consumed_and_sync_stays_aligned() {
-        for flags in [OCSD_DFRMTR_HAS_FSYNCS, OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS] {
+    fn unsynced_tpiu_block_leaves_its_last_three_bytes() {
+        for (flags, align) in [(OCSD_DFRMTR_HAS_FSYNCS, 4usize), (OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS, 2)] {
             let mut d = FrameDeformatter::new();
             let mut cap = Capture::default();
             d.configure(flags, &mut NullLog);
-            let align = d.alignment;
-            // short blocks with no FSYNC: all consumed (no endless resend)
-            let mut idx = 0u32;
-            for _ in 0..3 {
-                let (r, used) = d.data_in(OCSD_OP_DATA, idx, &[0x12; 4][..align], &mut cap);
-                assert_eq!((r, used), (OCSD_RESP_CONT, align));
-                idx += used as u32;
-            }
+            assert_eq!(d.alignment, align);
+            assert_eq!(d.data_in(OCSD_OP_DATA, 0, &[0x12; 8], &mut cap), (OCSD_RESP_CONT, 5));
+            // what is left is no whole word or pair
+            assert_eq!(d.data_in(OCSD_OP_DATA, 5, &[0x12; 3], &mut cap), (OCSD_RESP_FATAL_INVALID_DATA, 0));
+            let want = format!("0x0006 (OCSD_ERR_INVALID_PARAM_VAL) [Invalid value parameter passed to component.]; Input block incorrect size, must be {align} byte multiple");
+            assert_eq!(cap.log.0, vec![want]);
+            // an FSYNC found at an odd offset: frames from there
+            let mut d = FrameDeformatter::new();
+            let mut cap = Capture::default();
+            d.configure(flags, &mut NullLog);
+            let mut block = vec![0x55, 0x55, 0x55];
+            block.extend_from_slice(&FSYNC);
+            block.extend_from_slice(&A55_FRAME);
+            block.push(0);
+            assert_eq!(d.data_in(OCSD_OP_DATA, 0, &block, &mut cap), (OCSD_RESP_CONT, 23));
+            assert_eq!(cap.got.iter().map(|g| (g.0, g.1)).collect::<Vec<_>>(), vec![(1, 7)]);
         }
     }
 
+    /// An FSYNC before a frame may be split over two blocks; a first half
+    /// of one (or the ID 0x7F) inside a frame, an HSYNC where none are
+    /// expected, or a split FSYNC not completed, is an error at the index
+    /// where the pass over the block started (OpenCSD 1.8.0).
     #[test]
-    fn tpiu_synchronised_at_an_odd_offset() {
-        // one junk byte, then FSYNC-led frames: every frame pair straddles
-        // the 4-byte input blocks
-        let mut stream = vec![0x55u8];
-        for _ in 0..2 {
-            stream.extend_from_slice(&FSYNC);
-            stream.extend_from_slice(&A55_FRAME);
-        }
-        stream.extend_from_slice(&[0x03, 0x00, 0x00]);
-        assert_eq!(stream.len() % 4, 0);
-        for block in [4usize, 8, 44] {
-            let mut d = FrameDeformatter::new();
-            let mut cap = Capture::default();
-            d.configure(OCSD_DFRMTR_HAS_FSYNCS, &mut NullLog);
-            let mut idx = 0u32;
-            for chunk in stream.chunks(block) {
-                let (r, used) = d.data_in(OCSD_OP_DATA, idx, chunk, &mut cap);
-                assert_eq!((r, used), (OCSD_RESP_CONT, chunk.len()), "block size {block}");
-                idx += used as u32;
-            }
-            let got: Vec<(u8, u32, usize)> = cap.got.iter().map(|g| (g.0, g.1, g.2.len())).collect();
-            assert_eq!(got, vec![(1, 5, 14), (1, 25, 14)], "block size {block}");
-        }
+    fn tpiu_sync_errors_and_split_fsync() {
+        let frames = |n: usize| -> Vec<u8> { (0..n).flat_map(|_| A55_FRAME).collect() };
+        // split FSYNC between frames: block 1 ends in its first half
+        let mut d = FrameDeformatter::new();
+        let mut cap = Capture::default();
+        d.configure(OCSD_DFRMTR_HAS_FSYNCS, &mut NullLog);
+        let mut b1 = FSYNC.to_vec();
+        b1.extend(frames(1));
+        b1.extend_from_slice(&FSYNC_START);
+        b1.extend_from_slice(&[0x03, 0x00]);
+        // (the frame after the split FSYNC starts in block 1: no split)
+        assert_eq!(d.data_in(OCSD_OP_DATA, 0, &b1, &mut cap).0, OCSD_RESP_FATAL_INVALID_DATA);
+        assert!(cap.log.0[0].ends_with("TrcIdx=20; Bad FSYNC start in frame or invalid ID (0x7F)."), "{:?}", cap.log.0);
+        // (blocks of byte pairs: with HSYNCs)
+        let tpiu = OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS;
+        let mut d = FrameDeformatter::new();
+        let mut cap = Capture::default();
+        d.configure(tpiu, &mut NullLog);
+        let mut b1 = FSYNC.to_vec();
+        b1.extend(frames(1));
+        b1.extend_from_slice(&FSYNC_START);
+        assert_eq!(d.data_in(OCSD_OP_DATA, 0, &b1[..22], &mut cap), (OCSD_RESP_CONT, 22));
+        let mut b2 = FSYNC_END.to_vec();
+        b2.extend(frames(1));
+        b2.extend_from_slice(&[0, 0]);
+        assert_eq!(d.data_in(OCSD_OP_DATA, 22, &b2, &mut cap), (OCSD_RESP_CONT, 20));
+        assert_eq!(cap.got.iter().map(|g| (g.0, g.1)).collect::<Vec<_>>(), vec![(1, 4), (1, 24)]);
+        assert!(cap.log.0.is_empty());
+        // the split FSYNC not completed
+        let mut d = FrameDeformatter::new();
+        let mut cap = Capture::default();
+        d.configure(tpiu, &mut NullLog);
+        d.data_in(OCSD_OP_DATA, 0, &b1[..22], &mut cap);
+        assert_eq!(d.data_in(OCSD_OP_DATA, 22, &frames(1), &mut cap).0, OCSD_RESP_FATAL_INVALID_DATA);
+        assert!(cap.log.0[0].ends_with("TrcIdx=22; Bad FSYNC pattern before frame or invalid ID.(0x7F)"), "{:?}", cap.log.0);
+        // an HSYNC without HSYNCs, part-way through a frame
+        let mut d = FrameDeformatter::new();
+        let mut cap = Capture::default();
+        d.configure(OCSD_DFRMTR_HAS_FSYNCS, &mut NullLog);
+        let mut b = FSYNC.to_vec();
+        b.extend(frames(1));
+        b.extend_from_slice(&[0x03, 0x00, 0xFF, 0x7F]);
+        b.extend(frames(1));
+        assert_eq!(d.data_in(OCSD_OP_DATA, 0, &b[..40], &mut cap).0, OCSD_RESP_FATAL_INVALID_DATA);
+        assert!(cap.log.0[0].ends_with("TrcIdx=20; Bad HSYNC in frame."), "{:?}", cap.log.0);
+        // with HSYNCs it is skipped
+        let mut d = FrameDeformatter::new();
+        let mut cap = Capture::default();
+        d.configure(OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS, &mut NullLog);
+        assert_eq!(d.data_in(OCSD_OP_DATA, 0, &b[..40], &mut cap), (OCSD_RESP_CONT, 40));
+        assert_eq!(cap.got.len(), 2);
     }
 
     /// OpenCSD's `outputFrame` shows a chunk while the stream has used none

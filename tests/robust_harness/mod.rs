@@ -166,6 +166,8 @@ pub struct Record {
     pub ptm: Vec<usize>,
     /// The trace IDs decoded as STM.
     pub stm: Vec<usize>,
+    /// The deformatter reads TPIU input (FSYNCs, HSYNCs).
+    pub tpiu: bool,
 }
 
 pub type SharedRec = Rc<RefCell<Record>>;
@@ -480,6 +482,9 @@ pub fn attach(tree: &mut DecodeTree, rec: &SharedRec, obs: &Observe) {
         }
     };
     tree.set_elem_sink(Some(Box::new(ElemRec { rec: rec.clone(), wait: mk_wait(&mut wait_seeds), text: String::new() })));
+    if let Some(d) = tree.deformatter_mut() {
+        rec.borrow_mut().tpiu = d.config_flags() & (OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS) != 0;
+    }
     if tree.deformatter_mut().is_some() {
         tree.set_raw_monitor(if rng.chance(2, 3) { Some(Box::new(FrameRec { rec: rec.clone() })) } else { None });
     }
@@ -649,6 +654,16 @@ pub fn run_pair(label: &str, build: &dyn Fn(&SharedRec) -> Option<DecodeTree>, s
     };
     let Some(a) = run(None)? else { return Ok(()) };
     let Some(b) = run(Some(wait_den))? else { return Err(format!("{}: tree built once but not twice", label)) };
+    // TPIU input (FSYNCs, HSYNCs): OpenCSD 1.8.0 takes a block only in
+    // whole words (FSYNCs only) or byte pairs (with HSYNCs), and leaves the
+    // last 3 bytes of a block it finds no FSYNC in: what a WAIT leaves of a
+    // block (and the bytes left after a sync at an odd offset) may not be
+    // such a block, and its resend then fails, in OpenCSD too. A decode in
+    // which that happened is not compared with the other.
+    let misaligned = |r: &Record| r.tpiu && r.log.iter().any(|s| s.contains("Input block incorrect size"));
+    if misaligned(&a) || misaligned(&b) {
+        return Ok(());
+    }
     // Per trace ID, elements must come in the same order; across IDs a
     // waiting client may see them interleaved differently at the end of
     // trace (EOT goes to every ID, as in OpenCSD), so compare per ID.
