@@ -272,6 +272,30 @@ if [ -s "$out/juno_r1_1.plan" ] && [ -s "$out/a55-test-tpiu.plan" ]; then
     [ "$same" -eq "$runs" ] && pass "TPIU captures: $runs decodes (WAITs, misaligned resends, sync words in frames) print the system OpenCSD's output"
 fi
 
+# perf's frame deformatter (memory-aligned frames, 4x FSYNC resets:
+# flags 0x24) on PTM and ETMv3 trace with runs of FSYNC words between
+# frames: the decoders reset before the FSYNCs are shown, a run that is no
+# whole frame is an error, and OpenCSD's PTM processor keeps the bytes of
+# the packet it was reading across the reset (shown with its next packet).
+if [ -s "$out/TC2noitm.plan" ] && [ -s "$out/Snowball.plan" ]; then
+    same=0; runs=0
+    for name in TC2noitm Snowball; do
+        for seed in 1 2 3 4 5 6 7 8; do
+            python3 "$here/dropin/corrupt.py" "$out/$name.plan" "$seed" "$out/fsync.plan" "$out/fsync.bin" --fsync-runs || { fail "corrupt.py --fsync-runs"; break; }
+            runs=$((runs + 1))
+            (cd "$out" && LD_LIBRARY_PATH="$lib" "$pc" -out stdout -wait 3 -raw -chunk 64 -dfmt 0x24 "$out/fsync.plan" 2>&1) | grep -av 'Memspace\|VMID' > "$out/fsync.ours"
+            (cd "$out" && "$pc" -out stdout -wait 3 -raw -chunk 64 -dfmt 0x24 "$out/fsync.plan" 2>&1) | grep -av 'Memspace\|VMID' > "$out/fsync.sys"
+            if [ -s "$out/fsync.sys" ] && cmp -s "$out/fsync.ours" "$out/fsync.sys"; then
+                same=$((same + 1))
+            else
+                fail "print_client -dfmt 0x24 on $name with FSYNC runs (seed $seed): output differs from the system OpenCSD's"
+                diff -a "$out/fsync.sys" "$out/fsync.ours" | head -n 6 | sed 's/^/    /'
+            fi
+        done
+    done
+    [ "$same" -eq "$runs" ] && pass "perf's deformatter flags on $runs traces with FSYNC runs: the system OpenCSD's output"
+fi
+
 # perf report -D: the packet dump perf prints through the C API's packet
 # printers and the string-print callback. OpenCSD 1.8.0 marks the first
 # TRACE_INFO after a reset as "; Decoder Sync point TINFO" (its packet

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write a corrupted copy of a plan's trace buffer, and a plan reading it.
 
-    corrupt.py PLAN SEED OUT_PLAN OUT_BIN [--sync-words]
+    corrupt.py PLAN SEED OUT_PLAN OUT_BIN [--sync-words | --fsync-runs]
 
 PLAN is a decode plan (`trc_pkt_lister -print_plan`). The copy of its
 trace buffer gets 1 to 6 damages chosen by SEED (the same for the same
@@ -9,18 +9,22 @@ seed): a flipped bit, a few random bytes inserted, a few bytes deleted, or
 a run of bytes zeroed. With --sync-words, 1 to 4 damages in the first
 3000 bytes that keep the size (for TPIU captures): a byte pair made the
 first half of an FSYNC (ff ff) or an HSYNC (ff 7f), a whole FSYNC written,
-or a random byte. OUT_PLAN is PLAN reading OUT_BIN instead.
+or a random byte. With --fsync-runs, 1 to 5 runs of FSYNC words inserted
+between 16-byte frames (4, 8 or 12 words: a frame reset for a deformatter
+with OCSD_DFRMTR_RESET_ON_4X_FSYNC; 1, 2, 3 or 5: an error there). OUT_PLAN
+is PLAN reading OUT_BIN instead.
 """
 import random
 import sys
 
 
 def main():
-    if len(sys.argv) not in (5, 6) or (len(sys.argv) == 6 and sys.argv[5] != "--sync-words"):
+    mode = sys.argv[5] if len(sys.argv) == 6 else None
+    if len(sys.argv) not in (5, 6) or mode not in (None, "--sync-words", "--fsync-runs"):
         sys.stderr.write(__doc__)
         return 2
     plan, seed, out_plan, out_bin = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-    sync_words = len(sys.argv) == 6
+    sync_words = mode == "--sync-words"
     lines = open(plan).read().splitlines()
     buffers = [i for i, l in enumerate(lines) if l.startswith("buffer ")]
     if len(buffers) != 1:
@@ -42,7 +46,13 @@ def main():
             data[pos:pos + 4] = b"\xff\xff\xff\x7f"
         else:
             data[pos] = rnd.randrange(256)
-    for _ in range(0 if sync_words else rnd.randint(1, 6)):
+    if mode == "--fsync-runs":
+        frames = [bytes(data[k:k + 16]) for k in range(0, len(data), 16)]
+        at = sorted(rnd.randrange(len(frames)) for _ in range(rnd.randint(1, 5)))
+        for k in reversed(at):
+            frames.insert(k, b"\xff\xff\xff\x7f" * rnd.choice([4, 4, 8, 12, 1, 2, 3, 5]))
+        data = bytearray(b"".join(frames))
+    for _ in range(0 if mode else rnd.randint(1, 6)):
         if not data:
             break
         op, pos = rnd.random(), rnd.randrange(len(data))

@@ -11,7 +11,7 @@
  * string the library would print goes to the callback instead.
  *
  *   print_client [-out stdout|stderr|cb|cbraw|file:NAME] [-wait N] [-raw]
- *                [-elem-printer] [-chunk N] PLAN
+ *                [-elem-printer] [-chunk N] [-dfmt FLAGS] PLAN
  *
  * The decode tree is built from a plan (`trc_pkt_lister -print_plan`):
  * full decoders with the packet printer attached as monitor to each, memory
@@ -22,7 +22,10 @@
  * -out cbraw exactly as the library would have printed it (so the output
  * equals that of -out stdout). The client printf's a line before each data path call
  * and sends a message through ocsd_def_errlog_msgout now and then. stdout
- * is left fully buffered when it is a file, as any C program's.
+ * is left fully buffered when it is a file, as any C program's. -dfmt sets
+ * the frame deformatter's OCSD_DFRMTR_* flags (default: from the plan's
+ * buffer format), e.g. 0x24 for perf's memory-aligned frames with 4x FSYNC
+ * resets.
  */
 #define DECODE_SNAPSHOT_NO_MAIN
 #pragma GCC diagnostic ignored "-Wunused-function"
@@ -78,7 +81,7 @@ int main(int argc, char **argv)
     int raw = 0, elem_printer = 0, i, single, calls = 0;
     uint8_t *buf;
     dcd_tree_handle_t t;
-    uint32_t dfmt;
+    uint32_t dfmt, dfmt_opt = 0;
     ocsd_datapath_resp_t resp = OCSD_RESP_CONT;
 
     for (i = 1; i < argc; i++) {
@@ -88,6 +91,8 @@ int main(int argc, char **argv)
             s_wait_every = (unsigned)strtoul(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "-chunk") && i + 1 < argc)
             chunk = strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "-dfmt") && i + 1 < argc)
+            dfmt_opt = (uint32_t)strtoul(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "-raw"))
             raw = 1;
         else if (!strcmp(argv[i], "-elem-printer"))
@@ -95,13 +100,15 @@ int main(int argc, char **argv)
         else if (argv[i][0] != '-')
             plan_file = argv[i];
         else {
-            fprintf(stderr, "usage: print_client [-out stdout|stderr|cb|cbraw|file:NAME] [-wait N] [-raw] [-elem-printer] [-chunk N] PLAN\n");
+            fprintf(stderr, "usage: print_client [-out stdout|stderr|cb|cbraw|file:NAME] [-wait N] [-raw] [-elem-printer] [-chunk N] [-dfmt FLAGS] PLAN\n");
             return 2;
         }
     }
     buf = load_plan_input(plan_file, &plan, &size, &single, &dfmt);
     if (!buf)
         return 2;
+    if (dfmt_opt)
+        dfmt = dfmt_opt;
     if (chunk == 0)
         chunk = 4096;
     if (!single && chunk % 16)

@@ -346,25 +346,26 @@ impl FrameDeformatter {
                     n_fsyncs += 1;
                 }
                 fsync_bytes = n_fsyncs * 4;
+                // a whole number of frames of FSYNCs resets the decoders
+                // (before the FSYNCs are shown, as in OpenCSD)
+                if n_fsyncs > 0 && n_fsyncs % 4 == 0 {
+                    let r = out.id_op_all(OCSD_OP_RESET, self.curr_idx);
+                    self.collate(r);
+                    self.curr_src_id = OCSD_BAD_CS_SRC_ID;
+                    self.frame_n = 0;
+                    self.idx_sof = OCSD_BAD_TRC_INDEX;
+                }
                 if fsync_bytes > 0 && (raw_packed || raw_unpacked) {
                     out.raw_frame(OCSD_OP_DATA, self.curr_idx, OCSD_FRM_FSYNC, &data[*processed..*processed + fsync_bytes], 0);
                 }
-                if n_fsyncs > 0 {
-                    if n_fsyncs % 4 == 0 {
-                        let r = out.id_op_all(OCSD_OP_RESET, self.curr_idx);
-                        self.collate(r);
-                        self.curr_src_id = OCSD_BAD_CS_SRC_ID;
-                        self.frame_n = 0;
-                        self.idx_sof = OCSD_BAD_TRC_INDEX;
-                    } else {
-                        return Err(OcsdError::at(
-                            OCSD_ERR_SEV_ERROR,
-                            OCSD_ERR_DFMTR_BAD_FHSYNC,
-                            self.curr_idx,
-                            OCSD_BAD_CS_SRC_ID,
-                            "Incorrect FSYNC frame reset pattern",
-                        ));
-                    }
+                if n_fsyncs % 4 != 0 {
+                    return Err(OcsdError::at(
+                        OCSD_ERR_SEV_ERROR,
+                        OCSD_ERR_DFMTR_BAD_FHSYNC,
+                        self.curr_idx,
+                        OCSD_BAD_CS_SRC_ID,
+                        "Incorrect FSYNC frame reset pattern",
+                    ));
                 }
             }
             if *processed + fsync_bytes >= data.len() {
@@ -621,6 +622,8 @@ mod tests {
         log: TestLog,
         wait_after: Option<usize>,
         ops: Vec<ocsd_datapath_op_t>,
+        /// Operations and raw frames in the order they came.
+        order: Vec<String>,
     }
     impl DeformatterOut for Capture {
         fn id_attached(&self, id: u8) -> bool {
@@ -639,10 +642,12 @@ mod tests {
         }
         fn id_op_all(&mut self, op: ocsd_datapath_op_t, _: u32) -> ocsd_datapath_resp_t {
             self.ops.push(op);
+            self.order.push(format!("op {op}"));
             OCSD_RESP_CONT
         }
         fn raw_frame(&mut self, _: ocsd_datapath_op_t, index: u32, elem: ocsd_rawframe_elem_t, data: &[u8], _: u8) {
             self.raw.push((elem, index, data.to_vec()));
+            self.order.push(format!("raw {elem} at {index}"));
         }
         fn has_raw_monitor(&self) -> bool {
             true
@@ -887,5 +892,24 @@ mod tests {
         assert_eq!((r, used), (OCSD_RESP_CONT, 32));
         assert_eq!(cap.ops, vec![OCSD_OP_RESET]);
         assert_eq!(cap.got[0].1, 16);
+        // with raw frames shown: the decoders are reset before the FSYNCs
+        // are shown (OpenCSD resets them while it counts the FSYNCs); a
+        // run that is no whole frame is shown, then an error
+        let mut d = FrameDeformatter::new();
+        let mut cap = Capture::default();
+        d.configure(OCSD_DFRMTR_FRAME_MEM_ALIGN | OCSD_DFRMTR_RESET_ON_4X_FSYNC | OCSD_DFRMTR_PACKED_RAW_OUT, &mut NullLog);
+        let mut buf = A55_FRAME.to_vec();
+        buf.extend(FSYNC.repeat(4));
+        buf.extend(FSYNC.repeat(4));
+        buf.extend_from_slice(&A55_FRAME);
+        assert_eq!(d.data_in(OCSD_OP_DATA, 0, &buf, &mut cap), (OCSD_RESP_CONT, 64));
+        let want = [format!("raw {OCSD_FRM_PACKED} at 0"), format!("op {OCSD_OP_RESET}"), format!("raw {OCSD_FRM_FSYNC} at 16"), format!("raw {OCSD_FRM_PACKED} at 16")];
+        assert_eq!(cap.order, want);
+        let mut buf = FSYNC.repeat(3);
+        buf.extend_from_slice(&[0x55; 4]);
+        let mut cap = Capture::default();
+        assert_eq!(d.data_in(OCSD_OP_DATA, 64, &buf, &mut cap).0, OCSD_RESP_FATAL_INVALID_DATA);
+        assert_eq!(cap.order, [format!("raw {OCSD_FRM_FSYNC} at 64")]);
+        assert!(cap.log.0[0].ends_with("TrcIdx=64; Incorrect FSYNC frame reset pattern"), "{:?}", cap.log.0);
     }
 }

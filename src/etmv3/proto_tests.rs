@@ -389,3 +389,28 @@ fn random_input_never_panics() {
         decode_all(&mut dec, &c.pkts, &mut a32_image());
     }
 }
+
+/// OpenCSD's PTM processor keeps the bytes of the packet it was reading
+/// across a RESET (its `InitProcessorState` clears the packet, not its
+/// bytes): zeros held while looking for an A-sync are shown with the next
+/// packet after the reset (checked with one C client on OpenCSD 1.3.3 and
+/// this library, 4x FSYNC resets in PTM trace).
+#[test]
+fn ptm_reset_keeps_the_bytes_of_the_packet_being_read() {
+    let cfg = ptm_cfg(0, 0x411C_F312, 0);
+    let mut pp = PtmPktProc::new(&cfg);
+    let mut c = Collect { pkts: vec![], log: vec![] };
+    let mut out = Out { c: &mut c, log: Log(vec![]) };
+    // unsynchronised, the block ending in two zeros (an A-sync may start)
+    assert_eq!(pp.process_data(0, &[0x11, 0x00, 0x00], &mut out).1, 3);
+    pp.reset(3);
+    let mut data = vec![0x22, 0x33];
+    data.extend_from_slice(&ASYNC);
+    assert_eq!(pp.process_data(3, &data, &mut out).1, data.len());
+    pp.eot(&mut out);
+    // the two zeros held join the A-sync read after the reset
+    let t: Vec<(u32, String, Vec<u8>)> = c.pkts.iter().map(|(i, p, r)| (*i, text(p), r.clone())).collect();
+    let last = t.last().expect("packets");
+    assert_eq!(last.1, "ASYNC : Alignment Synchronisation Packet; ");
+    assert_eq!(last.2, [0, 0, 0, 0, 0, 0, 0, 0x80], "{t:?}");
+}

@@ -160,7 +160,8 @@ impl PtmPktProc {
         self.excep_alt_isa = 0;
         self.pkt.reset_state();
         self.pkt.clear();
-        self.pkt_data.clear();
+        // (the bytes of the packet being read stay, as in OpenCSD: after a
+        // RESET they are shown with the next packet, or at EOT)
     }
 
     fn malformed(&mut self, msg: &str) -> OcsdError {
