@@ -266,7 +266,10 @@ impl TracePacket for BytePkt {
     }
 }
 
-struct ByteProc;
+/// `tail`: a partial packet it sends at EOT.
+struct ByteProc {
+    tail: Option<u8>,
+}
 impl PacketProcessor for ByteProc {
     type Packet = BytePkt;
     fn name(&self) -> &str {
@@ -281,8 +284,11 @@ impl PacketProcessor for ByteProc {
         }
         (OCSD_RESP_CONT, data.len())
     }
-    fn eot(&mut self, _: &mut dyn PacketOut<BytePkt>) -> ocsd_datapath_resp_t {
-        OCSD_RESP_CONT
+    fn eot(&mut self, out: &mut dyn PacketOut<BytePkt>) -> ocsd_datapath_resp_t {
+        match self.tail {
+            Some(b) => out.packet(100, &BytePkt { b }, &[b]),
+            None => OCSD_RESP_CONT,
+        }
     }
     fn reset(&mut self, _: ocsd_trc_index_t) {}
     fn stats_block(&self) -> Option<ocsd_decode_stats_t> {
@@ -341,7 +347,7 @@ fn add_byte_stack(h: dcd_tree_handle_t) {
     let p = handles::lookup(h).unwrap();
     // SAFETY: a live tree, used by this thread only.
     let t = unsafe { &mut *p.0 };
-    let st = Stack::new("BYTES", OCSD_PROTOCOL_CUSTOM_9, 0x10, ByteProc, Some(ByteDec));
+    let st = Stack::new("BYTES", OCSD_PROTOCOL_CUSTOM_9, 0x10, ByteProc { tail: None }, Some(ByteDec));
     t.tree.add_decoder(Box::new(st)).unwrap();
 }
 
@@ -395,25 +401,6 @@ fn wait_and_flush_lose_and_repeat_nothing() {
     }
 }
 
-/// [`ByteProc`] with a partial packet at EOT: the byte 0xee.
-struct TailProc;
-impl PacketProcessor for TailProc {
-    type Packet = BytePkt;
-    fn name(&self) -> &str {
-        "PKTP_TAIL"
-    }
-    fn process_data(&mut self, index: ocsd_trc_index_t, data: &[u8], out: &mut dyn PacketOut<BytePkt>) -> (ocsd_datapath_resp_t, usize) {
-        ByteProc.process_data(index, data, out)
-    }
-    fn eot(&mut self, out: &mut dyn PacketOut<BytePkt>) -> ocsd_datapath_resp_t {
-        out.packet(100, &BytePkt { b: 0xee }, &[0xee])
-    }
-    fn reset(&mut self, _: ocsd_trc_index_t) {}
-    fn stats_block(&self) -> Option<ocsd_decode_stats_t> {
-        None
-    }
-}
-
 #[test]
 fn eot_answers_as_the_decoder_after_a_wait_on_the_partial_packet() {
     let _g = global();
@@ -426,7 +413,7 @@ fn eot_answers_as_the_decoder_after_a_wait_on_the_partial_packet() {
     let p = handles::lookup(h).unwrap();
     // SAFETY: a live tree, used by this thread only.
     let t = unsafe { &mut *p.0 };
-    let st = Stack::new("TAIL", OCSD_PROTOCOL_CUSTOM_9, 0x10, TailProc, Some(ByteDec));
+    let st = Stack::new("TAIL", OCSD_PROTOCOL_CUSTOM_9, 0x10, ByteProc { tail: Some(0xee) }, Some(ByteDec));
     t.tree.add_decoder(Box::new(st)).unwrap();
     let mut client = Client { seen: Vec::new(), calls: 0, wait_every: 5 };
     assert_eq!(ocsd_dt_set_gen_elem_outfn(h, Some(client_elem), &mut client as *mut Client as *const c_void), OCSD_OK);
@@ -538,9 +525,9 @@ fn packet_sink_is_not_told_eot_after_a_fatal_partial_packet() {
         // SAFETY: a live tree, used by this thread only.
         let t = unsafe { &mut *p.0 };
         let st: Box<dyn crate::dcd_tree::TraceIdDecoder> = if tail {
-            Box::new(Stack::new("TAIL", OCSD_PROTOCOL_CUSTOM_9, 0x10, TailProc, None::<ByteDec>))
+            Box::new(Stack::new("TAIL", OCSD_PROTOCOL_CUSTOM_9, 0x10, ByteProc { tail: Some(0xee) }, None::<ByteDec>))
         } else {
-            Box::new(Stack::new("BYTES", OCSD_PROTOCOL_CUSTOM_9, 0x10, ByteProc, None::<ByteDec>))
+            Box::new(Stack::new("BYTES", OCSD_PROTOCOL_CUSTOM_9, 0x10, ByteProc { tail: None }, None::<ByteDec>))
         };
         t.tree.add_decoder(st).unwrap();
         let mut seen: Vec<(ocsd_datapath_op_t, u8)> = Vec::new();

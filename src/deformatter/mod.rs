@@ -779,10 +779,13 @@ mod tests {
     #[test]
     fn tpiu_sync_errors_and_split_fsync() {
         let frames = |n: usize| -> Vec<u8> { (0..n).flat_map(|_| A55_FRAME).collect() };
+        let new = |flags: u32| {
+            let mut d = FrameDeformatter::new();
+            d.configure(flags, &mut NullLog);
+            (d, Capture::default())
+        };
         // split FSYNC between frames: block 1 ends in its first half
-        let mut d = FrameDeformatter::new();
-        let mut cap = Capture::default();
-        d.configure(OCSD_DFRMTR_HAS_FSYNCS, &mut NullLog);
+        let (mut d, mut cap) = new(OCSD_DFRMTR_HAS_FSYNCS);
         let mut b1 = FSYNC.to_vec();
         b1.extend(frames(1));
         b1.extend_from_slice(&FSYNC_START);
@@ -792,9 +795,7 @@ mod tests {
         assert!(cap.log.0[0].ends_with("TrcIdx=20; Bad FSYNC start in frame or invalid ID (0x7F)."), "{:?}", cap.log.0);
         // (blocks of byte pairs: with HSYNCs)
         let tpiu = OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS;
-        let mut d = FrameDeformatter::new();
-        let mut cap = Capture::default();
-        d.configure(tpiu, &mut NullLog);
+        let (mut d, mut cap) = new(tpiu);
         let mut b1 = FSYNC.to_vec();
         b1.extend(frames(1));
         b1.extend_from_slice(&FSYNC_START);
@@ -806,16 +807,12 @@ mod tests {
         assert_eq!(cap.got.iter().map(|g| (g.0, g.1)).collect::<Vec<_>>(), vec![(1, 4), (1, 24)]);
         assert!(cap.log.0.is_empty());
         // the split FSYNC not completed
-        let mut d = FrameDeformatter::new();
-        let mut cap = Capture::default();
-        d.configure(tpiu, &mut NullLog);
+        let (mut d, mut cap) = new(tpiu);
         d.data_in(OCSD_OP_DATA, 0, &b1[..22], &mut cap);
         assert_eq!(d.data_in(OCSD_OP_DATA, 22, &frames(1), &mut cap).0, OCSD_RESP_FATAL_INVALID_DATA);
         assert!(cap.log.0[0].ends_with("TrcIdx=22; Bad FSYNC pattern before frame or invalid ID.(0x7F)"), "{:?}", cap.log.0);
         // an HSYNC without HSYNCs, part-way through a frame
-        let mut d = FrameDeformatter::new();
-        let mut cap = Capture::default();
-        d.configure(OCSD_DFRMTR_HAS_FSYNCS, &mut NullLog);
+        let (mut d, mut cap) = new(OCSD_DFRMTR_HAS_FSYNCS);
         let mut b = FSYNC.to_vec();
         b.extend(frames(1));
         b.extend_from_slice(&[0x03, 0x00, 0xFF, 0x7F]);
@@ -823,9 +820,7 @@ mod tests {
         assert_eq!(d.data_in(OCSD_OP_DATA, 0, &b[..40], &mut cap).0, OCSD_RESP_FATAL_INVALID_DATA);
         assert!(cap.log.0[0].ends_with("TrcIdx=20; Bad HSYNC in frame."), "{:?}", cap.log.0);
         // with HSYNCs it is skipped
-        let mut d = FrameDeformatter::new();
-        let mut cap = Capture::default();
-        d.configure(OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS, &mut NullLog);
+        let (mut d, mut cap) = new(OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS);
         assert_eq!(d.data_in(OCSD_OP_DATA, 0, &b[..40], &mut cap), (OCSD_RESP_CONT, 40));
         assert_eq!(cap.got.len(), 2);
     }
