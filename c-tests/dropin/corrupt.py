@@ -18,41 +18,30 @@ import random
 import sys
 
 
-def main():
-    mode = sys.argv[5] if len(sys.argv) == 6 else None
-    if len(sys.argv) not in (5, 6) or mode not in (None, "--sync-words", "--fsync-runs"):
-        sys.stderr.write(__doc__)
-        return 2
-    plan, seed, out_plan, out_bin = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-    sync_words = mode == "--sync-words"
+def read_plan(plan):
+    """The plan's lines, the place of its one buffer line, the buffer's
+    format and its bytes; None (after a message) when there is not one
+    buffer line."""
     lines = open(plan).read().splitlines()
     buffers = [i for i, l in enumerate(lines) if l.startswith("buffer ")]
     if len(buffers) != 1:
-        sys.stderr.write("corrupt.py: %s: expected one buffer line\n" % plan)
-        return 2
+        sys.stderr.write("%s: %s: expected one buffer line\n" % (sys.argv[0], plan))
+        return None
     kind, path = lines[buffers[0]].split(" ", 2)[1:]
-    data = bytearray(open(path, "rb").read())
-    rnd = random.Random(seed)
-    for _ in range(rnd.randint(1, 4) if sync_words else 0):
-        if len(data) < 4:
-            break
-        pos = rnd.randrange(min(len(data), 3000) - 3)
-        op = rnd.randrange(4)
-        if op == 0:
-            data[pos:pos + 2] = b"\xff\xff"
-        elif op == 1:
-            data[pos:pos + 2] = b"\xff\x7f"
-        elif op == 2:
-            data[pos:pos + 4] = b"\xff\xff\xff\x7f"
-        else:
-            data[pos] = rnd.randrange(256)
-    if mode == "--fsync-runs":
-        frames = [bytes(data[k:k + 16]) for k in range(0, len(data), 16)]
-        at = sorted(rnd.randrange(len(frames)) for _ in range(rnd.randint(1, 5)))
-        for k in reversed(at):
-            frames.insert(k, b"\xff\xff\xff\x7f" * rnd.choice([4, 4, 8, 12, 1, 2, 3, 5]))
-        data = bytearray(b"".join(frames))
-    for _ in range(0 if mode else rnd.randint(1, 6)):
+    return lines, buffers[0], kind, bytearray(open(path, "rb").read())
+
+
+def write_plan(lines, at, kind, data, out_plan, out_bin):
+    """Write `data` to OUT_BIN, and the plan reading it as a `kind` buffer
+    to OUT_PLAN."""
+    open(out_bin, "wb").write(data)
+    lines[at] = "buffer %s %s" % (kind, out_bin)
+    open(out_plan, "w").write("\n".join(lines) + "\n")
+
+
+def damage(data, rnd):
+    """1 to 6 damages: a flipped bit, bytes inserted, deleted or zeroed."""
+    for _ in range(rnd.randint(1, 6)):
         if not data:
             break
         op, pos = rnd.random(), rnd.randrange(len(data))
@@ -65,9 +54,48 @@ def main():
         else:
             n = rnd.randint(1, 32)
             data[pos:pos + n] = bytes(len(data[pos:pos + n]))
-    open(out_bin, "wb").write(data)
-    lines[buffers[0]] = "buffer %s %s" % (kind, out_bin)
-    open(out_plan, "w").write("\n".join(lines) + "\n")
+    return data
+
+
+def sync_words(data, rnd):
+    """1 to 4 sync words or bytes written in the first 3000 bytes."""
+    for _ in range(rnd.randint(1, 4)):
+        if len(data) < 4:
+            break
+        pos = rnd.randrange(min(len(data), 3000) - 3)
+        op = rnd.randrange(4)
+        if op == 0:
+            data[pos:pos + 2] = b"\xff\xff"
+        elif op == 1:
+            data[pos:pos + 2] = b"\xff\x7f"
+        elif op == 2:
+            data[pos:pos + 4] = b"\xff\xff\xff\x7f"
+        else:
+            data[pos] = rnd.randrange(256)
+    return data
+
+
+def fsync_runs(data, rnd):
+    """1 to 5 runs of FSYNC words inserted between 16-byte frames."""
+    frames = [bytes(data[k:k + 16]) for k in range(0, len(data), 16)]
+    at = sorted(rnd.randrange(len(frames)) for _ in range(rnd.randint(1, 5)))
+    for k in reversed(at):
+        frames.insert(k, b"\xff\xff\xff\x7f" * rnd.choice([4, 4, 8, 12, 1, 2, 3, 5]))
+    return bytearray(b"".join(frames))
+
+
+def main():
+    modes = {None: damage, "--sync-words": sync_words, "--fsync-runs": fsync_runs}
+    mode = sys.argv[5] if len(sys.argv) == 6 else None
+    if len(sys.argv) not in (5, 6) or mode not in modes:
+        sys.stderr.write(__doc__)
+        return 2
+    plan, seed, out_plan, out_bin = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    got = read_plan(plan)
+    if got is None:
+        return 2
+    lines, at, kind, data = got
+    write_plan(lines, at, kind, modes[mode](data, random.Random(seed)), out_plan, out_bin)
     return 0
 
 

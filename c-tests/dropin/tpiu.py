@@ -15,28 +15,26 @@ words, which OpenCSD refuses.
 """
 import sys
 
+from corrupt import read_plan, write_plan
+
 
 def main():
     if len(sys.argv) != 5:
         sys.stderr.write(__doc__)
         return 2
     plan, prefix, out_plan, out_bin = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-    lines = open(plan).read().splitlines()
-    buffers = [i for i, l in enumerate(lines) if l.startswith("buffer ")]
-    if len(buffers) != 1:
-        sys.stderr.write("tpiu.py: %s: expected one buffer line\n" % plan)
+    got = read_plan(plan)
+    if got is None:
         return 2
-    path = lines[buffers[0]].split(" ", 2)[2]
-    frames = open(path, "rb").read()[:32768]
+    lines, at, _, frames = got
+    frames = frames[:32768]
     out = bytearray((0x10 * (i + 1)) & 0xFE for i in range(prefix))
     for k in range(0, len(frames) - 15, 16):
         if k % 256 == 0:
             out += b"\xff\xff\xff\x7f"
         out += frames[k:k + 16]
     out += bytes(-len(out) % 4)
-    open(out_bin, "wb").write(out)
-    lines[buffers[0]] = "buffer dstream_coresight %s" % out_bin
-    open(out_plan, "w").write("\n".join(lines) + "\n")
+    write_plan(lines, at, "dstream_coresight", out, out_plan, out_bin)
     return 0
 
 

@@ -335,7 +335,6 @@ impl FrameDeformatter {
         let mut fsync_bytes = 0usize;
         let mut hsync_bytes = 0usize;
         let mut ex_bytes = 0usize;
-        let cont;
 
         if self.cfg_flags & OCSD_DFRMTR_FRAME_MEM_ALIGN != 0 {
             if self.cfg_flags & OCSD_DFRMTR_RESET_ON_4X_FSYNC != 0 {
@@ -370,7 +369,6 @@ impl FrameDeformatter {
             }
             if *processed + fsync_bytes >= data.len() {
                 self.frame_n = 0;
-                cont = false;
             } else {
                 let start = *processed + fsync_bytes;
                 let avail = (data.len() - start).min(FRAME);
@@ -380,7 +378,6 @@ impl FrameDeformatter {
                 self.frame_n = avail;
                 self.idx_sof = self.curr_idx.wrapping_add(fsync_bytes as u32);
                 ex_bytes = avail;
-                cont = avail == FRAME;
             }
         } else {
             // TPIU input, in pairs of bytes: FSYNCs only before a frame
@@ -444,19 +441,19 @@ impl FrameDeformatter {
                 }
                 p += 2;
             }
-            // (the raw packed bytes go out with a whole frame, or at the
-            // end of the block; a whole frame is unpacked)
-            cont = self.frame_n == FRAME || p < data.len();
         }
 
         let total = ex_bytes + fsync_bytes + hsync_bytes;
-        if (self.frame_n == FRAME || !cont) && raw_packed && total > 0 {
+        // the raw packed bytes go out with a whole frame, or at the end of
+        // the block; a whole frame is unpacked
+        let block_done = *processed + total >= data.len();
+        if (self.frame_n == FRAME || block_done) && raw_packed && total > 0 {
             out.raw_frame(OCSD_OP_DATA, self.curr_idx, OCSD_FRM_PACKED, &data[*processed..*processed + total], 0);
         }
         *processed += total;
         self.curr_idx = self.curr_idx.wrapping_add(total as u32);
         self.stats.frame_bytes += (fsync_bytes + hsync_bytes) as u64;
-        Ok(cont && self.frame_n == FRAME)
+        Ok(self.frame_n == FRAME)
     }
 
     fn unpack_frame(&mut self) {

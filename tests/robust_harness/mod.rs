@@ -482,10 +482,8 @@ pub fn attach(tree: &mut DecodeTree, rec: &SharedRec, obs: &Observe) {
         }
     };
     tree.set_elem_sink(Some(Box::new(ElemRec { rec: rec.clone(), wait: mk_wait(&mut wait_seeds), text: String::new() })));
-    if let Some(d) = tree.deformatter_mut() {
-        rec.borrow_mut().tpiu = d.config_flags() & (OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS) != 0;
-    }
-    if tree.deformatter_mut().is_some() {
+    if let Some(flags) = tree.deformatter_mut().map(|d| d.config_flags()) {
+        rec.borrow_mut().tpiu = flags & (OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS) != 0;
         tree.set_raw_monitor(if rng.chance(2, 3) { Some(Box::new(FrameRec { rec: rec.clone() })) } else { None });
     }
     for id in tree.element_ids() {
