@@ -106,6 +106,110 @@ fn parallel_decode_matches_serial_on_every_conformance_case() {
     assert!(total_stitches >= 500, "only {total_stitches} stitches");
 }
 
+/// An element's identity: its index, trace ID and every field of its C
+/// element, hashed.
+fn elem_hash(e: &opencsd_c_api::api::Element) -> u64 {
+    let r = e.raw();
+    let c = r.context;
+    let [p0, p1] = r.payload.words();
+    let fields = [
+        e.index,
+        e.trace_id as u64,
+        r.elem_type as u64,
+        r.isa as u64,
+        r.st_addr,
+        r.en_addr,
+        (c.security_level as u64) << 32 | c.exception_level as u64,
+        (c.context_id as u64) << 32 | c.vmid as u64,
+        c.flags as u64,
+        r.timestamp,
+        (r.cycle_count as u64) << 32 | r.flag_bits as u64,
+        (r.last_i_type as u64) << 32 | r.last_i_subtype as u64,
+        p0,
+        p1,
+    ];
+    fields.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &f| (h ^ f).wrapping_mul(0x100_0000_01b3).rotate_left(29))
+}
+
+/// What a fold keeps: the element count, and two sums over the elements'
+/// hashes that do not depend on the order they are folded in.
+type Multiset = (u64, u64, u64);
+
+fn fold_elem(acc: &mut Multiset, e: &opencsd_c_api::api::Element) {
+    let h = elem_hash(e);
+    acc.0 += 1;
+    acc.1 = acc.1.wrapping_add(h);
+    acc.2 = acc.2.wrapping_add(h.wrapping_mul(h | 1));
+}
+
+/// `Decoder::decode_parallel_fold` folds each element of `decode_each`
+/// exactly once (the same count, and the same order-free sums of their
+/// hashes) and logs the same messages, on the snapshot of every
+/// conformance case (cases.tsv and cases-corrupt.tsv), with segments
+/// forced small (many stitches) on two threads and one, and with the
+/// default folding segments.
+#[test]
+fn api_decode_parallel_fold_folds_each_element_once_on_every_conformance_case() {
+    use opencsd_c_api::api::{Decoder, ParallelOptions};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let Some(shared) = common::shared_or_skip() else { return };
+    let conf = shared.join("conformance");
+    let mut snaps: Vec<String> = Vec::new();
+    for list in ["cases.tsv", "cases-corrupt.tsv"] {
+        for c in load_cases(&conf.join(list)) {
+            if !snaps.contains(&c.snap) {
+                snaps.push(c.snap);
+            }
+        }
+    }
+    let (mut checked, mut folded_in_pieces) = (0, 0);
+    for snap in &snaps {
+        let dir = conf.join(snap);
+        let Ok(s) = Decoder::from_snapshot(&dir, None) else { continue };
+        let Ok(trace) = std::fs::read(&s.trace_file) else { continue };
+        let mut dec = s.decoder;
+        let mut serial: Multiset = (0, 0, 0);
+        let r_serial = dec.decode_each(&trace[..], |e| fold_elem(&mut serial, e));
+        let mut msgs_serial = dec.take_messages();
+        msgs_serial.sort();
+        for opts in [ParallelOptions::stress(2, 64), ParallelOptions::stress(1, 64), ParallelOptions::folding(2)] {
+            let mut dec = Decoder::from_snapshot(&dir, None).unwrap().decoder;
+            // values made: one per piece of output folded
+            let made = Arc::new(AtomicUsize::new(0));
+            let m = made.clone();
+            let r = dec.decode_parallel_fold(
+                &trace,
+                &opts,
+                move || {
+                    m.fetch_add(1, Ordering::Relaxed);
+                    (0, 0, 0)
+                },
+                fold_elem,
+                |a: Multiset, b: Multiset| (a.0 + b.0, a.1.wrapping_add(b.1), a.2.wrapping_add(b.2)),
+            );
+            assert_eq!(r.is_ok(), r_serial.is_ok(), "{snap}");
+            if let (Ok((got, bytes)), Ok(serial_bytes)) = (&r, &r_serial) {
+                assert_eq!(got.0, serial.0, "{snap} {opts:?}: elements folded");
+                assert_eq!(*got, serial, "{snap} {opts:?}: the elements folded differ");
+                assert_eq!(bytes, serial_bytes, "{snap}");
+            }
+            let mut msgs = dec.take_messages();
+            msgs.sort();
+            assert_eq!(msgs, msgs_serial, "{snap} {opts:?}: messages");
+            if made.load(Ordering::Relaxed) > 2 {
+                folded_in_pieces += 1;
+            }
+            checked += 1;
+        }
+    }
+    eprintln!("{checked} folded decodes of {} snapshots; {folded_in_pieces} folded in pieces", snaps.len());
+    // the decodes must really have been cut and folded in pieces, or this
+    // test would compare the serial decode with itself
+    assert!(checked >= 100, "only {checked} decodes checked");
+    assert!(folded_in_pieces >= 60, "only {folded_in_pieces} decodes folded in pieces");
+}
+
 /// The snapshots the Rust API tests decode (one or more of each protocol,
 /// and a corrupted one) that are there, with their folders.
 fn api_snapshots(shared: &Path) -> Vec<(&'static str, std::path::PathBuf)> {

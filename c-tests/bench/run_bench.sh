@@ -25,8 +25,10 @@
 #     page faults of one run of each;
 #   - -decode_only to /dev/null, serial against -parallel 2 (no disk
 #     write), and the Rust API decode counting elements, serial against 2
-#     threads (examples/parallel_count.rs), and what the machine gives two
-#     threads: two serial decodes at once against one;
+#     threads (examples/parallel_count.rs), the Rust API folding the
+#     elements on the decode threads (decode_parallel_fold) against a
+#     serial fold, and what the machine gives two threads: two serial
+#     decodes at once against one;
 #   - peak memory (max RSS) of the C client on both libraries;
 #   - this library's C client time on the trace buffer repeated 1x, 4x, 16x.
 # Then `ocsd perf --autofdo` on the largest shared perf.data recording
@@ -135,6 +137,15 @@ for name in "$@"; do
         "serial=$counter $ss 0" "parallel-2=$counter $ss 2" "iterator=$counter $ss iter" || exit 1
     [ "$($counter "$ss" 0)" = "$($counter "$ss" 2)" ] || { echo "parallel elements differ from serial"; exit 1; }
     [ "$($counter "$ss" 0)" = "$($counter "$ss" iter)" ] || { echo "the iterator's elements differ from decode_each's"; exit 1; }
+
+    # The Rust API folding the elements where they are decoded
+    # (decode_parallel_fold: a count and an order-free sum of element
+    # hashes), serially (decode_each) and on 1 and 2 threads.
+    echo
+    echo "== $name: parallel fold, Rust API, elements counted and hashed (ratio = serial fold / this)"
+    python3 "$here/compare.py" -n "$rounds" \
+        "serial-fold=$counter $ss 0 fold" "fold-1=$counter $ss 1 fold" "fold-2=$counter $ss 2 fold" || exit 1
+    [ "$($counter "$ss" 0 fold)" = "$($counter "$ss" 2 fold)" ] || { echo "the parallel fold differs from the serial fold"; exit 1; }
 
     # What two threads can give on this machine: two serial decodes run at
     # once against one (on two free cores the pair takes as long as one;

@@ -125,6 +125,20 @@ impl<T> KeepsMessages for Seg<T> {
 }
 
 impl Decoder {
+    /// The trace of a first session recorded for a parallel decode, with
+    /// the trace bytes taken; None when the decode is to be serial: not
+    /// the first session (a later session starts from reset decoders,
+    /// which say so in their first element), or packets counted.
+    fn first_session_recording(&mut self, trace: &[u8]) -> Result<Option<(parallel::Recording, usize)>, Error> {
+        if self.packets.is_some() || self.sessions != 0 {
+            return Ok(None);
+        }
+        // a tree of its own records the trace: this decoder's tree is left
+        // as it is for a serial decode
+        let mut rtree = self.recipe.tree(Box::new(crate::common::error::NullLog), None)?;
+        Ok(Some(record(&mut rtree, trace)))
+    }
+
     /// The parallel decode of a first session (a later session starts from
     /// reset decoders, which say so in their first element: only the first
     /// is decoded in parallel), each segment's output an `O` its decode
@@ -141,14 +155,8 @@ impl Decoder {
         sink: impl Fn(&Rc<RefCell<O>>) -> Box<dyn GenElemSink> + Sync,
         mut emit: impl FnMut(&mut O, std::ops::Range<usize>, &mut SharedLog),
     ) -> Result<Option<u64>, Error> {
-        if self.packets.is_some() || self.sessions != 0 {
-            return Ok(None);
-        }
+        let Some((rec, index)) = self.first_session_recording(trace)? else { return Ok(None) };
         let before = self.log.borrow().clone();
-        // a tree of its own records the trace: this decoder's tree is left
-        // as it is for a serial decode
-        let mut rtree = self.recipe.tree(Box::new(crate::common::error::NullLog), None)?;
-        let (rec, index) = record(&mut rtree, trace);
         let recipe = &self.recipe;
         let make = || {
             let seg = Rc::new(RefCell::new(O::default()));
@@ -260,6 +268,132 @@ impl Decoder {
                 f(v, &text);
             }
         })
+    }
+}
+
+/// A segment's output for [`Decoder::decode_parallel_fold`]: per piece
+/// (see [`parallel::FoldOutput`]), what its elements folded into (None:
+/// no element) and the messages logged.
+struct FoldSeg<A> {
+    pieces: Vec<(Option<A>, Vec<SegMsg>)>,
+}
+
+impl<A> Default for FoldSeg<A> {
+    fn default() -> Self {
+        FoldSeg { pieces: vec![(None, Vec::new())] }
+    }
+}
+
+impl<A: Send> SegmentOutput for FoldSeg<A> {
+    fn len(&self) -> usize {
+        self.pieces.len()
+    }
+    fn recycle(&mut self) {
+        self.pieces.clear();
+        self.pieces.push((None, Vec::new()));
+    }
+    fn capacity(&self) -> usize {
+        self.pieces.capacity()
+    }
+}
+
+impl<A: Send> parallel::FoldOutput for FoldSeg<A> {
+    fn cut(&mut self) {
+        self.pieces.push((None, Vec::new()));
+    }
+}
+
+impl<A> KeepsMessages for FoldSeg<A> {
+    fn keep(&mut self, m: SegMsg) {
+        if let Some(p) = self.pieces.last_mut() {
+            p.1.push(m);
+        }
+    }
+}
+
+/// Folds each element into the piece being written (`fold` called
+/// directly, not through a pointer: the element need not be made whole
+/// where the fold reads few of its fields).
+struct FoldSink<A, I, F> {
+    seg: Rc<RefCell<FoldSeg<A>>>,
+    init: Arc<I>,
+    fold: Arc<F>,
+}
+
+impl<A, I: Fn() -> A, F: Fn(&mut A, &Element)> GenElemSink for FoldSink<A, I, F> {
+    fn trace_elem_in(&mut self, index: ocsd_trc_index_t, id: u8, elem: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
+        let e = Element::from_raw(index as u64, id, elem);
+        if let Some((acc, _)) = self.seg.borrow_mut().pieces.last_mut() {
+            (self.fold)(acc.get_or_insert_with(|| (self.init)()), &e);
+        }
+        OCSD_RESP_CONT
+    }
+
+    fn trace_elems_in(&mut self, elems: &[(ocsd_trc_index_t, ocsd_generic_trace_elem)], id: u8) -> (usize, ocsd_datapath_resp_t) {
+        if let Some((acc, _)) = self.seg.borrow_mut().pieces.last_mut() {
+            let acc = acc.get_or_insert_with(|| (self.init)());
+            for (index, elem) in elems {
+                (self.fold)(acc, &Element::from_raw(*index as u64, id, elem));
+            }
+        }
+        (elems.len(), OCSD_RESP_CONT)
+    }
+}
+
+impl Decoder {
+    /// Decode `trace` to the end on `opts.threads` threads, folding the
+    /// elements that [`Decoder::decode`] would give: each decode thread
+    /// folds runs of consecutive elements of one trace ID with `fold` into
+    /// values `init` makes, and the calling thread combines those values
+    /// with `reduce`, which must therefore be associative and commutative
+    /// (counts, histograms, profiles, coverage). Every element is folded
+    /// exactly once, whatever the thread count; the decoders' messages
+    /// are those of the serial decode, in the order of each trace ID's
+    /// (see [`Decoder::take_messages`]). Returns the combined value (`init`'s
+    /// when there is no element) and the trace bytes processed.
+    ///
+    /// Unlike [`Decoder::decode_parallel_each`], nothing waits for the
+    /// calling thread: the elements are folded where they are decoded, so
+    /// the decode scales with the threads. The trace is cut as
+    /// [`Decoder::decode_parallel`] cuts it, and the decode is serial in
+    /// the same cases.
+    pub fn decode_parallel_fold<A: Send + 'static>(
+        &mut self,
+        trace: &[u8],
+        opts: &ParallelOptions,
+        init: impl Fn() -> A + Send + Sync + 'static,
+        fold: impl Fn(&mut A, &Element) + Send + Sync + 'static,
+        mut reduce: impl FnMut(A, A) -> A,
+    ) -> Result<(A, u64), Error> {
+        let (init, fold) = (Arc::new(init), Arc::new(fold));
+        if let Some((rec, index)) = self.first_session_recording(trace)? {
+            let recipe = &self.recipe;
+            let make = || {
+                let seg = Rc::new(RefCell::new(FoldSeg::<A>::default()));
+                let mut tree = recipe.tree(Box::new(SegLog(seg.clone())), None).ok()?;
+                tree.set_elem_sink(Some(Box::new(FoldSink { seg: seg.clone(), init: init.clone(), fold: fold.clone() })));
+                Some((tree, seg))
+            };
+            if let Some(folded) = parallel::decode_folded(&rec, &self.tree.mapper, opts, make) {
+                self.sessions += 1;
+                let mut log = SharedLog(self.log.clone());
+                let mut acc = init();
+                for (seg, r) in folded.outs {
+                    for (v, msgs) in seg.pieces.into_iter().take(r.end).skip(r.start) {
+                        for m in &msgs {
+                            m.log(&mut log);
+                        }
+                        if let Some(v) = v {
+                            acc = reduce(acc, v);
+                        }
+                    }
+                }
+                return Ok((acc, index as u64));
+            }
+        }
+        let mut acc = init();
+        let bytes = self.decode_each(trace, |e| fold(&mut acc, e))?;
+        Ok((acc, bytes))
     }
 }
 
