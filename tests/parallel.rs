@@ -131,20 +131,45 @@ fn elem_hash(e: &opencsd_c_api::api::Element) -> u64 {
     fields.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &f| (h ^ f).wrapping_mul(0x100_0000_01b3).rotate_left(29))
 }
 
-/// What a fold keeps: the element count, and two sums over the elements'
-/// hashes that do not depend on the order they are folded in.
-type Multiset = (u64, u64, u64);
+/// What a fold keeps, per trace ID: the element count, and a polynomial
+/// hash of the sequence of the elements' hashes (`H = H * B + h`), which
+/// two runs of consecutive elements combine into: `H(ab) = H(a) * B^n(b) +
+/// H(b)`.
+type PerId = std::collections::BTreeMap<u8, (u64, u64)>;
+const B: u64 = 0x100_0000_01b3;
 
-fn fold_elem(acc: &mut Multiset, e: &opencsd_c_api::api::Element) {
-    let h = elem_hash(e);
-    acc.0 += 1;
-    acc.1 = acc.1.wrapping_add(h);
-    acc.2 = acc.2.wrapping_add(h.wrapping_mul(h | 1));
+fn fold_elem(acc: &mut PerId, e: &opencsd_c_api::api::Element) {
+    let v = acc.entry(e.trace_id).or_insert((0, 0));
+    v.0 += 1;
+    v.1 = v.1.wrapping_mul(B).wrapping_add(elem_hash(e));
+}
+
+fn pow_b(mut n: u64) -> u64 {
+    let (mut r, mut b) = (1u64, B);
+    while n > 0 {
+        if n & 1 == 1 {
+            r = r.wrapping_mul(b);
+        }
+        b = b.wrapping_mul(b);
+        n >>= 1;
+    }
+    r
+}
+
+/// `b`'s elements after `a`'s, trace ID by trace ID.
+fn reduce_per_id(mut a: PerId, b: PerId) -> PerId {
+    for (id, (nb, hb)) in b {
+        let v = a.entry(id).or_insert((0, 0));
+        v.0 += nb;
+        v.1 = v.1.wrapping_mul(pow_b(nb)).wrapping_add(hb);
+    }
+    a
 }
 
 /// `Decoder::decode_parallel_fold` folds each element of `decode_each`
-/// exactly once (the same count, and the same order-free sums of their
-/// hashes) and logs the same messages, on the snapshot of every
+/// exactly once, and `reduce` gets the folded values in the order of each
+/// trace ID's elements (per trace ID, the same count and the same hash of
+/// the sequence of element hashes), and logs the same messages, on the snapshot of every
 /// conformance case (cases.tsv and cases-corrupt.tsv), with segments
 /// forced small (many stitches) on two threads and one, and with the
 /// default folding segments.
@@ -169,7 +194,7 @@ fn api_decode_parallel_fold_folds_each_element_once_on_every_conformance_case() 
         let Ok(s) = Decoder::from_snapshot(&dir, None) else { continue };
         let Ok(trace) = std::fs::read(&s.trace_file) else { continue };
         let mut dec = s.decoder;
-        let mut serial: Multiset = (0, 0, 0);
+        let mut serial = PerId::new();
         let r_serial = dec.decode_each(&trace[..], |e| fold_elem(&mut serial, e));
         let mut msgs_serial = dec.take_messages();
         msgs_serial.sort();
@@ -183,15 +208,16 @@ fn api_decode_parallel_fold_folds_each_element_once_on_every_conformance_case() 
                 &opts,
                 move || {
                     m.fetch_add(1, Ordering::Relaxed);
-                    (0, 0, 0)
+                    PerId::new()
                 },
                 fold_elem,
-                |a: Multiset, b: Multiset| (a.0 + b.0, a.1.wrapping_add(b.1), a.2.wrapping_add(b.2)),
+                reduce_per_id,
             );
             assert_eq!(r.is_ok(), r_serial.is_ok(), "{snap}");
             if let (Ok((got, bytes)), Ok(serial_bytes)) = (&r, &r_serial) {
-                assert_eq!(got.0, serial.0, "{snap} {opts:?}: elements folded");
-                assert_eq!(*got, serial, "{snap} {opts:?}: the elements folded differ");
+                let count = |m: &PerId| m.values().map(|v| v.0).sum::<u64>();
+                assert_eq!(count(got), count(&serial), "{snap} {opts:?}: elements folded");
+                assert_eq!(*got, serial, "{snap} {opts:?}: the elements folded, or their order per trace ID, differ");
                 assert_eq!(bytes, serial_bytes, "{snap}");
             }
             let mut msgs = dec.take_messages();

@@ -345,12 +345,21 @@ impl Decoder {
     /// elements that [`Decoder::decode`] would give: each decode thread
     /// folds runs of consecutive elements of one trace ID with `fold` into
     /// values `init` makes, and the calling thread combines those values
-    /// with `reduce`, which must therefore be associative and commutative
-    /// (counts, histograms, profiles, coverage). Every element is folded
-    /// exactly once, whatever the thread count; the decoders' messages
-    /// are those of the serial decode, in the order of each trace ID's
-    /// (see [`Decoder::take_messages`]). Returns the combined value (`init`'s
-    /// when there is no element) and the trace bytes processed.
+    /// with `reduce` (counts, histograms, coverage, profiles). Every
+    /// element is folded exactly once, whatever the thread count. (When
+    /// the decode is serial, see below, one value folds all the elements,
+    /// in the serial order.)
+    ///
+    /// `reduce(a, b)` gets the values trace ID after trace ID (in the
+    /// order of their decoders' slots), each trace ID's in the order of
+    /// its elements: `b`'s elements of a trace ID come right after `a`'s
+    /// last one of that ID. The elements of different trace IDs are not
+    /// interleaved as the serial decode interleaves them: a fold that
+    /// depends on that order cannot be done this way. `reduce` must be
+    /// associative. The decoders' messages are those of the serial decode,
+    /// trace ID after trace ID (see [`Decoder::take_messages`]). Returns
+    /// the combined value (`init`'s when there is no element) and the
+    /// trace bytes processed.
     ///
     /// Unlike [`Decoder::decode_parallel_each`], nothing waits for the
     /// calling thread: the elements are folded where they are decoded, so
