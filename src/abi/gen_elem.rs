@@ -132,7 +132,9 @@ impl ocsd_gen_elem_payload {
     pub fn words(&self) -> [u64; 2] {
         // SAFETY: every member is plain old data made of integers and the
         // union is written whole before a member is set (`Default`, then a
-        // member), so all 16 bytes are initialised integers.
+        // member; the members with padding bytes field by field, which
+        // leaves the padding zero), so all 16 bytes are initialised
+        // integers.
         unsafe { self.raw }
     }
 }
@@ -307,16 +309,24 @@ impl ocsd_generic_trace_elem {
         unsafe { self.payload.sw_ite }
     }
     pub fn set_sw_ite(&mut self, v: trace_sw_ite_t) {
+        // field by field: a whole struct written into the union would leave
+        // its padding bytes (after `el`) undefined, and `words` reads them
         self.payload = ocsd_gen_elem_payload::default();
-        self.payload.sw_ite = v;
+        self.payload.sw_ite.el = v.el;
+        self.payload.sw_ite.value = v.value;
     }
     pub fn swt_itm(&self) -> swt_itm_info {
         // SAFETY: all union members are integer POD; reading any is defined.
         unsafe { self.payload.swt_itm }
     }
     pub fn set_swt_itm(&mut self, v: swt_itm_info) {
+        // field by field, the padding bytes left zero (see `set_sw_ite`)
         self.payload = ocsd_gen_elem_payload::default();
-        self.payload.swt_itm = v;
+        self.payload.swt_itm.pkt_type = v.pkt_type;
+        self.payload.swt_itm.payload_src_id = v.payload_src_id;
+        self.payload.swt_itm.payload_size = v.payload_size;
+        self.payload.swt_itm.value = v.value;
+        self.payload.swt_itm.overflow = v.overflow;
     }
 }
 
@@ -324,6 +334,21 @@ impl ocsd_generic_trace_elem {
 mod tests {
     use super::*;
     use std::mem::{offset_of, size_of};
+
+    /// The payload members with padding bytes (`trace_sw_ite_t`,
+    /// `swt_itm_info`) are set with their padding zero, whatever the
+    /// payload held: the payload's words (compared, hashed and packed as
+    /// the element's identity) are defined by the member's fields alone.
+    #[test]
+    fn payload_padding_is_zero_after_a_set() {
+        let mut e = ocsd_generic_trace_elem::default();
+        e.payload.raw = [u64::MAX; 2];
+        e.set_swt_itm(swt_itm_info { pkt_type: TS_SYNC, payload_src_id: 3, payload_size: 1, value: 0xbb, overflow: 1 });
+        assert_eq!(e.payload.words(), [2 | 3 << 32 | 1 << 40, 0xbb | 1 << 32]);
+        e.payload.raw = [u64::MAX; 2];
+        e.set_sw_ite(trace_sw_ite_t { el: 2, value: 0x1234 });
+        assert_eq!(e.payload.words(), [2, 0x1234]);
+    }
 
     #[test]
     fn layout_matches_opencsd() {

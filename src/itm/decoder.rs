@@ -180,7 +180,7 @@ impl ItmDecoder {
             // setType clears the per-element flags set above (has_ts too),
             // as OpenCSD's does; the timestamp value stays.
             self.elem.set_type(OCSD_GEN_TRC_ELEM_ITMTRACE);
-            self.elem.payload.swt_itm = self.itm_info;
+            self.elem.set_swt_itm(self.itm_info);
             ctx.out.push(self.index_curr_pkt, self.trace_id, &self.elem);
         }
         resp
