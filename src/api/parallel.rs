@@ -19,15 +19,7 @@ use crate::dcd_tree::parallel::{self, Outcome, ParallelOptions, SegmentOutput};
 fn record(tree: &mut crate::dcd_tree::DecodeTree, trace: &[u8]) -> (parallel::Recording, usize) {
     let mut rec = tree.start_recording();
     rec.reserve(trace.len());
-    let mut index = 0usize;
-    while index < trace.len() && rec.unsupported().is_none() {
-        let end = trace.len().min(index + super::FEED);
-        let (_, used) = tree.record_data(&mut rec, index as ocsd_trc_index_t, &trace[index..end], &[]);
-        if used == 0 {
-            break;
-        }
-        index += used;
-    }
+    let index = tree.record_range(&mut rec, trace, 0, super::FEED);
     (rec, index)
 }
 
@@ -125,18 +117,22 @@ impl<T> KeepsMessages for Seg<T> {
 }
 
 impl Decoder {
-    /// The trace of a first session recorded for a parallel decode, with
-    /// the trace bytes taken; None when the decode is to be serial: not
-    /// the first session (a later session starts from reset decoders,
-    /// which say so in their first element), or packets counted.
-    fn first_session_recording(&mut self, trace: &[u8]) -> Result<Option<(parallel::Recording, usize)>, Error> {
+    /// A tree to record a first session's trace for a parallel decode
+    /// (this decoder's tree is left as it is for a serial decode); None
+    /// when the decode is to be serial: not the first session (a later
+    /// session starts from reset decoders, which say so in their first
+    /// element), or packets counted.
+    fn first_session_recorder(&mut self) -> Result<Option<crate::dcd_tree::DecodeTree>, Error> {
         if self.packets.is_some() || self.sessions != 0 {
             return Ok(None);
         }
-        // a tree of its own records the trace: this decoder's tree is left
-        // as it is for a serial decode
-        let mut rtree = self.recipe.tree(Box::new(crate::common::error::NullLog), None)?;
-        Ok(Some(record(&mut rtree, trace)))
+        Ok(Some(self.recipe.tree(Box::new(crate::common::error::NullLog), None)?))
+    }
+
+    /// The trace of a first session recorded for a parallel decode, with
+    /// the trace bytes taken (see [`Decoder::first_session_recorder`]).
+    fn first_session_recording(&mut self, trace: &[u8]) -> Result<Option<(parallel::Recording, usize)>, Error> {
+        Ok(self.first_session_recorder()?.map(|mut t| record(&mut t, trace)))
     }
 
     /// The parallel decode of a first session (a later session starts from
@@ -375,7 +371,7 @@ impl Decoder {
         mut reduce: impl FnMut(A, A) -> A,
     ) -> Result<(A, u64), Error> {
         let (init, fold) = (Arc::new(init), Arc::new(fold));
-        if let Some((rec, index)) = self.first_session_recording(trace)? {
+        if let Some(mut rtree) = self.first_session_recorder()? {
             let recipe = &self.recipe;
             let make = || {
                 let seg = Rc::new(RefCell::new(FoldSeg::<A>::default()));
@@ -383,7 +379,7 @@ impl Decoder {
                 tree.set_elem_sink(Some(Box::new(FoldSink { seg: seg.clone(), init: init.clone(), fold: fold.clone() })));
                 Some((tree, seg))
             };
-            if let Some(folded) = parallel::decode_folded(&rec, &self.tree.mapper, opts, make) {
+            if let Some((folded, index)) = parallel::decode_folded(&mut rtree, trace, super::FEED, &self.tree.mapper, opts, make) {
                 self.sessions += 1;
                 let mut log = SharedLog(self.log.clone());
                 let mut acc = init();

@@ -209,6 +209,16 @@ impl Recording {
         let _ = self.order.try_reserve(frames);
     }
 
+    /// A recording of the same streams with no data.
+    fn shape(&self) -> Recording {
+        let streams = self
+            .streams
+            .iter()
+            .map(|s| IdStream { data: Vec::new(), tails: Vec::new(), chunks: Vec::new(), ..*s })
+            .collect();
+        Recording { streams, by_slot: self.by_slot, seq: 0, order: Vec::new(), bail: None }
+    }
+
     /// Bytes recorded for each trace ID slot.
     pub fn bytes_per_slot(&self) -> Vec<(u8, usize)> {
         self.streams.iter().map(|s| (s.slot, s.data.len())).collect()
@@ -317,6 +327,22 @@ impl DecodeTree {
             });
         }
         rec
+    }
+
+    /// Record `trace` from offset `from` to its end, in blocks of `feed`
+    /// bytes (as a serial decode would be fed), until the recording cannot
+    /// go on; returns the offset reached.
+    pub fn record_range(&mut self, rec: &mut Recording, trace: &[u8], from: usize, feed: usize) -> usize {
+        let mut index = from;
+        while index < trace.len() && rec.unsupported().is_none() {
+            let end = trace.len().min(index + feed.max(1));
+            let (_, used) = self.record_data(rec, index as ocsd_trc_index_t, &trace[index..end], &[]);
+            if used == 0 {
+                break;
+            }
+            index += used;
+        }
+        index
     }
 
     /// Record one block of trace (see [`DecodeTree::start_recording`]).

@@ -18,15 +18,20 @@
 //! takes over and the chunk where the next one does are reduced. The
 //! boundaries of a stitch are found as [`decode`](super::decode) finds
 //! them (a probe beside the segment's decoder past its end).
+//!
+//! The recording and the decode overlap: the calling thread records the
+//! trace a part at a time ([`PART`] bytes), and a segment is decoded as
+//! soon as the next one's start is known, its decoder waiting for the
+//! parts not yet recorded.
 #![forbid(unsafe_code)]
 
 use std::cell::RefCell;
 use std::ops::Range;
 use std::rc::Rc;
+use std::sync::{Arc, Condvar, Mutex};
 
-use rayon::prelude::*;
-
-use super::{next_check, plan_segments, Ctx, ParallelOptions, Recording, Runner, SegmentOutput, SharedMem, Spare, Summary, CHECK_EVERY, DECODES};
+use super::{etmv4_sync_points, next_check, Ctx, ParallelOptions, Recording, Runner, SegmentOutput, SharedMem, Spare, Summary, CHECK_EVERY, DECODES};
+use crate::abi::*;
 use crate::dcd_tree::DecodeTree;
 
 /// An output that a folded decode cuts into pieces.
@@ -44,63 +49,256 @@ pub struct Folded<O> {
     pub summary: Summary,
 }
 
+/// Trace bytes recorded at a time (a multiple of any feed block size the
+/// callers use, so that the deformatter is fed the blocks a serial decode
+/// is fed).
+const PART: usize = 64 * 1024;
+
+/// A part of the recording: the chunks of each stream that `PART` bytes
+/// of trace gave.
+struct Part {
+    rec: Recording,
+    /// Per stream, the number of its chunks in earlier parts.
+    first: Vec<usize>,
+}
+
+/// The parts recorded so far, shared with the segments' decoders.
+struct Live {
+    state: Mutex<LiveState>,
+    more: Condvar,
+}
+
+#[derive(Default)]
+struct LiveState {
+    parts: Vec<Arc<Part>>,
+    /// All recorded (or the recording given up).
+    done: bool,
+    /// The recording was given up: the decode is serial.
+    failed: bool,
+}
+
+impl Live {
+    /// The part that holds chunk `c` of stream `si`, and the chunk's place
+    /// in it, waiting for it to be recorded; None when the stream ends
+    /// before it.
+    fn chunk(&self, si: usize, c: usize) -> Option<(Arc<Part>, usize)> {
+        let mut st = self.state.lock().ok()?;
+        loop {
+            // (the last part whose chunks of the stream start at or before c)
+            if let Some(p) = st.parts.iter().rev().find(|p| p.first[si] <= c) {
+                let local = c - p.first[si];
+                if local < p.rec.streams[si].chunks.len() {
+                    return Some((p.clone(), local));
+                }
+            }
+            if st.done {
+                return None;
+            }
+            st = self.more.wait(st).ok()?;
+        }
+    }
+
+    fn publish(&self, part: Part) {
+        if let Ok(mut st) = self.state.lock() {
+            st.parts.push(Arc::new(part));
+        }
+        self.more.notify_all();
+    }
+
+    fn finish(&self, failed: bool) {
+        if let Ok(mut st) = self.state.lock() {
+            st.done = true;
+            st.failed |= failed;
+        }
+        self.more.notify_all();
+    }
+}
+
+/// One stream's chunks as a segment's decoder reads them: the part it is
+/// in kept at hand.
+struct Reader<'a> {
+    live: &'a Live,
+    stream: usize,
+    part: Option<Arc<Part>>,
+    /// The part's chunks of the stream: [lo, hi).
+    lo: usize,
+    hi: usize,
+}
+
+impl Reader<'_> {
+    /// Chunk `c` (waiting for it to be recorded); None: past the stream's
+    /// end.
+    fn at(&mut self, c: usize) -> Option<(&super::IdStream, &super::Chunk)> {
+        if !(self.lo <= c && c < self.hi && self.part.is_some()) {
+            let (p, local) = self.live.chunk(self.stream, c)?;
+            self.lo = c - local;
+            self.hi = self.lo + p.rec.streams[self.stream].chunks.len();
+            self.part = Some(p);
+        }
+        let s = &self.part.as_ref()?.rec.streams[self.stream];
+        Some((s, s.chunks.get(c - self.lo)?))
+    }
+}
+
+/// A segment of one stream: chunks from `first` up to `end` (the next
+/// segment's first chunk; usize::MAX for a stream's last segment).
+#[derive(Clone, Copy)]
+struct FoldPlan {
+    stream: usize,
+    first: usize,
+    end: usize,
+}
+
 /// What a segment's folded decode left.
 struct FoldResult<O> {
     out: O,
     /// The chunk where each piece starts.
     cuts: Vec<usize>,
-    /// Chunk boundary and segment where the states met (None: ran to the
-    /// end and through end of trace).
-    meet: Option<(usize, usize)>,
+    /// The chunk boundary where its state met the next segment's (None:
+    /// ran to the end and through end of trace).
+    meet: Option<usize>,
     /// The first chunk whose output is not the decoder's normal output;
     /// usize::MAX if none.
     stopped_at: usize,
 }
 
-/// Decode `rec` on `opts.threads` threads, each segment's output written
-/// to an `O` that `make` builds (as for [`decode`](super::decode)) and cut
-/// into pieces ([`FoldOutput::cut`]). None when the folded pieces cannot
-/// be the serial output (see [`Outcome::Fallback`](super::Outcome)): the
-/// caller decodes serially.
-pub fn decode_folded<O, F>(rec: &Recording, mem: &crate::mem::MemMapper, opts: &ParallelOptions, make: F) -> Option<Folded<O>>
+/// Per stream, the segment results, in order (None: not decoded).
+type Results<O> = Mutex<Vec<Vec<Option<FoldResult<O>>>>>;
+
+/// Record `trace` with `tree` (a tree of its own, as
+/// [`DecodeTree::record_range`] records it, in blocks of `feed` bytes) and
+/// decode it on `opts.threads` threads, each segment's output written to
+/// an `O` that `make` builds (as for [`decode`](super::decode)) and cut
+/// into pieces ([`FoldOutput::cut`]); with the trace bytes taken. None
+/// when the folded pieces cannot be the serial output (see
+/// [`Outcome::Fallback`](super::Outcome)): the caller decodes serially.
+pub fn decode_folded<O, F>(tree: &mut DecodeTree, trace: &[u8], feed: usize, mem: &crate::mem::MemMapper, opts: &ParallelOptions, make: F) -> Option<(Folded<O>, usize)>
 where
     O: FoldOutput + 'static,
     F: Fn() -> Option<(DecodeTree, Rc<RefCell<O>>)> + Sync,
 {
+    let part_bytes = PART.div_ceil(feed.max(1)) * feed.max(1);
+    // the first part, before any thread starts: the streams, and whether
+    // the trace can be decoded so
+    let mut rec = tree.start_recording();
+    rec.reserve(part_bytes.min(trace.len()));
+    let mut index = tree.record_range(&mut rec, &trace[..trace.len().min(part_bytes)], 0, feed);
     if rec.bail.is_some() {
         return None;
     }
     let shared = mem.share_static()?;
     let threads = opts.threads.max(1);
-    let mem = &SharedMem::new(shared, threads, rec.streams.len());
-    let plans = plan_segments(rec, opts);
+    let streams = rec.streams.len();
+    let mem = &SharedMem::new(shared, threads, streams);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().ok()?;
-    // (outputs hold folded values only: none is kept for another segment)
-    let spare = Spare { outs: std::sync::Mutex::new(Vec::new()), keep: 0, seen: std::sync::Mutex::new((0, 0)) };
+    let spare = Spare { outs: Mutex::new(Vec::new()), keep: 0, seen: Mutex::new((0, 0)) };
     let cancel = std::sync::atomic::AtomicBool::new(false);
     let decode = DECODES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let cx = Ctx { rec, plans: &plans, mem, spare: &spare, make: &make, cancel: &cancel, decode, piece: 0 };
-    let mut results: Vec<Option<FoldResult<O>>> = pool.install(|| {
-        (0..plans.len())
-            .into_par_iter()
-            .map(|i| {
-                let r = fold_segment(&cx, i);
+    // (every part has the same streams: the first names them)
+    let slots = rec.shape();
+    let cx = Ctx { rec: &slots, plans: &[], mem, spare: &spare, make: &make, cancel: &cancel, decode, piece: 0 };
+    let live = Live { state: Mutex::new(LiveState::default()), more: Condvar::new() };
+    let results: Results<O> = Mutex::new((0..streams).map(|_| Vec::new()).collect());
+    // segments are cut where a stream's data passes a multiple of the
+    // segment size, at the next sync point
+    let seg_bytes = opts.segment_bytes(trace.len());
+    let split: Vec<bool> = slots.streams.iter().map(|s| s.splittable && matches!(s.protocol, OCSD_PROTOCOL_ETMV4I | OCSD_PROTOCOL_ETE)).collect();
+    let mut starts: Vec<Vec<usize>> = vec![vec![0]; streams];
+    let mut next_target = vec![seg_bytes; streams];
+    let mut bytes_before = vec![0usize; streams];
+    let mut chunks_before = vec![0usize; streams];
+    let failed = pool.in_place_scope(|sc| {
+        let (cx, live, results, cancel) = (&cx, &live, &results, &cancel);
+        let spawn = |p: FoldPlan, k: usize| {
+            sc.spawn(move |_| {
+                let r = fold_segment(cx, live, p);
                 if r.is_none() {
                     cancel.store(true, std::sync::atomic::Ordering::Relaxed);
                 }
-                r
-            })
-            .collect()
+                if let Ok(mut res) = results.lock() {
+                    let v = &mut res[p.stream];
+                    if v.len() <= k {
+                        v.resize_with(k + 1, || None);
+                    }
+                    v[k] = r;
+                }
+            });
+        };
+        // streams decoded whole start at once, and wait for their data
+        for si in (0..streams).filter(|&si| !split[si]) {
+            spawn(FoldPlan { stream: si, first: 0, end: usize::MAX }, 0);
+        }
+        let failed = loop {
+            // cut the new part's data at sync points: each start known
+            // lets the segment before it go
+            for si in (0..streams).filter(|&si| split[si]) {
+                let s = &rec.streams[si];
+                for off in etmv4_sync_points(&s.data) {
+                    let at = bytes_before[si] + off;
+                    if at < next_target[si] {
+                        continue;
+                    }
+                    let local = s.chunks.partition_point(|c| c.start as usize <= off).saturating_sub(1);
+                    let c = chunks_before[si] + local;
+                    let st = &mut starts[si];
+                    if c > *st.last().unwrap_or(&0) {
+                        let k = st.len() - 1;
+                        spawn(FoldPlan { stream: si, first: st[k], end: c }, k);
+                        st.push(c);
+                    }
+                    while next_target[si] <= at {
+                        next_target[si] += seg_bytes;
+                    }
+                }
+            }
+            let firsts = chunks_before.clone();
+            for si in 0..streams {
+                bytes_before[si] += rec.streams[si].data.len();
+                chunks_before[si] += rec.streams[si].chunks.len();
+            }
+            live.publish(Part { rec, first: firsts });
+            if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                break true;
+            }
+            if index >= trace.len() {
+                break false;
+            }
+            rec = tree.start_recording();
+            let to = trace.len().min(index + part_bytes);
+            rec.reserve(to - index);
+            let reached = tree.record_range(&mut rec, &trace[..to], index, feed);
+            if rec.bail.is_some() || reached == index {
+                break true;
+            }
+            index = reached;
+        };
+        if failed {
+            cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+            live.finish(true);
+        } else {
+            live.finish(false);
+            // each split stream's last segment
+            for si in (0..streams).filter(|&si| split[si]) {
+                let k = starts[si].len() - 1;
+                spawn(FoldPlan { stream: si, first: starts[si][k], end: usize::MAX }, k);
+            }
+        }
+        failed
     });
     pool.broadcast(|_| super::drop_kits::<O>(decode));
-    let mut summary = Summary { segments: plans.len(), ..Default::default() };
+    if failed || live.state.lock().ok()?.failed {
+        return None;
+    }
+    let results = results.into_inner().ok()?;
+    let mut summary = Summary::default();
     let mut outs = Vec::new();
-    for si in 0..rec.streams.len() {
-        let Some(mut cur) = plans.iter().position(|p| p.stream == si) else { continue };
-        let mut start = plans[cur].first;
+    for (si, mut segs) in results.into_iter().enumerate() {
+        summary.segments += segs.len();
+        let mut cur = 0;
+        let mut start = 0;
         loop {
-            let r = results.get_mut(cur)?.take()?;
-            let stop = r.meet.map_or(usize::MAX, |(c, _)| c.max(start));
+            let r = segs.get_mut(cur)?.take()?;
+            let stop = r.meet.map_or(usize::MAX, |c| c.max(start));
             if r.stopped_at < stop {
                 return None;
             }
@@ -111,27 +309,26 @@ where
             summary.largest_output = summary.largest_output.max(r.out.len());
             outs.push((r.out, a..b));
             match r.meet {
-                Some((c, t)) => {
+                Some(c) => {
                     summary.stitches += 1;
-                    summary.overlap_chunks += 2 * c.saturating_sub(plans[cur].end);
-                    start = stop.max(c);
-                    cur = t;
+                    summary.overlap_chunks += 2 * c.saturating_sub(starts[si].get(cur + 1).copied().unwrap_or(c));
+                    start = stop;
+                    cur += 1;
                 }
                 None => break,
             }
         }
     }
-    Some(Folded { outs, summary })
+    Some((Folded { outs, summary }, index))
 }
 
-/// Decode segment `i` from its first chunk, its output cut at the chunk
+/// Decode segment `p` from its first chunk, its output cut at the chunk
 /// boundaries where a stitch can happen; past its end, a probe runs beside
 /// it (as in [`run_segment`](super::run_segment)) until their states are
 /// equal at a boundary.
-fn fold_segment<O: FoldOutput + 'static>(cx: &Ctx<'_, O>, i: usize) -> Option<FoldResult<O>> {
-    let p = cx.plans[i];
-    let s = &cx.rec.streams[p.stream];
-    let n = s.chunks.len();
+fn fold_segment<O: FoldOutput + 'static>(cx: &Ctx<'_, O>, live: &Live, p: FoldPlan) -> Option<FoldResult<O>> {
+    let mut chunks = Reader { live, stream: p.stream, part: None, lo: 0, hi: 0 };
+    let has_next = p.end != usize::MAX;
     let mut r = Runner::new(cx, p.stream, false)?;
     let mut cuts = vec![p.first];
     let mut meet = None;
@@ -141,40 +338,40 @@ fn fold_segment<O: FoldOutput + 'static>(cx: &Ctx<'_, O>, i: usize) -> Option<Fo
     // where the previous segment's decoder may meet this one's state, and
     // where this one's may meet the next's
     let mut taken_at = p.first + CHECK_EVERY;
-    let mut check_at = p.end + CHECK_EVERY;
+    let mut check_at = p.end.saturating_add(CHECK_EVERY);
     let mut c = p.first;
     loop {
-        if c > p.first && (c == taken_at || c == check_at || c == n) {
+        let chunk = chunks.at(c);
+        let at_end = chunk.is_none();
+        if c > p.first && (c == taken_at || c == check_at || at_end) {
             r.out.borrow_mut().cut();
             cuts.push(c);
         }
         if c == taken_at {
             taken_at = next_check(p.first, c);
         }
-        if c == p.end && p.next.is_some() {
+        if c == p.end && has_next {
             probe = Some(Runner::new(cx, p.stream, true)?);
         }
-        if let (Some(q), Some(t)) = (probe.as_ref(), p.next) {
-            if c == check_at || c == n {
+        if let Some(q) = probe.as_ref() {
+            if c == check_at || at_end {
                 if r.fingerprint(&mut fp) && q.fingerprint(&mut fq) && fp == fq {
-                    meet = Some((c, t));
+                    meet = Some(c);
                     break;
                 }
                 check_at = next_check(p.end, c);
             }
         }
-        if c >= n {
-            break;
-        }
+        let Some((s, ch)) = chunk else { break };
         if c % 256 == 0 && cx.cancel.load(std::sync::atomic::Ordering::Relaxed) {
             return None;
         }
-        if !r.feed(s, &s.chunks[c]) {
+        if !r.feed(s, ch) {
             stopped_at = c;
             break;
         }
         if let Some(q) = probe.as_mut() {
-            if !q.feed(s, &s.chunks[c]) {
+            if !q.feed(s, ch) {
                 if let Some(q) = probe.take() {
                     q.finish(cx);
                 }
