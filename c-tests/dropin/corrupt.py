@@ -84,19 +84,30 @@ def fsync_runs(data, rnd):
     return bytearray(b"".join(frames))
 
 
-def main():
-    modes = {None: damage, "--sync-words": sync_words, "--fsync-runs": fsync_runs}
-    mode = sys.argv[5] if len(sys.argv) == 6 else None
-    if len(sys.argv) not in (5, 6) or mode not in modes:
-        sys.stderr.write(__doc__)
+def rewrite_plan(args, usage, make):
+    """The command `PLAN N OUT_PLAN OUT_BIN` (`args`): PLAN's buffer
+    rewritten by `make(kind, data, n)`, which returns the new buffer's
+    format and bytes, written as OUT_BIN with OUT_PLAN reading it. The exit
+    status: 2 (after `usage`, or a message) on bad arguments or plan."""
+    if len(args) != 4:
+        sys.stderr.write(usage)
         return 2
-    plan, seed, out_plan, out_bin = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-    got = read_plan(plan)
+    got = read_plan(args[0])
     if got is None:
         return 2
     lines, at, kind, data = got
-    write_plan(lines, at, kind, modes[mode](data, random.Random(seed)), out_plan, out_bin)
+    kind, data = make(kind, data, int(args[1]))
+    write_plan(lines, at, kind, data, args[2], args[3])
     return 0
+
+
+def main():
+    modes = {None: damage, "--sync-words": sync_words, "--fsync-runs": fsync_runs}
+    mode = sys.argv[5] if len(sys.argv) == 6 else None
+    if mode not in modes:
+        sys.stderr.write(__doc__)
+        return 2
+    return rewrite_plan(sys.argv[1:5], __doc__, lambda kind, data, seed: (kind, modes[mode](data, random.Random(seed))))
 
 
 if __name__ == "__main__":

@@ -15,18 +15,12 @@ words, which OpenCSD refuses.
 """
 import sys
 
-from corrupt import read_plan, write_plan
+from corrupt import rewrite_plan
 
 
-def main():
-    if len(sys.argv) != 5:
-        sys.stderr.write(__doc__)
-        return 2
-    plan, prefix, out_plan, out_bin = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-    got = read_plan(plan)
-    if got is None:
-        return 2
-    lines, at, _, frames = got
+def capture(frames, prefix):
+    """PREFIX bytes that are not an FSYNC, then the first 32 KiB of
+    `frames` with an FSYNC before every 16th, padded to whole words."""
     frames = frames[:32768]
     out = bytearray((0x10 * (i + 1)) & 0xFE for i in range(prefix))
     for k in range(0, len(frames) - 15, 16):
@@ -34,8 +28,11 @@ def main():
             out += b"\xff\xff\xff\x7f"
         out += frames[k:k + 16]
     out += bytes(-len(out) % 4)
-    write_plan(lines, at, "dstream_coresight", out, out_plan, out_bin)
-    return 0
+    return out
+
+
+def main():
+    return rewrite_plan(sys.argv[1:], __doc__, lambda _, frames, prefix: ("dstream_coresight", capture(frames, prefix)))
 
 
 if __name__ == "__main__":
