@@ -484,6 +484,27 @@ fn profiles_from_elf_files_and_snapshots() {
     assert_eq!(funcs.iter().map(|f| f.1).sum::<u64>(), total);
     assert!(funcs.iter().any(|f| f.0 == "[kernel_dump.bin]"), "{funcs:?}");
 
+    // on two threads (the samples taken from the elements in the serial
+    // order): the same files, byte for byte, from raw trace with ELF files
+    // and from a snapshot whose trace ID is split into segments
+    let big = shared.join("conformance/snapshots/bugfix-exact-match");
+    let snap_args = |extra: &[&str]| -> Vec<String> {
+        let mut v = vec!["decode".to_string(), "--snapshot".to_string(), big.to_str().unwrap().to_string()];
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    for (name, make) in [("raw trace and ELF files", &args as &dyn Fn(&[&str]) -> Vec<String>), ("bugfix-exact-match", &snap_args)] {
+        let mut got = Vec::new();
+        for jobs in ["0", "2"] {
+            let o = run(make(&["--jobs", jobs, "--functions", "--folded", folded.to_str().unwrap(), "--lcov", info.to_str().unwrap(), "--autofdo", afdo.to_str().unwrap()]));
+            assert!(o.status.success(), "{name}, --jobs {jobs}: {}", stderr(&o));
+            let files: Vec<String> = [&folded, &info, &afdo].iter().map(|p| std::fs::read_to_string(p).unwrap()).collect();
+            got.push((stdout(&o), files));
+        }
+        assert!(got[0].0.lines().count() >= 2 && got[0].1[0].lines().count() > 3 && got[0].1[2].contains("->"), "{name}: {}", got[0].0);
+        assert!(got[0] == got[1], "{name}: the profiles on two threads differ from the serial ones");
+    }
+
     // nothing to draw: one line, exit status 2
     let stm = shared.join("conformance/snapshots/stm_only");
     let o = ocsd(&["decode", "--snapshot", stm.to_str().unwrap(), "--flamegraph", svg.to_str().unwrap()]);

@@ -522,10 +522,20 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
 fn decode_samples<S: SampleSink>(a: &DecodeArgs, sink: S) -> Result<(ElementSamples<S>, String, Option<String>), Failure> {
     let (mut dec, trace_file, _) = open_input(&a.input, false)?;
     let trace_name = trace_file.name();
-    let (trace_in, _) = trace_file.reader()?;
+    let (trace_in, len) = trace_file.reader()?;
     let mut samples = ElementSamples::new(Spaces::from_files(dec.mapped_files()), sink);
     // (each element where the decode queued it, not moved out)
-    let fatal = dec.decode_each(trace_in, |e| samples.element(e.trace_id, &e.raw())).err().map(|e| format!("{trace_name}: {e}{}", trace_file.hint()));
+    let r = if a.jobs > 0 {
+        // decoded on the threads, the samples taken on this one from the
+        // elements in the serial order
+        let mut trace = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        let mut trace_in = trace_in;
+        trace_in.read_to_end(&mut trace).map_err(|e| Failure::input(format!("{trace_name}: cannot read: {e}")))?;
+        dec.decode_parallel_each(&trace, &ParallelOptions::new(a.jobs), |e| samples.element(e.trace_id, &e.raw()))
+    } else {
+        dec.decode_each(trace_in, |e| samples.element(e.trace_id, &e.raw()))
+    };
+    let fatal = r.err().map(|e| format!("{trace_name}: {e}{}", trace_file.hint()));
     if a.verbose {
         for m in dec.take_messages() {
             eprintln!("ocsd: {m}");

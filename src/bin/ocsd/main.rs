@@ -106,8 +106,9 @@ pub struct DecodeArgs {
     pub verbose: bool,
     /// Decode on N threads: across trace IDs, and within an ETMv4 / ETE
     /// trace ID from its sync points; the output is that of the serial
-    /// decode. Text and JSON output; serial with --format tarmac, --stats,
-    /// or memory from callbacks. 0: serial.
+    /// decode. Text and JSON output and the profiles (the samples taken
+    /// on the calling thread while the others decode); serial with
+    /// --format tarmac, --stats, or memory from callbacks. 0: serial.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub jobs: usize,
     /// Print executed instructions per function (ELF symbols of the --elf
