@@ -151,6 +151,12 @@ impl MemoryImage {
     /// mapped at `address`.
     pub fn dump_file_region(path: &str, address: u64, offset: usize, len: Option<usize>) -> Result<MemoryImage, Error> {
         let data = std::fs::read(path).map_err(|e| Error::Io { path: path.to_string(), message: e.to_string() })?;
+        Self::dump_bytes_region(path, data, address, offset, len)
+    }
+
+    /// [`MemoryImage::dump_file_region`] of file `path` already read
+    /// (`data`, its bytes).
+    pub(crate) fn dump_bytes_region(path: &str, data: Vec<u8>, address: u64, offset: usize, len: Option<usize>) -> Result<MemoryImage, Error> {
         if offset >= data.len() {
             return Err(Error::Memory(format!("{path}: offset 0x{offset:x} is beyond the end of the file (0x{:x} bytes)", data.len())));
         }
