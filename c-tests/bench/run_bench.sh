@@ -27,8 +27,9 @@
 #     write), and the Rust API decode counting elements, serial against 2
 #     threads (examples/parallel_count.rs), the Rust API folding the
 #     elements on the decode threads (decode_parallel_fold) against a
-#     serial fold, and what the machine gives two threads: two serial
-#     decodes at once against one;
+#     serial fold, `ocsd decode --autofdo` serial against --jobs 2, and
+#     what the machine gives two threads: two serial decodes at once
+#     against one;
 #   - peak memory (max RSS) of the C client on both libraries;
 #   - this library's C client time on the trace buffer repeated 1x, 4x, 16x.
 # Then `ocsd perf --autofdo` on the largest shared perf.data recording
@@ -146,6 +147,15 @@ for name in "$@"; do
     python3 "$here/compare.py" -n "$rounds" \
         "serial-fold=$counter $ss 0 fold" "fold-1=$counter $ss 1 fold" "fold-2=$counter $ss 2 fold" || exit 1
     [ "$($counter "$ss" 0 fold)" = "$($counter "$ss" 2 fold)" ] || { echo "the parallel fold differs from the serial fold"; exit 1; }
+
+    # The profiles of `ocsd decode` on two threads: decoded on the threads,
+    # the samples taken on the calling thread (the same file)
+    echo
+    echo "== $name: ocsd decode --autofdo, serial against --jobs 2 (ratio = serial / this)"
+    ocsd="$root/target/release/ocsd"
+    python3 "$here/compare.py" -n "$rounds" \
+        "serial=$ocsd decode --snapshot $ss --autofdo $out/afdo.serial" "jobs-2=$ocsd decode --snapshot $ss --autofdo $out/afdo.jobs2 --jobs 2" || exit 1
+    cmp -s "$out/afdo.serial" "$out/afdo.jobs2" || { echo "the AutoFDO profile on two threads differs from the serial one"; exit 1; }
 
     # What two threads can give on this machine: two serial decodes run at
     # once against one (on two free cores the pair takes as long as one;
