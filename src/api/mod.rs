@@ -528,19 +528,19 @@ fn snapshot_decoder(
                 continue;
             }
             let space = AddressSpace(crate::config::mem_space_from_str(&d.space));
+            let len = (d.length > 0).then_some(d.length);
             // (the file read once: an ELF file's image keeps its bytes, a
-            // dump's image keeps the bytes read)
-            let raw = |data| MemoryImage::dump_bytes_region(&path, data, d.address, d.offset, (d.length > 0).then_some(d.length));
+            // dump's image the bytes read)
             let img = match std::fs::read(&path) {
                 Ok(data) if d.offset == 0 && ElfImage::is_elf(&data) => match MemoryImage::elf_bytes(&path, data, (d.address != 0).then_some(d.address)) {
                     Ok(img) => Ok(img),
                     Err(e) => {
                         // as OpenCSD would: the file's bytes at the dump's address
                         warnings.push(format!("{e}; mapped as raw bytes"));
-                        MemoryImage::dump_file_region(&path, d.address, d.offset, (d.length > 0).then_some(d.length))
+                        MemoryImage::dump_file_region(&path, d.address, d.offset, len)
                     }
                 },
-                Ok(data) => raw(data),
+                Ok(data) => MemoryImage::dump_bytes_region(&path, data, d.address, d.offset, len),
                 Err(e) => Err(Error::Io { path: path.clone(), message: e.to_string() }),
             };
             match img.and_then(|i| decoder.add_memory(i.in_space(space))) {

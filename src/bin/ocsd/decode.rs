@@ -380,10 +380,7 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
     let mut write_err = None;
     let verbose = a.verbose;
     let (bytes, fatal) = if a.jobs > 0 && !matches!(out_kind, Out::Tarmac(_)) {
-        // the whole trace, from the reader already open
-        let mut trace = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-        let mut trace_in = trace_in;
-        trace_in.read_to_end(&mut trace).map_err(|e| Failure::input(format!("{trace_name}: cannot read: {e}")))?;
+        let trace = read_whole(trace_in, len, &trace_name)?;
         // the lines are written on the decode threads
         let format = if matches!(out_kind, Out::Json) { TextFormat::Json } else { TextFormat::Lister };
         let r = dec.decode_text_parallel(&trace, &ParallelOptions::new(a.jobs), format, OUT_CHUNK, write_to(&mut out, &mut write_err));
@@ -516,6 +513,14 @@ fn decode(a: &DecodeArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The whole trace, from the reader already open (`len`: the bytes it
+/// is expected to give).
+fn read_whole(mut trace_in: Box<dyn Read>, len: u64, trace_name: &str) -> Result<Vec<u8>, Failure> {
+    let mut trace = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    trace_in.read_to_end(&mut trace).map_err(|e| Failure::input(format!("{trace_name}: cannot read: {e}")))?;
+    Ok(trace)
+}
+
 /// The elements of the decode of `a`'s input, as samples to `sink` in
 /// address spaces made of the memory images; the decode's fatal error, if
 /// any.
@@ -528,9 +533,7 @@ fn decode_samples<S: SampleSink>(a: &DecodeArgs, sink: S) -> Result<(ElementSamp
     let r = if a.jobs > 0 {
         // decoded on the threads, the samples taken on this one from the
         // elements in the serial order
-        let mut trace = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-        let mut trace_in = trace_in;
-        trace_in.read_to_end(&mut trace).map_err(|e| Failure::input(format!("{trace_name}: cannot read: {e}")))?;
+        let trace = read_whole(trace_in, len, &trace_name)?;
         dec.decode_parallel_each(&trace, &ParallelOptions::new(a.jobs), |e| samples.element(e.trace_id, &e.raw()))
     } else {
         dec.decode_each(trace_in, |e| samples.element(e.trace_id, &e.raw()))
