@@ -979,58 +979,17 @@ enum Msg<O> {
 /// result.
 fn run_segment<O: SegmentOutput + 'static>(cx: &Ctx<'_, O>, i: usize, tx: &std::sync::mpsc::Sender<Msg<O>>) -> Option<SegResult<O>> {
     let p = cx.plans[i];
-    let s = &cx.rec.streams[p.stream];
-    let n = s.chunks.len();
+    let mut src = &cx.rec.streams[p.stream];
     let mut r = Runner::new(cx, p.stream, false)?;
     let mut marks = Vec::with_capacity(p.end - p.first + 1);
     marks.push(r.len());
     // where the output not yet handed over starts
     let mut part_from = r.len();
-    let mut meet = None;
-    let mut stopped_at = usize::MAX;
-    let (mut fp, mut fq) = (String::new(), String::new());
-    let mut probe: Option<Runner<O>> = None;
-    // States are compared at a few boundaries only (a fingerprint costs
-    // about as much as decoding a few chunks): once equal they stay equal,
-    // as both stacks decode the same bytes from the same state, so a later
-    // check finds the meeting a little later, never wrongly.
-    // (A fresh decoder needs a few packets after the sync point before it
-    // can be in the serial decoder's state: the first check is not at the
-    // end itself.)
-    let mut check_at = p.end + CHECK_EVERY;
-    let mut c = p.first;
-    loop {
-        if c == p.end && p.next.is_some() {
-            probe = Some(Runner::new(cx, p.stream, true)?);
+    let walked = walk_segment(cx, &mut r, &mut src, p.first, p.next.map(|_| p.end), |r, c, _, _| {
+        if c == p.first {
+            return true;
         }
-        if let (Some(q), Some(t)) = (probe.as_ref(), p.next) {
-            if c == check_at || c == n {
-                if r.fingerprint(&mut fp) && q.fingerprint(&mut fq) && fp == fq {
-                    meet = Some((c, t));
-                    break;
-                }
-                check_at = next_check(p.end, c);
-            }
-        }
-        if c >= n {
-            break;
-        }
-        if c % 256 == 0 && cx.cancel.load(std::sync::atomic::Ordering::Relaxed) {
-            return None;
-        }
-        if !r.feed(s, &s.chunks[c]) {
-            stopped_at = c;
-            break;
-        }
-        if let Some(q) = probe.as_mut() {
-            if !q.feed(s, &s.chunks[c]) {
-                // the next segment stops here too: no meeting
-                if let Some(q) = probe.take() {
-                    q.finish(cx);
-                }
-            }
-        }
-        c += 1;
+        // the output length after each chunk, handed over in parts
         let len = r.len();
         marks.push(len);
         if cx.piece > 0 && len - part_from >= cx.piece {
@@ -1038,21 +997,111 @@ fn run_segment<O: SegmentOutput + 'static>(cx: &Ctx<'_, O>, i: usize, tx: &std::
             if let Some((out, end)) = cut {
                 part_from = end;
                 let m = std::mem::replace(&mut marks, Vec::with_capacity(64));
-                if tx.send(Msg::Part { seg: i, marks: m, out, end }).is_err() {
-                    return None;
+                return tx.send(Msg::Part { seg: i, marks: m, out, end }).is_ok();
+            }
+        }
+        true
+    })?;
+    let meet = walked.meet.zip(p.next);
+    let eot_mark = walked.eot.then(|| r.len());
+    Some(SegResult { out: r.finish(cx), marks, meet, stopped_at: walked.stopped_at, eot_mark })
+}
+
+/// Where a segment's decoder reads its stream's chunks.
+trait ChunkSource {
+    /// Chunk `c` of the stream (None: past its end).
+    fn at(&mut self, c: usize) -> Option<(&IdStream, &Chunk)>;
+}
+
+impl ChunkSource for &IdStream {
+    fn at(&mut self, c: usize) -> Option<(&IdStream, &Chunk)> {
+        Some((*self, self.chunks.get(c)?))
+    }
+}
+
+/// How [`walk_segment`] ended.
+struct Walked {
+    /// The chunk boundary where the decoder's state met the probe's.
+    meet: Option<usize>,
+    /// The first chunk the decoder did not take normally (usize::MAX:
+    /// none).
+    stopped_at: usize,
+    /// The stream ended and the decoder was given end of trace.
+    eot: bool,
+}
+
+/// Decode a segment with `r` from chunk `first` on; from chunk `end` (when
+/// a segment follows, starting there) a probe beside it (a stack in the
+/// state of a new one, as the next segment's decoder starts) until their
+/// states are equal at a chunk boundary, from where the next segment's
+/// output is the serial one. At each chunk boundary `c` (`first` too),
+/// before the states are compared there, `at` is told the boundary, the
+/// next boundary where they are compared, and whether the stream ends
+/// there; it returns false to give up. None: given up or cancelled.
+///
+/// States are compared at a few boundaries only (a fingerprint costs
+/// about as much as decoding a few chunks): once equal they stay equal, as
+/// both stacks decode the same bytes from the same state, so a later check
+/// finds the meeting a little later, never wrongly. (A fresh decoder needs
+/// a few packets after the sync point before it can be in the serial
+/// decoder's state: the first check is not at the end itself.)
+fn walk_segment<O: SegmentOutput + 'static>(
+    cx: &Ctx<'_, O>,
+    r: &mut Runner<O>,
+    src: &mut impl ChunkSource,
+    first: usize,
+    end: Option<usize>,
+    mut at: impl FnMut(&mut Runner<O>, usize, usize, bool) -> bool,
+) -> Option<Walked> {
+    let mut walked = Walked { meet: None, stopped_at: usize::MAX, eot: false };
+    let (mut fp, mut fq) = (String::new(), String::new());
+    let mut probe: Option<Runner<O>> = None;
+    let mut check_at = end.map_or(usize::MAX, |e| e + CHECK_EVERY);
+    let mut c = first;
+    loop {
+        let chunk = src.at(c);
+        let at_end = chunk.is_none();
+        if !at(r, c, check_at, at_end) {
+            return None;
+        }
+        if Some(c) == end {
+            probe = Some(Runner::new(cx, r.stream, true)?);
+        }
+        if let (Some(q), Some(e)) = (probe.as_ref(), end) {
+            if c == check_at || at_end {
+                if r.fingerprint(&mut fp) && q.fingerprint(&mut fq) && fp == fq {
+                    walked.meet = Some(c);
+                    break;
+                }
+                check_at = next_check(e, c);
+            }
+        }
+        let Some((s, ch)) = chunk else { break };
+        if c % 256 == 0 && cx.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        if !r.feed(s, ch) {
+            walked.stopped_at = c;
+            break;
+        }
+        if let Some(q) = probe.as_mut() {
+            if !q.feed(s, ch) {
+                // the next segment stops here too: no meeting
+                if let Some(q) = probe.take() {
+                    q.finish(cx);
                 }
             }
         }
+        c += 1;
     }
     if let Some(q) = probe.take() {
         q.finish(cx);
     }
-    let mut eot_mark = None;
-    if meet.is_none() && stopped_at == usize::MAX {
+    if walked.meet.is_none() && walked.stopped_at == usize::MAX {
         r.eot();
-        eot_mark = Some(r.len());
+        walked.eot = true;
     }
-    Some(SegResult { out: r.finish(cx), marks, meet, stopped_at, eot_mark })
+    Some(walked)
 }
 
 /// A segment's output as the calling thread has it.

@@ -30,7 +30,7 @@ use std::ops::Range;
 use std::rc::Rc;
 use std::sync::{Arc, Condvar, Mutex};
 
-use super::{etmv4_sync_points, next_check, Ctx, ParallelOptions, Recording, Runner, SegmentOutput, SharedMem, Spare, Summary, CHECK_EVERY, DECODES};
+use super::{etmv4_sync_points, next_check, walk_segment, ChunkSource, Ctx, IdStream, Chunk, ParallelOptions, Recording, Runner, SegmentOutput, SharedMem, Spare, Summary, CHECK_EVERY, DECODES};
 use crate::abi::*;
 use crate::dcd_tree::DecodeTree;
 
@@ -125,10 +125,10 @@ struct Reader<'a> {
     hi: usize,
 }
 
-impl Reader<'_> {
+impl ChunkSource for Reader<'_> {
     /// Chunk `c` (waiting for it to be recorded); None: past the stream's
     /// end.
-    fn at(&mut self, c: usize) -> Option<(&super::IdStream, &super::Chunk)> {
+    fn at(&mut self, c: usize) -> Option<(&IdStream, &Chunk)> {
         if !(self.lo <= c && c < self.hi && self.part.is_some()) {
             let (p, local) = self.live.chunk(self.stream, c)?;
             self.lo = c - local;
@@ -328,21 +328,14 @@ where
 /// equal at a boundary.
 fn fold_segment<O: FoldOutput + 'static>(cx: &Ctx<'_, O>, live: &Live, p: FoldPlan) -> Option<FoldResult<O>> {
     let mut chunks = Reader { live, stream: p.stream, part: None, lo: 0, hi: 0 };
-    let has_next = p.end != usize::MAX;
     let mut r = Runner::new(cx, p.stream, false)?;
     let mut cuts = vec![p.first];
-    let mut meet = None;
-    let mut stopped_at = usize::MAX;
-    let (mut fp, mut fq) = (String::new(), String::new());
-    let mut probe: Option<Runner<O>> = None;
-    // where the previous segment's decoder may meet this one's state, and
-    // where this one's may meet the next's
+    // where the previous segment's decoder may meet this one's state (and
+    // where this one's may meet the next's, told by the walk): pieces end
+    // there
     let mut taken_at = p.first + CHECK_EVERY;
-    let mut check_at = p.end.saturating_add(CHECK_EVERY);
-    let mut c = p.first;
-    loop {
-        let chunk = chunks.at(c);
-        let at_end = chunk.is_none();
+    let next = (p.end != usize::MAX).then_some(p.end);
+    let walked = walk_segment(cx, &mut r, &mut chunks, p.first, next, |r, c, check_at, at_end| {
         if c > p.first && (c == taken_at || c == check_at || at_end) {
             r.out.borrow_mut().cut();
             cuts.push(c);
@@ -350,40 +343,7 @@ fn fold_segment<O: FoldOutput + 'static>(cx: &Ctx<'_, O>, live: &Live, p: FoldPl
         if c == taken_at {
             taken_at = next_check(p.first, c);
         }
-        if c == p.end && has_next {
-            probe = Some(Runner::new(cx, p.stream, true)?);
-        }
-        if let Some(q) = probe.as_ref() {
-            if c == check_at || at_end {
-                if r.fingerprint(&mut fp) && q.fingerprint(&mut fq) && fp == fq {
-                    meet = Some(c);
-                    break;
-                }
-                check_at = next_check(p.end, c);
-            }
-        }
-        let Some((s, ch)) = chunk else { break };
-        if c % 256 == 0 && cx.cancel.load(std::sync::atomic::Ordering::Relaxed) {
-            return None;
-        }
-        if !r.feed(s, ch) {
-            stopped_at = c;
-            break;
-        }
-        if let Some(q) = probe.as_mut() {
-            if !q.feed(s, ch) {
-                if let Some(q) = probe.take() {
-                    q.finish(cx);
-                }
-            }
-        }
-        c += 1;
-    }
-    if let Some(q) = probe.take() {
-        q.finish(cx);
-    }
-    if meet.is_none() && stopped_at == usize::MAX {
-        r.eot();
-    }
-    Some(FoldResult { out: r.finish(cx), cuts, meet, stopped_at })
+        true
+    })?;
+    Some(FoldResult { out: r.finish(cx), cuts, meet: walked.meet, stopped_at: walked.stopped_at })
 }
