@@ -502,7 +502,7 @@ pub(super) struct BlockCache {
     /// [`BLOCK_WORDS`] instructions: made once a block was found under
     /// another token than its own (callback memory read again after a
     /// context), so file memory, whose tokens never change, goes without.
-    words: Vec<[u32; BLOCK_WORDS]>,
+    words: Vec<[u8; 4 * BLOCK_WORDS]>,
     /// Blocks decoded since the size last changed.
     puts: usize,
 }
@@ -542,12 +542,12 @@ impl BlockCache {
             // block's words, or the bytes of a view kept under its token
             let bytes = window.slice_at(off, 4 * n)?;
             let same = match self.words.get(i) {
-                Some(w) if n <= BLOCK_WORDS => bytes.chunks_exact(4).zip(w).all(|(b, &x)| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) == x),
+                Some(w) if n <= BLOCK_WORDS => w.get(..4 * n) == Some(bytes),
                 _ => window.kept_equal(b.token, start, bytes),
             };
             if !same {
                 if self.words.is_empty() {
-                    self.words = vec![[0; BLOCK_WORDS]; entries];
+                    self.words = vec![[0; 4 * BLOCK_WORDS]; entries];
                 }
                 return None;
             }
@@ -590,7 +590,7 @@ impl BlockCache {
             self.entries = vec![Block::default(); n];
             if !self.words.is_empty() {
                 self.words = Vec::new();
-                self.words = vec![[0; BLOCK_WORDS]; n];
+                self.words = vec![[0; 4 * BLOCK_WORDS]; n];
             }
             self.puts = 0;
         }
@@ -598,9 +598,8 @@ impl BlockCache {
         if let (Some(w), true) = (self.words.get_mut(i), num_instr as usize <= BLOCK_WORDS) {
             // a block whose words cannot be kept is not kept
             let Some(bytes) = bytes else { return };
-            for (w, c) in w.iter_mut().zip(bytes.chunks_exact(4)) {
-                *w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-            }
+            let Some(d) = w.get_mut(..bytes.len()) else { return };
+            d.copy_from_slice(bytes);
         }
         let flags = if aa64_chk { Block::AA64_CHK } else { 0 } | instr.is_link * Block::LINK | instr.is_conditional * Block::COND;
         self.entries[i] = Block { start, token, opcode: instr.opcode, branch_off, num_instr, type_, sub_type, flags };
