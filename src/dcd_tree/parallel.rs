@@ -971,12 +971,10 @@ enum Msg<O> {
     Done { seg: usize, res: Option<SegResult<O>> },
 }
 
-/// Decode segment `i` from its first chunk; past its end, a probe (a
-/// new stack started at the next segment's first chunk, as that
-/// segment's own) runs beside it until their states are equal at a chunk
-/// boundary: from there the next segment's output is the serial output.
-/// Output is handed over in parts (`tx`) as it grows, the rest with the
-/// result.
+/// Decode segment `i` ([`walk_segment`]: from its first chunk, a probe
+/// beside it past its end until their states meet), noting the output's
+/// length after each chunk. Output is handed over in parts (`tx`) as it
+/// grows, the rest with the result.
 fn run_segment<O: SegmentOutput + 'static>(cx: &Ctx<'_, O>, i: usize, tx: &std::sync::mpsc::Sender<Msg<O>>) -> Option<SegResult<O>> {
     let p = cx.plans[i];
     let mut src = &cx.rec.streams[p.stream];

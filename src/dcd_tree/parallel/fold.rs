@@ -324,7 +324,7 @@ where
 
 /// Decode segment `p` from its first chunk, its output cut at the chunk
 /// boundaries where a stitch can happen; past its end, a probe runs beside
-/// it (as in [`run_segment`](super::run_segment)) until their states are
+/// it (as [`walk_segment`](super::walk_segment) runs it) until their states are
 /// equal at a boundary.
 fn fold_segment<O: FoldOutput + 'static>(cx: &Ctx<'_, O>, live: &Live, p: FoldPlan) -> Option<FoldResult<O>> {
     let mut chunks = Reader { live, stream: p.stream, part: None, lo: 0, hi: 0 };
