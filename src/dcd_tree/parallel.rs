@@ -1001,7 +1001,7 @@ fn run_segment<O: SegmentOutput + 'static>(cx: &Ctx<'_, O>, i: usize, tx: &std::
         true
     })?;
     let meet = walked.meet.zip(p.next);
-    let eot_mark = walked.eot.then(|| r.len());
+    let eot_mark = walked.eot().then(|| r.len());
     Some(SegResult { out: r.finish(cx), marks, meet, stopped_at: walked.stopped_at, eot_mark })
 }
 
@@ -1024,8 +1024,14 @@ struct Walked {
     /// The first chunk the decoder did not take normally (usize::MAX:
     /// none).
     stopped_at: usize,
-    /// The stream ended and the decoder was given end of trace.
-    eot: bool,
+}
+
+impl Walked {
+    /// Whether the decoder ran to the stream's end and was given end of
+    /// trace (neither met nor stopped).
+    fn eot(&self) -> bool {
+        self.meet.is_none() && self.stopped_at == usize::MAX
+    }
 }
 
 /// Decode a segment with `r` from chunk `first` on; from chunk `end` (when
@@ -1051,7 +1057,7 @@ fn walk_segment<O: SegmentOutput + 'static>(
     end: Option<usize>,
     mut at: impl FnMut(&mut Runner<O>, usize, usize, bool) -> bool,
 ) -> Option<Walked> {
-    let mut walked = Walked { meet: None, stopped_at: usize::MAX, eot: false };
+    let mut walked = Walked { meet: None, stopped_at: usize::MAX };
     let (mut fp, mut fq) = (String::new(), String::new());
     let mut probe: Option<Runner<O>> = None;
     let mut check_at = end.map_or(usize::MAX, |e| e + CHECK_EVERY);
@@ -1095,9 +1101,8 @@ fn walk_segment<O: SegmentOutput + 'static>(
     if let Some(q) = probe.take() {
         q.finish(cx);
     }
-    if walked.meet.is_none() && walked.stopped_at == usize::MAX {
+    if walked.eot() {
         r.eot();
-        walked.eot = true;
     }
     Some(walked)
 }
