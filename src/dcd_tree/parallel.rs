@@ -116,10 +116,11 @@ impl ParallelOptions {
 
     /// For [`decode_folded`] (`Decoder::decode_parallel_fold`), where no
     /// output waits in memory: `threads` threads, segments of a quarter of
-    /// a thread's share of a trace ID's data, from 4 KiB to 64 KiB (fewer
-    /// stitches than [`ParallelOptions::new`]'s 8 KiB at most: on
+    /// a thread's share of a trace ID's data at most, from 4 KiB to 64 KiB
+    /// (fewer stitches than [`ParallelOptions::new`]'s 8 KiB at most: on
     /// bugfix-exact-match's 1 MiB, 2 threads took 33 ms with either
-    /// 16 KiB or 64 KiB, 34 ms with 8 KiB).
+    /// 16 KiB or 64 KiB, 34 ms with 8 KiB), shorter at the start and
+    /// towards the end of the trace (see `decode_folded`).
     pub fn folding(threads: usize) -> Self {
         ParallelOptions { max_segment: 64 * 1024, ..Self::new(threads) }
     }

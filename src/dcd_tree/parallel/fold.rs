@@ -20,9 +20,9 @@
 //! them (a probe beside the segment's decoder past its end).
 //!
 //! The recording and the decode overlap: the calling thread records the
-//! trace a part at a time ([`PART`] bytes), and a segment is decoded as
-//! soon as the next one's start is known, its decoder waiting for the
-//! parts not yet recorded.
+//! trace a part at a time ([`PART`] bytes, a quarter of that for the
+//! first), and a segment is decoded as soon as the next one's start is
+//! known, its decoder waiting for the parts not yet recorded.
 #![forbid(unsafe_code)]
 
 use std::cell::RefCell;
@@ -140,6 +140,29 @@ impl ChunkSource for Reader<'_> {
     }
 }
 
+/// Segment sizes for a folded decode: guided, as loops are scheduled
+/// over threads. The k-th segment of a stream (from 0) is at most
+/// `min << k` bytes, so that the first ones are found, and every thread
+/// busy, after a few KiB of trace; and at most an equal share for each of
+/// twice the threads of the stream's bytes still to come, so that the
+/// last segments are short and the threads end close together.
+#[derive(Clone, Copy)]
+struct Sizing {
+    min: usize,
+    max: usize,
+    threads: usize,
+}
+
+impl Sizing {
+    /// Bytes from the start of segment `k` to the target of the next cut,
+    /// with `left` bytes of the stream expected from that start on.
+    fn next(&self, k: usize, left: usize) -> usize {
+        let grown = if k < 32 { self.min.saturating_mul(1 << k) } else { self.max };
+        let share = left / (2 * self.threads).max(1);
+        grown.min(share).min(self.max).max(self.min).max(1)
+    }
+}
+
 /// A segment of one stream: chunks from `first` up to `end` (the next
 /// segment's first chunk; usize::MAX for a stream's last segment).
 #[derive(Clone, Copy)]
@@ -182,7 +205,9 @@ where
     // the trace can be decoded so
     let mut rec = tree.start_recording();
     rec.reserve(part_bytes.min(trace.len()));
-    let mut index = tree.record_range(&mut rec, &trace[..trace.len().min(part_bytes)], 0, feed);
+    // (a short first part: the first segments can start sooner)
+    let first_part = (part_bytes / 4).div_ceil(feed.max(1)) * feed.max(1);
+    let mut index = tree.record_range(&mut rec, &trace[..trace.len().min(first_part)], 0, feed);
     if rec.bail.is_some() {
         return None;
     }
@@ -199,12 +224,15 @@ where
     let cx = Ctx { rec: &slots, plans: &[], mem, spare: &spare, make: &make, cancel: &cancel, decode, piece: 0 };
     let live = Live { state: Mutex::new(LiveState::default()), more: Condvar::new() };
     let results: Results<O> = Mutex::new((0..streams).map(|_| Vec::new()).collect());
-    // segments are cut where a stream's data passes a multiple of the
-    // segment size, at the next sync point
+    // segments are cut at the first sync point past a target: the first
+    // ones short, so that every thread starts soon, growing to the
+    // segment size, and shorter again towards the stream's expected end,
+    // so that the threads finish together (see `next_target`)
     let seg_bytes = opts.segment_bytes(trace.len());
     let split: Vec<bool> = slots.streams.iter().map(|s| s.splittable && matches!(s.protocol, OCSD_PROTOCOL_ETMV4I | OCSD_PROTOCOL_ETE)).collect();
     let mut starts: Vec<Vec<usize>> = vec![vec![0]; streams];
-    let mut next_target = vec![seg_bytes; streams];
+    let sizing = Sizing { min: opts.min_segment.min(seg_bytes), max: seg_bytes, threads };
+    let mut next_target = vec![sizing.min; streams];
     let mut bytes_before = vec![0usize; streams];
     let mut chunks_before = vec![0usize; streams];
     let failed = pool.in_place_scope(|sc| {
@@ -246,9 +274,11 @@ where
                         spawn(FoldPlan { stream: si, first: st[k], end: c }, k);
                         st.push(c);
                     }
-                    while next_target[si] <= at {
-                        next_target[si] += seg_bytes;
-                    }
+                    // the stream's bytes expected in the whole trace, at
+                    // the rate of its bytes so far
+                    let seen = bytes_before[si] + s.data.len();
+                    let expected = (seen as u128 * trace.len() as u128 / index.max(1) as u128) as usize;
+                    next_target[si] = at + sizing.next(st.len() - 1, expected.saturating_sub(at));
                 }
             }
             let firsts = chunks_before.clone();
