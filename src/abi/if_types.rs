@@ -229,7 +229,7 @@ pub const OCSD_S_INSTR_V7_IMPLIED_RET: ocsd_instr_subtype = 4;
 
 /// Instruction decode request / result (`ocsd_instr_info`).
 #[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ocsd_instr_info {
     pub pe_type: ocsd_arch_profile_t,
     pub isa: ocsd_isa,

@@ -169,6 +169,18 @@ pub trait PacketProcessor {
         false
     }
 
+    /// Whether `other`, a processor of the same configuration, is in the
+    /// same state as this one: what equal fingerprints
+    /// ([`PacketProcessor::state_fingerprint`]) tell, without writing
+    /// them (parallel decode's stitching compares states this way). False
+    /// (the default) for protocols that keep no fingerprint.
+    fn same_state(&self, _other: &Self) -> bool
+    where
+        Self: Sized,
+    {
+        false
+    }
+
     /// Bytes dropped while unsynchronised, for the decode statistics when
     /// the processor keeps no full [`PacketProcessor::stats_block`].
     fn unsynced_bytes(&self) -> u64 {
@@ -544,6 +556,16 @@ pub trait PacketDecoder {
     /// caches and decoded-instruction caches excluded: they change how
     /// fast, not what, it decodes).
     fn state_fingerprint(&self, _out: &mut String) -> bool {
+        false
+    }
+
+    /// As [`PacketProcessor::same_state`], for the decoder: what equal
+    /// [`PacketDecoder::state_fingerprint`]s tell (false when either
+    /// keeps none).
+    fn same_state(&self, _other: &Self) -> bool
+    where
+        Self: Sized,
+    {
         false
     }
 

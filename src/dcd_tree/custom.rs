@@ -215,6 +215,9 @@ impl TraceIdDecoder for CustomDecoder {
         OCSD_ERR_INVALID_PARAM_VAL
     }
 
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
     fn as_any_mut(&mut self) -> &mut dyn Any {
         self
     }

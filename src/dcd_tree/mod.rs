@@ -476,6 +476,9 @@ mod tests {
         fn stats(&self) -> (bool, u32, u32) {
             (true, 0, 0)
         }
+        fn as_any(&self) -> &dyn Any {
+            self
+        }
         fn as_any_mut(&mut self) -> &mut dyn Any {
             self
         }

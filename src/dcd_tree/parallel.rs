@@ -27,8 +27,8 @@
 //!    length after each chunk is noted. At its end a probe (another such
 //!    stack, whose elements go nowhere) starts on the next segment's first
 //!    chunk, as that segment's own stack does, and both run on until their
-//!    states (see [`TraceIdDecoder::state_fingerprint`]) are equal at a
-//!    chunk boundary: from there the next segment's decoder decodes the
+//!    states are equal at a chunk boundary (see
+//!    [`TraceIdDecoder::same_state`]): from there the next segment's decoder decodes the
 //!    same bytes from the same state as the serial one, so its output is
 //!    the serial output. Should the states never meet, the segment runs on
 //!    to the end of the stream: slower, never different.
@@ -164,7 +164,7 @@ struct IdStream {
     /// Keep what follows each chunk in the deformatter's memory (protocols
     /// whose packet processors show those bytes).
     keep_tail: bool,
-    /// The protocol keeps a state fingerprint (within-ID splitting).
+    /// The protocol compares decoder states (within-ID splitting).
     splittable: bool,
     protocol: ocsd_trace_protocol_t,
 }
@@ -314,8 +314,8 @@ impl DecodeTree {
             if self.deformatter.is_some() && !filter.map_or(true, |f| f[slot]) {
                 continue;
             }
-            let mut fp = String::new();
-            let splittable = stack.state_fingerprint(&mut fp);
+            // (a stack compares its state with others' if it can with its own)
+            let splittable = stack.same_state(stack);
             rec.by_slot[slot] = Some(rec.streams.len());
             rec.streams.push(IdStream {
                 slot: slot as u8,
@@ -737,9 +737,10 @@ impl<O: SegmentOutput + 'static> Runner<O> {
         self.out.borrow().len()
     }
 
-    fn fingerprint(&self, buf: &mut String) -> bool {
-        buf.clear();
-        self.stack.state_fingerprint(buf)
+    /// Whether `q`'s stack is in this one's state (see
+    /// [`TraceIdDecoder::same_state`]).
+    fn same_state(&self, q: &Runner<O>) -> bool {
+        self.stack.same_state(q.stack.as_ref())
     }
 
     /// The output. The stack, renewed, and its tree stay with the thread
@@ -1044,8 +1045,8 @@ impl Walked {
 /// next boundary where they are compared, and whether the stream ends
 /// there; it returns false to give up. None: given up or cancelled.
 ///
-/// States are compared at a few boundaries only (a fingerprint costs
-/// about as much as decoding a few chunks): once equal they stay equal, as
+/// States are compared at a few boundaries only (each boundary checked
+/// is a place where the output is cut): once equal they stay equal, as
 /// both stacks decode the same bytes from the same state, so a later check
 /// finds the meeting a little later, never wrongly. (A fresh decoder needs
 /// a few packets after the sync point before it can be in the serial
@@ -1059,7 +1060,6 @@ fn walk_segment<O: SegmentOutput + 'static>(
     mut at: impl FnMut(&mut Runner<O>, usize, usize, bool) -> bool,
 ) -> Option<Walked> {
     let mut walked = Walked { meet: None, stopped_at: usize::MAX };
-    let (mut fp, mut fq) = (String::new(), String::new());
     let mut probe: Option<Runner<O>> = None;
     let mut check_at = end.map_or(usize::MAX, |e| e + CHECK_EVERY);
     let mut c = first;
@@ -1074,7 +1074,7 @@ fn walk_segment<O: SegmentOutput + 'static>(
         }
         if let (Some(q), Some(e)) = (probe.as_ref(), end) {
             if c == check_at || at_end {
-                if r.fingerprint(&mut fp) && q.fingerprint(&mut fq) && fp == fq {
+                if r.same_state(q) {
                     walked.meet = Some(c);
                     break;
                 }
@@ -1459,6 +1459,49 @@ mod tests {
             assert_eq!(feed(used.as_mut(), 5000, &more), feed(fresh.as_mut(), 5000, &more), "seed {seed}");
             assert_eq!(fp(used.as_ref()), fp(fresh.as_ref()), "seed {seed}");
         }
+    }
+
+    /// `same_state` says what equal fingerprints say: a stack decoding a
+    /// trace from its start and one started at a sync point inside it,
+    /// compared at every chunk boundary from there (different at first,
+    /// equal once met), and each with a fresh stack.
+    #[test]
+    fn same_state_agrees_with_fingerprints() {
+        let make = || crate::etmv4::create(OCSD_BUILTIN_DCD_ETMV4I, OCSD_PROTOCOL_ETMV4I, crate::etmv4::EtmV4Config::default(), true);
+        let fp = |st: &dyn TraceIdDecoder| {
+            let mut s = String::new();
+            st.state_fingerprint(&mut s).then_some(s)
+        };
+        let agree = |a: &dyn TraceIdDecoder, b: &dyn TraceIdDecoder| {
+            let by_fp = matches!((fp(a), fp(b)), (Some(x), Some(y)) if x == y);
+            assert_eq!(a.same_state(b), by_fp);
+            assert_eq!(b.same_state(a), by_fp);
+            by_fp
+        };
+        let (mut equal, mut different) = (0, 0);
+        for seed in 1..40u32 {
+            let mut d = noise(seed, 700 + 37 * seed as usize);
+            let sync = d.len();
+            d.extend_from_slice(&noise(seed ^ 0x3c3c, 1500));
+            let (mut whole, mut late, fresh) = (make(), make(), make());
+            assert!(agree(fresh.as_ref(), make().as_ref()));
+            let mut k = 0;
+            while k < d.len() {
+                let end = d.len().min(k + 16);
+                feed(whole.as_mut(), k as ocsd_trc_index_t, &d[k..end]);
+                if k >= sync {
+                    feed(late.as_mut(), k as ocsd_trc_index_t, &d[k..end]);
+                    if agree(whole.as_ref(), late.as_ref()) {
+                        equal += 1;
+                    } else {
+                        different += 1;
+                    }
+                }
+                agree(whole.as_ref(), fresh.as_ref());
+                k = end;
+            }
+        }
+        assert!(equal >= 10 && different >= 100, "{equal} equal, {different} different");
     }
 
     /// A stack with a packet observer is not renewed (the observer may

@@ -113,6 +113,14 @@ pub trait TraceIdDecoder {
     fn state_fingerprint(&self, _out: &mut String) -> bool {
         false
     }
+    /// Whether `other` is a stack of the same kind in the same state: what
+    /// equal [`TraceIdDecoder::state_fingerprint`]s tell, both written,
+    /// without writing them. False when either keeps none, or elements or
+    /// a response still wait for the client on either side.
+    fn same_state(&self, _other: &dyn TraceIdDecoder) -> bool {
+        false
+    }
+    fn as_any(&self) -> &dyn Any;
     fn as_any_mut(&mut self) -> &mut dyn Any;
 }
 
@@ -588,6 +596,23 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
             return false;
         }
         self.proc_.state_fingerprint(out) && self.dec.as_ref().map_or(true, |d| d.state_fingerprint(out))
+    }
+
+    fn same_state(&self, other: &dyn TraceIdDecoder) -> bool {
+        let Some(o) = other.as_any().downcast_ref::<Self>() else { return false };
+        let quiet = |s: &Self| s.queue.is_empty() && s.pending_resp == OCSD_RESP_CONT && !s.dec_suspended;
+        quiet(self)
+            && quiet(o)
+            && self.proc_.same_state(&o.proc_)
+            && match (&self.dec, &o.dec) {
+                (Some(a), Some(b)) => a.same_state(b),
+                (None, None) => true,
+                _ => false,
+            }
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
     }
 
     fn as_any_mut(&mut self) -> &mut dyn Any {

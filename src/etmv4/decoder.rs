@@ -51,7 +51,7 @@ enum State {
 }
 
 /// Pending speculation resolution (`m_elem_res`).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct ElemRes {
     commit: i32,
     cancel: i32,
@@ -2084,5 +2084,8 @@ impl PacketDecoder for EtmV4IPktDecoder {
     }
     fn state_fingerprint(&self, out: &mut String) -> bool {
         self.fingerprint(out)
+    }
+    fn same_state(&self, other: &Self) -> bool {
+        EtmV4IPktDecoder::same_state(self, other)
     }
 }

@@ -144,7 +144,7 @@ impl P0Elem {
 }
 
 /// The element stack: front = newest, back = oldest.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct P0Stack {
     elems: VecDeque<P0Elem>,
 }

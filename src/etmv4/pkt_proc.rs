@@ -70,7 +70,7 @@ struct PktErr {
 type PResult = Result<(), PktErr>;
 
 /// The last three broadcast addresses, for exact match address packets.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct AddrStack {
     v_addr: [ocsd_pkt_vaddr; 3],
     isa: [u8; 3],
@@ -1597,5 +1597,8 @@ impl PacketProcessor for EtmV4IPktProc {
     fn state_fingerprint(&self, out: &mut String) -> bool {
         self.fingerprint(out);
         true
+    }
+    fn same_state(&self, other: &Self) -> bool {
+        EtmV4IPktProc::same_state(self, other)
     }
 }

@@ -22,7 +22,7 @@ struct Entry {
 }
 
 /// The return stack.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TrcAddrReturnStack {
     active: bool,
     /// Set by the decoder when a pop may be needed depending on the next

@@ -97,3 +97,95 @@ impl EtmV4IPktProc {
         out.push('\n');
     }
 }
+
+impl EtmV4IPktProc {
+    /// Whether `o` (same configuration) is in this processor's state: the
+    /// fields [`EtmV4IPktProc::fingerprint`] writes, compared instead of
+    /// written (with the same dead fields left out).
+    pub(crate) fn same_state(&self, o: &EtmV4IPktProc) -> bool {
+        let EtmV4IPktProc {
+            cfg: _,
+            name: _,
+            op_flags,
+            table: _,
+            pkt,
+            addr_stack,
+            raw,
+            state,
+            handler,
+            packet_index,
+            block_index,
+            processed,
+            atom_run_refusals: _,
+            is_sync,
+            first_trace_info,
+            sent_notsync_packet,
+            dump_unsynced_bytes,
+            update_on_unsync_packet_index,
+            tinfo_sect_flags,
+            tinfo_ctrl_bytes,
+            ts_done,
+            ccount_done,
+            ts_bytes,
+            excep_size,
+            count_done,
+            commit_done,
+            has_count,
+            f1p1_done,
+            f1p2_done,
+            f1_has_p2,
+            vmid_bytes,
+            ctxtid_bytes,
+            addr_is,
+            addr_bytes,
+            addr_64bit,
+            ctxt_info_done,
+            addr_done,
+            q_type,
+            has_addr,
+            addr_short,
+            addr_match,
+            qe,
+            bad_hdr_errs: _,
+            bad_seq_errs: _,
+            total_bytes: _,
+            unsynced_bytes: _,
+        } = self;
+        let same = *packet_index == o.packet_index
+            && *block_index == o.block_index
+            && *processed == o.processed
+            && *state == o.state
+            && *handler == o.handler
+            && *op_flags == o.op_flags
+            && (*is_sync, *first_trace_info) == (o.is_sync, o.first_trace_info)
+            && raw == &o.raw
+            && addr_stack == &o.addr_stack;
+        if !same {
+            return false;
+        }
+        // (raw and state equal: both between packets, or neither)
+        let between = raw.is_empty() && *state == ProcState::ProcHdr;
+        let (mut p, mut q) = (*pkt, o.pkt);
+        if between {
+            for x in [&mut p, &mut q] {
+                x.exception_info = Default::default();
+                x.addr_exact_match_idx = 0;
+            }
+        }
+        if p != q {
+            return false;
+        }
+        if !*is_sync
+            && (*sent_notsync_packet, *dump_unsynced_bytes, *update_on_unsync_packet_index)
+                != (o.sent_notsync_packet, o.dump_unsynced_bytes, o.update_on_unsync_packet_index)
+        {
+            return false;
+        }
+        between
+            || ((*tinfo_sect_flags, *tinfo_ctrl_bytes, *ts_done, *ccount_done, *ts_bytes, *excep_size, *count_done, *commit_done, *has_count)
+                == (o.tinfo_sect_flags, o.tinfo_ctrl_bytes, o.ts_done, o.ccount_done, o.ts_bytes, o.excep_size, o.count_done, o.commit_done, o.has_count)
+                && (*f1p1_done, *f1p2_done, *f1_has_p2, *vmid_bytes, *ctxtid_bytes, *addr_is, *addr_bytes, *addr_64bit, *ctxt_info_done, *addr_done)
+                    == (o.f1p1_done, o.f1p2_done, o.f1_has_p2, o.vmid_bytes, o.ctxtid_bytes, o.addr_is, o.addr_bytes, o.addr_64bit, o.ctxt_info_done, o.addr_done)
+                && (*q_type, *has_addr, *addr_short, *addr_match, *qe) == (o.q_type, o.has_addr, o.addr_short, o.addr_match, o.qe))
+    }
+}
