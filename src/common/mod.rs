@@ -159,21 +159,13 @@ pub trait PacketProcessor {
     /// Zero the statistics (`TrcPktProcBase::resetStats`).
     fn reset_stats(&mut self) {}
 
-    /// Write everything of the processor's state that can change what it
-    /// outputs later (not statistics, not scratch storage) to `out`, for
-    /// parallel decode's stitching (see [`crate::dcd_tree::parallel`]): two
-    /// processors of one configuration with equal fingerprints give equal
-    /// output for equal input from then on. False (the default): the
-    /// protocol keeps no fingerprint and is decoded whole on one thread.
-    fn state_fingerprint(&self, _out: &mut String) -> bool {
-        false
-    }
-
     /// Whether `other`, a processor of the same configuration, is in the
-    /// same state as this one: what equal fingerprints
-    /// ([`PacketProcessor::state_fingerprint`]) tell, without writing
-    /// them (parallel decode's stitching compares states this way). False
-    /// (the default) for protocols that keep no fingerprint.
+    /// same state as this one: everything of it that can change what it
+    /// outputs later (not statistics, not scratch storage) equal, for
+    /// parallel decode's stitching (see [`crate::dcd_tree::parallel`]): the
+    /// two give equal output for equal input from then on. False (the
+    /// default): the protocol does not compare states and is decoded whole
+    /// on one thread.
     fn same_state(&self, _other: &Self) -> bool
     where
         Self: Sized,
@@ -552,16 +544,9 @@ pub trait PacketDecoder {
     /// Reset to the unsynchronised state.
     fn reset(&mut self, index: ocsd_trc_index_t);
 
-    /// As [`PacketProcessor::state_fingerprint`], for the decoder (memory
-    /// caches and decoded-instruction caches excluded: they change how
-    /// fast, not what, it decodes).
-    fn state_fingerprint(&self, _out: &mut String) -> bool {
-        false
-    }
-
-    /// As [`PacketProcessor::same_state`], for the decoder: what equal
-    /// [`PacketDecoder::state_fingerprint`]s tell (false when either
-    /// keeps none).
+    /// As [`PacketProcessor::same_state`], for the decoder (memory caches
+    /// and decoded-instruction caches left out: they change how fast, not
+    /// what, it decodes).
     fn same_state(&self, _other: &Self) -> bool
     where
         Self: Sized,

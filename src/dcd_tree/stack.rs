@@ -105,18 +105,11 @@ pub trait TraceIdDecoder {
     fn reset_decode_stats(&mut self) -> ocsd_err_t {
         OCSD_OK
     }
-    /// Write the stack's state (packet processor and decoder) to `out`,
-    /// for parallel decode's stitching: see
-    /// [`crate::common::PacketProcessor::state_fingerprint`]. False when the
-    /// protocol keeps none, or elements or a response still wait for the
-    /// client.
-    fn state_fingerprint(&self, _out: &mut String) -> bool {
-        false
-    }
-    /// Whether `other` is a stack of the same kind in the same state: what
-    /// equal [`TraceIdDecoder::state_fingerprint`]s tell, both written,
-    /// without writing them. False when either keeps none, or elements or
-    /// a response still wait for the client on either side.
+    /// Whether `other` is a stack of the same kind in the same state (packet
+    /// processor and decoder: see [`crate::common::PacketProcessor::same_state`]),
+    /// for parallel decode's stitching. False when the protocol does not
+    /// compare states, or elements or a response still wait for the client
+    /// on either side.
     fn same_state(&self, _other: &dyn TraceIdDecoder) -> bool {
         false
     }
@@ -589,13 +582,6 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
         self.stats_base = (self.proc_.unsynced_bytes(), hdr, seq);
         self.channel_total = 0;
         OCSD_OK
-    }
-
-    fn state_fingerprint(&self, out: &mut String) -> bool {
-        if !self.queue.is_empty() || self.pending_resp != OCSD_RESP_CONT || self.dec_suspended {
-            return false;
-        }
-        self.proc_.state_fingerprint(out) && self.dec.as_ref().map_or(true, |d| d.state_fingerprint(out))
     }
 
     fn same_state(&self, other: &dyn TraceIdDecoder) -> bool {

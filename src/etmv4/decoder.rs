@@ -15,7 +15,7 @@
 
 #![allow(non_upper_case_globals)]
 
-mod fingerprint;
+mod same_state;
 mod follow;
 pub(crate) mod reuse;
 
@@ -2081,9 +2081,6 @@ impl PacketDecoder for EtmV4IPktDecoder {
     fn set_op_flags(&mut self, flags: u32) {
         self.op_flags = flags & SUPPORTED_OP_FLAGS;
         self.aa64_chk = self.env_aa64_bad_opcode || self.op_flags & ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK != 0;
-    }
-    fn state_fingerprint(&self, out: &mut String) -> bool {
-        self.fingerprint(out)
     }
     fn same_state(&self, other: &Self) -> bool {
         EtmV4IPktDecoder::same_state(self, other)

@@ -6,7 +6,7 @@
 //! bytes are gathered in a buffer owned by the processor, so a packet may
 //! span calls and no allocation happens per packet.
 
-mod fingerprint;
+mod same_state;
 mod reuse;
 
 use super::config::EtmV4Config;
@@ -1593,10 +1593,6 @@ impl PacketProcessor for EtmV4IPktProc {
 
     fn set_op_flags(&mut self, flags: u32) {
         self.op_flags = flags & (OCSD_OPFLG_PKTPROC_COMMON | OCSD_OPFLG_COMP_MODE_MASK);
-    }
-    fn state_fingerprint(&self, out: &mut String) -> bool {
-        self.fingerprint(out);
-        true
     }
     fn same_state(&self, other: &Self) -> bool {
         EtmV4IPktProc::same_state(self, other)
