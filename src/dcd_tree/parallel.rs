@@ -28,9 +28,9 @@
 //!    stack, whose elements go nowhere) starts on the next segment's first
 //!    chunk, as that segment's own stack does, and both run on until their
 //!    states are equal at a chunk boundary (see
-//!    [`TraceIdDecoder::same_state`]): from there the next segment's decoder decodes the
-//!    same bytes from the same state as the serial one, so its output is
-//!    the serial output. Should the states never meet, the segment runs on
+//!    [`TraceIdDecoder::same_state`]): from there the next segment's
+//!    decoder decodes the same bytes from the same state as the serial
+//!    one, so its output is the serial output. Should the states never meet, the segment runs on
 //!    to the end of the stream: slower, never different.
 //!
 //!    Nothing is built afresh per segment where it can be kept: each
