@@ -204,12 +204,21 @@ struct Recipe {
 impl Recipe {
     /// A tree with the decoders (no element sink, no memory).
     fn tree(&self, log: Box<dyn ErrorLog>, packets: Option<&Rc<Cell<u64>>>) -> Result<DecodeTree, Error> {
+        self.tree_for(log, packets, None)
+    }
+
+    /// A tree with the decoders (no element sink, no memory); with
+    /// `slot`, only the decoder the tree keeps in that slot (a parallel
+    /// decode's segment uses one stack of its tree).
+    fn tree_for(&self, log: Box<dyn ErrorLog>, packets: Option<&Rc<Cell<u64>>>, slot: Option<u8>) -> Result<DecodeTree, Error> {
         let formatted = self.format != TraceFormat::SingleSource;
         let src = if formatted { OCSD_TRC_SRC_FRAME_FORMATTED } else { OCSD_TRC_SRC_SINGLE };
         let mut tree = DecodeTree::new(src, self.format.deformatter_flags(), log)
             .map_err(|e| Error::Usage(format!("cannot create decode tree: {}", err_name(e))))?;
         let create = OCSD_CREATE_FLG_FULL_DECODER | self.flags;
-        for s in &self.sources {
+        // (the tree's slot of a trace ID: the ID, or 0 for single-source trace)
+        let wanted = |id: u8| slot.map_or(true, |w| w == if formatted { id } else { 0 });
+        for s in self.sources.iter().filter(|s| wanted(s.trace_id())) {
             let mut d = s.create_decoder(create).map_err(|e| Error::Usage(format!("cannot create {} decoder: {}", s.decoder_name(), err_name(e))))?;
             d.set_dec_op_flags(self.flags & !(OCSD_CREATE_FLG_PACKET_PROC | OCSD_CREATE_FLG_FULL_DECODER | OCSD_CREATE_FLG_INST_ID));
             if let Some(p) = packets {

@@ -154,9 +154,9 @@ impl Decoder {
         let Some((rec, index)) = self.first_session_recording(trace)? else { return Ok(None) };
         let before = self.log.borrow().clone();
         let recipe = &self.recipe;
-        let make = || {
+        let make = |slot: u8| {
             let seg = Rc::new(RefCell::new(O::default()));
-            let mut tree = recipe.tree(Box::new(SegLog(seg.clone())), None).ok()?;
+            let mut tree = recipe.tree_for(Box::new(SegLog(seg.clone())), None, Some(slot)).ok()?;
             tree.set_elem_sink(Some(sink(&seg)));
             Some((tree, seg))
         };
@@ -373,9 +373,9 @@ impl Decoder {
         let (init, fold) = (Arc::new(init), Arc::new(fold));
         if let Some(mut rtree) = self.first_session_recorder()? {
             let recipe = &self.recipe;
-            let make = || {
+            let make = |slot: u8| {
                 let seg = Rc::new(RefCell::new(FoldSeg::<A>::default()));
-                let mut tree = recipe.tree(Box::new(SegLog(seg.clone())), None).ok()?;
+                let mut tree = recipe.tree_for(Box::new(SegLog(seg.clone())), None, Some(slot)).ok()?;
                 tree.set_elem_sink(Some(Box::new(FoldSink { seg: seg.clone(), init: init.clone(), fold: fold.clone() })));
                 Some((tree, seg))
             };
@@ -666,9 +666,9 @@ impl Decoder {
             };
             let (rec, index) = record(&mut rtree, trace);
             let recipe = &self.recipe;
-            let make = || {
+            let make = |slot: u8| {
                 let seg: TextItems = Rc::new(RefCell::new(TextSeg::default()));
-                let mut tree = recipe.tree(Box::new(SegLog(seg.clone())), None).ok()?;
+                let mut tree = recipe.tree_for(Box::new(SegLog(seg.clone())), None, Some(slot)).ok()?;
                 tree.set_elem_sink(Some(Box::new(TextSegSink { seg: seg.clone(), format, lines: ListerLines::new() })));
                 Some((tree, seg))
             };

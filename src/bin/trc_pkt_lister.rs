@@ -1218,7 +1218,9 @@ fn parallel_decode(o: &Opts, snap: &Snapshot, path: &str, mem: &opencsd_c_api::m
         opts = ParallelOptions::stress(o.parallel, o.parallel_min_seg);
     }
 
-    let make = || {
+    // (each segment's tree is built whole, from the snapshot, as the
+    // serial tree is; it uses the stack of the slot given)
+    let make = |_slot: u8| {
         let seg_log: SharedLog = Rc::new(RefCell::new(Log::default()));
         let last: LastError = Rc::new(RefCell::new(None));
         // memory: the first tree's, shared by every segment

@@ -139,20 +139,18 @@ impl ParallelOptions {
     }
 }
 
-/// One data hand-over from the deformatter to a trace ID (24 bytes: a
+/// One data hand-over from the deformatter to a trace ID (16 bytes: a
 /// recording holds one for about every 16 bytes of formatted trace, all
-/// of them before the decode starts).
+/// of them before the decode starts; what follows the bytes, which few
+/// protocols need, is kept beside, in [`IdStream::tail_ends`]).
 #[derive(Clone, Copy, Debug)]
 struct Chunk {
     /// Place in the serial sequence of hand-overs (all IDs).
     seq: u32,
     index: ocsd_trc_index_t,
-    /// The bytes (in [`IdStream::data`]) and what follows them (in
-    /// [`IdStream::tails`]).
+    /// The bytes, in [`IdStream::data`].
     start: u32,
     len: u32,
-    tail_start: u32,
-    tail_len: u32,
 }
 
 /// One decoder slot's recorded data.
@@ -160,6 +158,9 @@ struct IdStream {
     slot: u8,
     data: Vec<u8>,
     tails: Vec<u8>,
+    /// Streams that keep tails: where each chunk's tail ends in `tails`
+    /// (it starts where the one before ends); empty for the others.
+    tail_ends: Vec<u32>,
     chunks: Vec<Chunk>,
     /// Keep what follows each chunk in the deformatter's memory (protocols
     /// whose packet processors show those bytes).
@@ -170,9 +171,19 @@ struct IdStream {
 }
 
 impl IdStream {
-    fn chunk_data(&self, c: &Chunk) -> (&[u8], &[u8]) {
-        let (d, t) = (c.start as usize, c.tail_start as usize);
-        (&self.data[d..d + c.len as usize], &self.tails[t..t + c.tail_len as usize])
+    /// Chunk `k`: its trace index, bytes and tail (None: past the end).
+    fn chunk_data(&self, k: usize) -> Option<(ocsd_trc_index_t, &[u8], &[u8])> {
+        let c = self.chunks.get(k)?;
+        let d = c.start as usize;
+        let data = self.data.get(d..d + c.len as usize)?;
+        let tail = match self.tail_ends.get(k) {
+            Some(&end) => {
+                let start = if k == 0 { 0 } else { *self.tail_ends.get(k - 1)? };
+                self.tails.get(start as usize..end as usize)?
+            }
+            None => &[],
+        };
+        Some((c.index, data, tail))
     }
 }
 
@@ -201,11 +212,22 @@ impl Recording {
     /// the data comes copied each vector again at every doubling: 4.0 ms
     /// -> 3.5 ms to record bugfix-exact-match's 1 MiB.)
     pub fn reserve(&mut self, bytes: usize) {
+        self.reserve_for(bytes, |_| true);
+    }
+
+    /// [`Self::reserve`] for the streams `active` names only (the others
+    /// grow as their data comes). Each vector reserved costs a page or two
+    /// besides the room used (the allocator's header after it): recorded
+    /// a part at a time, the streams with no data in the last part need
+    /// none.
+    pub(crate) fn reserve_for(&mut self, bytes: usize, active: impl Fn(usize) -> bool) {
         let bytes = bytes.min(64 << 20);
         let frames = bytes / 16 + 1;
-        for s in &mut self.streams {
-            let _ = s.data.try_reserve(bytes);
-            let _ = s.chunks.try_reserve(frames);
+        for (i, s) in self.streams.iter_mut().enumerate() {
+            if active(i) {
+                let _ = s.data.try_reserve(bytes);
+                let _ = s.chunks.try_reserve(frames);
+            }
         }
         let _ = self.order.try_reserve(frames);
     }
@@ -215,7 +237,7 @@ impl Recording {
         let streams = self
             .streams
             .iter()
-            .map(|s| IdStream { data: Vec::new(), tails: Vec::new(), chunks: Vec::new(), ..*s })
+            .map(|s| IdStream { data: Vec::new(), tails: Vec::new(), tail_ends: Vec::new(), chunks: Vec::new(), ..*s })
             .collect();
         Recording { streams, by_slot: self.by_slot, seq: 0, order: Vec::new(), bail: None }
     }
@@ -238,10 +260,12 @@ impl Recording {
         }
         // (each value below is at most an end that fits)
         let (start, len) = (s.data.len() as u32, data.len() as u32);
-        let (tail_start, tail_len) = (s.tails.len() as u32, tail.len() as u32);
         s.data.extend_from_slice(data);
-        s.tails.extend_from_slice(tail);
-        s.chunks.push(Chunk { seq: self.seq, index, start, len, tail_start, tail_len });
+        if s.keep_tail {
+            s.tails.extend_from_slice(tail);
+            s.tail_ends.push(s.tails.len() as u32);
+        }
+        s.chunks.push(Chunk { seq: self.seq, index, start, len });
         self.order.push(si as u8);
         self.seq += 1;
     }
@@ -321,6 +345,7 @@ impl DecodeTree {
                 slot: slot as u8,
                 data: Vec::new(),
                 tails: Vec::new(),
+                tail_ends: Vec::new(),
                 chunks: Vec::new(),
                 keep_tail: !splittable,
                 splittable,
@@ -655,7 +680,9 @@ fn drop_kits<O: 'static>(decode: usize) {
     KITS.with(|k| k.borrow_mut().retain(|b| b.downcast_ref::<Kit<O>>().map_or(true, |x| x.decode != decode)));
 }
 
-type Factory<'a, O> = &'a (dyn Fn() -> Option<(DecodeTree, Rc<RefCell<O>>)> + Sync);
+/// Builds a tree for a segment of the stream in the given slot (the
+/// segment uses that slot's stack only: the others need not be built).
+type Factory<'a, O> = &'a (dyn Fn(u8) -> Option<(DecodeTree, Rc<RefCell<O>>)> + Sync);
 
 /// What the segment jobs share.
 struct Ctx<'a, O> {
@@ -689,8 +716,9 @@ impl<O: SegmentOutput + 'static> Runner<O> {
             }
             return Some(Runner { tree, stack, out, discard_elems: probe, stream });
         }
-        let (mut tree, out) = (cx.make)()?;
-        let mut stack = tree.stacks.get_mut(cx.rec.streams[stream].slot as usize)?.take()?;
+        let slot = cx.rec.streams[stream].slot;
+        let (mut tree, out) = (cx.make)(slot)?;
+        let mut stack = tree.stacks.get_mut(slot as usize)?.take()?;
         tree.mapper = cx.mem.take()?;
         if let Some(d) = etm_decoder(stack.as_mut()) {
             if let Some(c) = cx.mem.take_caches(stream, probe) {
@@ -721,9 +749,11 @@ impl<O: SegmentOutput + 'static> Runner<O> {
     }
 
     /// Feed one chunk; false when the stack did not take it all with CONT.
-    fn feed(&mut self, s: &IdStream, c: &Chunk) -> bool {
-        let (data, tail) = s.chunk_data(c);
-        let (r, used) = self.env_call(|st, env| st.data_in_tail(c.index, data, tail, env));
+    /// Feed chunk `k` of `s`; false when the stack did not take it all
+    /// with CONT.
+    fn feed(&mut self, s: &IdStream, k: usize) -> bool {
+        let Some((index, data, tail)) = s.chunk_data(k) else { return false };
+        let (r, used) = self.env_call(|st, env| st.data_in_tail(index, data, tail, env));
         resp_is_cont(r) && used == data.len()
     }
 
@@ -810,7 +840,7 @@ pub enum Outcome {
 pub fn decode<O, F, E>(rec: &Recording, mem: &crate::mem::MemMapper, opts: &ParallelOptions, make: F, mut emit: E) -> Outcome
 where
     O: SegmentOutput + 'static,
-    F: Fn() -> Option<(DecodeTree, Rc<RefCell<O>>)> + Sync,
+    F: Fn(u8) -> Option<(DecodeTree, Rc<RefCell<O>>)> + Sync,
     E: FnMut(&mut O, std::ops::Range<usize>),
 {
     if rec.bail.is_some() {
@@ -1013,13 +1043,14 @@ fn run_segment<O: SegmentOutput + 'static>(cx: &Ctx<'_, O>, i: usize, tx: &std::
 
 /// Where a segment's decoder reads its stream's chunks.
 trait ChunkSource {
-    /// Chunk `c` of the stream (None: past its end).
-    fn at(&mut self, c: usize) -> Option<(&IdStream, &Chunk)>;
+    /// Chunk `c` of the stream: the recording that holds it and its
+    /// place there (None: past the stream's end).
+    fn at(&mut self, c: usize) -> Option<(&IdStream, usize)>;
 }
 
 impl ChunkSource for &IdStream {
-    fn at(&mut self, c: usize) -> Option<(&IdStream, &Chunk)> {
-        Some((*self, self.chunks.get(c)?))
+    fn at(&mut self, c: usize) -> Option<(&IdStream, usize)> {
+        (c < self.chunks.len()).then_some((*self, c))
     }
 }
 

@@ -30,7 +30,7 @@ use std::ops::Range;
 use std::rc::Rc;
 use std::sync::{Arc, Condvar, Mutex};
 
-use super::{etmv4_sync_points, next_check, walk_segment, ChunkSource, Ctx, IdStream, Chunk, ParallelOptions, Recording, Runner, SegmentOutput, SharedMem, Spare, Summary, CHECK_EVERY, DECODES};
+use super::{etmv4_sync_points, next_check, walk_segment, ChunkSource, Ctx, IdStream, ParallelOptions, Recording, Runner, SegmentOutput, SharedMem, Spare, Summary, CHECK_EVERY, DECODES};
 use crate::abi::*;
 use crate::dcd_tree::DecodeTree;
 
@@ -128,7 +128,7 @@ struct Reader<'a> {
 impl ChunkSource for Reader<'_> {
     /// Chunk `c` (waiting for it to be recorded); None: past the stream's
     /// end.
-    fn at(&mut self, c: usize) -> Option<(&IdStream, &Chunk)> {
+    fn at(&mut self, c: usize) -> Option<(&IdStream, usize)> {
         if !(self.lo <= c && c < self.hi && self.part.is_some()) {
             let (p, local) = self.live.chunk(self.stream, c)?;
             self.lo = c - local;
@@ -136,7 +136,8 @@ impl ChunkSource for Reader<'_> {
             self.part = Some(p);
         }
         let s = &self.part.as_ref()?.rec.streams[self.stream];
-        Some((s, s.chunks.get(c - self.lo)?))
+        let k = c - self.lo;
+        (k < s.chunks.len()).then_some((s, k))
     }
 }
 
@@ -198,7 +199,7 @@ type Results<O> = Mutex<Vec<Vec<Option<FoldResult<O>>>>>;
 pub fn decode_folded<O, F>(tree: &mut DecodeTree, trace: &[u8], feed: usize, mem: &crate::mem::MemMapper, opts: &ParallelOptions, make: F) -> Option<(Folded<O>, usize)>
 where
     O: FoldOutput + 'static,
-    F: Fn() -> Option<(DecodeTree, Rc<RefCell<O>>)> + Sync,
+    F: Fn(u8) -> Option<(DecodeTree, Rc<RefCell<O>>)> + Sync,
 {
     let part_bytes = PART.div_ceil(feed.max(1)) * feed.max(1);
     // the first part, before any thread starts: the streams, and whether
@@ -282,6 +283,7 @@ where
                 }
             }
             let firsts = chunks_before.clone();
+            let active: Vec<bool> = rec.streams.iter().map(|s| !s.data.is_empty()).collect();
             for si in 0..streams {
                 bytes_before[si] += rec.streams[si].data.len();
                 chunks_before[si] += rec.streams[si].chunks.len();
@@ -295,7 +297,8 @@ where
             }
             rec = tree.start_recording();
             let to = trace.len().min(index + part_bytes);
-            rec.reserve(to - index);
+            // (room for the streams that had data in the last part)
+            rec.reserve_for(to - index, |si| active[si]);
             let reached = tree.record_range(&mut rec, &trace[..to], index, feed);
             if rec.bail.is_some() || reached == index {
                 break true;
