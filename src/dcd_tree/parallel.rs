@@ -748,7 +748,6 @@ impl<O: SegmentOutput + 'static> Runner<O> {
         f(self.stack.as_mut(), &mut env)
     }
 
-    /// Feed one chunk; false when the stack did not take it all with CONT.
     /// Feed chunk `k` of `s`; false when the stack did not take it all
     /// with CONT.
     fn feed(&mut self, s: &IdStream, k: usize) -> bool {
