@@ -1116,16 +1116,16 @@ fn walk_segment<O: SegmentOutput + 'static>(
                 check_at = next_check(e, c);
             }
         }
-        let Some((s, ch)) = chunk else { break };
+        let Some((s, k)) = chunk else { break };
         if c % 256 == 0 && cx.cancel.load(std::sync::atomic::Ordering::Relaxed) {
             return None;
         }
-        if !r.feed(s, ch) {
+        if !r.feed(s, k) {
             walked.stopped_at = c;
             break;
         }
         if let Some(q) = probe.as_mut() {
-            if !q.feed(s, ch) {
+            if !q.feed(s, k) {
                 // the next segment stops here too: no meeting
                 if let Some(q) = probe.take() {
                     q.finish(cx);
