@@ -538,20 +538,22 @@ fn snapshot_decoder(
             }
             let space = AddressSpace(crate::config::mem_space_from_str(&d.space));
             let len = (d.length > 0).then_some(d.length);
-            // (the file read once: an ELF file's image keeps its bytes, a
-            // dump's image the bytes read)
-            let img = match std::fs::read(&path) {
-                Ok(data) if d.offset == 0 && ElfImage::is_elf(&data) => match MemoryImage::elf_bytes(&path, data, (d.address != 0).then_some(d.address)) {
+            // (a dump's pages read as the decode needs them; an ELF
+            // file read whole, its image keeping its bytes)
+            let img = MemoryImage::dump_file_region(&path, d.address, d.offset, len).and_then(|raw| {
+                if d.offset != 0 || !raw.is_elf_file() {
+                    return Ok(raw);
+                }
+                let data = std::fs::read(&path).map_err(|e| Error::Io { path: path.clone(), message: e.to_string() })?;
+                match MemoryImage::elf_bytes(&path, data, (d.address != 0).then_some(d.address)) {
                     Ok(img) => Ok(img),
                     Err(e) => {
                         // as OpenCSD would: the file's bytes at the dump's address
                         warnings.push(format!("{e}; mapped as raw bytes"));
-                        MemoryImage::dump_file_region(&path, d.address, d.offset, len)
+                        Ok(raw)
                     }
-                },
-                Ok(data) => MemoryImage::dump_bytes_region(&path, data, d.address, d.offset, len),
-                Err(e) => Err(Error::Io { path: path.clone(), message: e.to_string() }),
-            };
+                }
+            });
             match img.and_then(|i| decoder.add_memory(i.in_space(space))) {
                 Ok(()) => {}
                 Err(e) => warnings.push(e.to_string()),

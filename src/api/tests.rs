@@ -501,3 +501,35 @@ fn decode_text_gives_the_lines_of_the_elements() {
     }
     assert!(checked >= 3);
 }
+
+#[test]
+fn large_dump_is_read_as_the_decode_needs_it() {
+    // a dump larger than READ_WHOLE with the code in its middle: mapped
+    // without reading it, decoded as the same bytes in memory, and only
+    // the pages the decode touched read
+    let at = 3 << 20;
+    let mut data: Vec<u8> = (0..(5usize << 20)).map(|i| (i * 13 + i / 4099) as u8).collect();
+    data[at..at + 12].copy_from_slice(&code());
+    let p = std::env::temp_dir().join(format!("ocsd-api-large-dump-{}", std::process::id()));
+    std::fs::write(&p, &data).unwrap();
+    let base = 0x1000_0000u64;
+    let addr = base + at as u64;
+    let want = {
+        let mut d = builder().memory(MemoryImage::bytes(addr, &code())).build().unwrap();
+        texts(&mut d, &trace(addr, 3))
+    };
+    let mut d = builder().memory(MemoryImage::dump_file(p.to_str().unwrap(), base).unwrap()).build().unwrap();
+    assert_eq!(d.mapped_files()[0].bytes.chunks_loaded(), 0);
+    assert_eq!(texts(&mut d, &trace(addr, 3)), want);
+    let loaded = d.mapped_files()[0].bytes.chunks_loaded();
+    assert!((1..=2).contains(&loaded), "{loaded} pages read");
+    // the whole file for profiles, the bytes the decode read among them
+    assert_eq!(*d.mapped_files()[0].data().unwrap(), data);
+    // a region past the end is an error; a small dump is read whole
+    assert!(MemoryImage::dump_file_region(p.to_str().unwrap(), base, 5 << 20, None).is_err());
+    std::fs::write(&p, code()).unwrap();
+    let d = builder().memory(MemoryImage::dump_file(p.to_str().unwrap(), addr).unwrap()).build().unwrap();
+    std::fs::remove_file(&p).unwrap();
+    assert_eq!(*d.mapped_files()[0].data().unwrap(), code());
+    assert!(MemoryImage::dump_file(p.to_str().unwrap(), addr).is_err());
+}

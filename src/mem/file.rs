@@ -82,10 +82,33 @@ impl FileBytes {
             return Err(OCSD_ERR_MEM_ACC_RANGE_INVALID);
         }
         let file = File::open(path).map_err(|_| OCSD_ERR_MEM_ACC_FILE_NOT_FOUND)?;
+        Self::from_file(file)
+    }
+
+    /// The bytes of `file`, open, read when first used: as
+    /// [`FileBytes::open`] (its size now, its errors).
+    pub fn from_file(file: File) -> Result<FileBytes, ocsd_err_t> {
         // the size of the file opened (the path may have been replaced)
-        let len = file.metadata().map_err(|_| OCSD_ERR_MEM_ACC_FILE_NOT_FOUND)?.len();
-        let len = usize::try_from(len).map_err(|_| OCSD_ERR_MEM_ACC_RANGE_INVALID)?;
+        let meta = file.metadata().map_err(|_| OCSD_ERR_MEM_ACC_FILE_NOT_FOUND)?;
+        if !meta.is_file() {
+            return Err(OCSD_ERR_MEM_ACC_RANGE_INVALID);
+        }
+        let len = usize::try_from(meta.len()).map_err(|_| OCSD_ERR_MEM_ACC_RANGE_INVALID)?;
         Ok(FileBytes(ViewData::Chunked(Arc::new(ChunkedBytes::new(len, CHUNK_SHIFT, chunk_reader(file))))))
+    }
+
+    /// All the bytes, in one buffer: the buffer itself for bytes given in
+    /// memory, else a copy read through the chunks (which keep what they
+    /// read, so the copy is what the decoders read).
+    pub fn whole(&self) -> Result<Arc<Vec<u8>>, ocsd_err_t> {
+        match &self.0 {
+            ViewData::Whole(d) => Ok(d.clone()),
+            ViewData::Chunked(c) => {
+                let mut v = vec![0u8; c.len()];
+                c.copy(0, &mut v)?;
+                Ok(Arc::new(v))
+            }
+        }
     }
 
     /// The size of the file when it was opened.

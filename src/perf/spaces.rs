@@ -250,14 +250,16 @@ impl Spaces {
         let mut maps = Vec::new();
         for f in files {
             let mut b = Binary::new(&f.name, None);
-            if f.elf {
-                if let Ok(elf) = Elf::parse(&f.data) {
+            // (a file that cannot be read whole: as one not found)
+            let data = f.data().ok();
+            if let (true, Some(data)) = (f.elf, &data) {
+                if let Ok(elf) = Elf::parse(data) {
                     b.loads = loads_of(&elf);
                     b.exec_min = Some(min_exec_of(&elf));
-                    b.build_id = build_id_of(&elf, &f.data);
+                    b.build_id = build_id_of(&elf, data);
                 }
             }
-            b.data = Some(Some(f.data.clone()));
+            b.data = Some(data);
             let bin = binaries.len();
             binaries.push(b);
             for &(start, end, pgoff) in &f.maps {

@@ -105,18 +105,23 @@ fn parse_image_arg(arg: &str, need_addr: bool) -> Result<ImageArg, Failure> {
 
 fn mem_image(file: &Path, addr: Option<u64>, force_raw: bool) -> Result<MemoryImage, Failure> {
     let name = file.to_string_lossy().to_string();
-    let data = std::fs::read(file).map_err(|e| Failure::input(format!("{name}: cannot read: {e}")))?;
-    if !force_raw && opencsd_c_api::api::ElfImage::is_elf(&data) {
+    let cannot = |e: std::io::Error| Failure::input(format!("{name}: cannot read: {e}"));
+    let mut f = File::open(file).map_err(cannot)?;
+    let mut magic = Vec::with_capacity(4);
+    Read::by_ref(&mut f).take(4).read_to_end(&mut magic).map_err(cannot)?;
+    if !force_raw && opencsd_c_api::api::ElfImage::is_elf(&magic) {
+        let data = std::fs::read(file).map_err(cannot)?;
         return MemoryImage::elf_bytes(&name, data, addr).map_err(|e| Failure::input(e.to_string()));
     }
     if !force_raw && addr.is_none() {
         return Err(Failure::input(format!("{name}: not an ELF file (no \\x7fELF magic); a raw dump needs an address: FILE@ADDR")));
     }
     let Some(addr) = addr else { unreachable!() };
-    if data.is_empty() {
+    if magic.is_empty() {
         return Err(Failure::input(format!("{name}: empty file")));
     }
-    Ok(MemoryImage::bytes(addr, &data))
+    // (its pages read as the decode needs them)
+    MemoryImage::dump_file(&name, addr).map_err(|e| Failure::input(e.to_string()))
 }
 
 /// The CPU number in a core's name (`cpu_0`, `cpu1`, `Cortex-A53_2`): its
