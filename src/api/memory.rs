@@ -195,11 +195,12 @@ impl MemoryImage {
         Ok(MemoryImage { data: ImageData::Bytes { name: path.to_string(), data, offset, address, len }, space: AddressSpace::ANY, filter: ContextFilter::ANY })
     }
 
-    /// Whether the image's bytes are a file starting with ELF's magic
-    /// number (a raw image of an ELF file: see `from_snapshot`).
-    pub(crate) fn is_elf_file(&self) -> bool {
+    /// Whether the file at `path` starts with ELF's magic number (read
+    /// from its first 4 bytes; false when it cannot be read).
+    pub(crate) fn file_is_elf(path: &str) -> bool {
+        use std::io::Read;
         let mut magic = [0u8; 4];
-        matches!(&self.data, ImageData::Bytes { data, .. } if data.read_at(0, &mut magic) == Ok(4) && ElfImage::is_elf(&magic))
+        std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && ElfImage::is_elf(&magic)
     }
 
     /// A copy of `data` mapped at `address`.

@@ -538,22 +538,19 @@ fn snapshot_decoder(
             }
             let space = AddressSpace(crate::config::mem_space_from_str(&d.space));
             let len = (d.length > 0).then_some(d.length);
-            // (a dump's pages read as the decode needs them; an ELF
-            // file read whole, its image keeping its bytes)
-            let img = MemoryImage::dump_file_region(&path, d.address, d.offset, len).and_then(|raw| {
-                if d.offset != 0 || !raw.is_elf_file() {
-                    return Ok(raw);
-                }
-                let data = std::fs::read(&path).map_err(|e| Error::Io { path: path.clone(), message: e.to_string() })?;
-                match MemoryImage::elf_bytes(&path, data, (d.address != 0).then_some(d.address)) {
-                    Ok(img) => Ok(img),
-                    Err(e) => {
+            // (an ELF file read whole, its image keeping its bytes; a
+            // dump as `dump_file_region` reads it)
+            let img = if d.offset == 0 && MemoryImage::file_is_elf(&path) {
+                std::fs::read(&path).map_err(|e| Error::Io { path: path.clone(), message: e.to_string() }).and_then(|data| {
+                    MemoryImage::elf_bytes(&path, data, (d.address != 0).then_some(d.address)).or_else(|e| {
                         // as OpenCSD would: the file's bytes at the dump's address
                         warnings.push(format!("{e}; mapped as raw bytes"));
-                        Ok(raw)
-                    }
-                }
-            });
+                        MemoryImage::dump_file_region(&path, d.address, d.offset, len)
+                    })
+                })
+            } else {
+                MemoryImage::dump_file_region(&path, d.address, d.offset, len)
+            };
             match img.and_then(|i| decoder.add_memory(i.in_space(space))) {
                 Ok(()) => {}
                 Err(e) => warnings.push(e.to_string()),
