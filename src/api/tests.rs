@@ -173,6 +173,17 @@ fn snapshot_dump_may_be_an_elf() {
     let t = std::fs::read(&s.trace_file).unwrap();
     let n = s.decoder.decode(&t[..]).filter(|e| matches!(e.kind, ElementKind::InstrRange(_))).count();
     assert_eq!(n, 2);
+    assert!(s.decoder.mapped_files()[0].elf);
+    // ELF's magic number on what is not an ELF file: mapped as raw bytes,
+    // with a warning
+    let mut bad = b"\x7fELF".to_vec();
+    bad.extend(std::iter::repeat(0xee).take(60));
+    std::fs::write(dir.join("code.elf"), &bad).unwrap();
+    let s = Decoder::from_snapshot(&dir, None).unwrap();
+    assert!(s.warnings.iter().any(|w| w.contains("mapped as raw bytes")), "{:?}", s.warnings);
+    let f = &s.decoder.mapped_files()[0];
+    assert!(!f.elf);
+    assert_eq!(*f.data().unwrap(), bad);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
