@@ -467,7 +467,8 @@ pub(super) struct Block {
     num_instr: u16,
     type_: u8,
     sub_type: u8,
-    /// [`Block::AA64_CHK`], [`Block::LINK`], [`Block::COND`].
+    /// [`Block::AA64_CHK`], [`Block::LINK`], [`Block::COND`],
+    /// [`Block::WORDS`].
     flags: u8,
 }
 
@@ -475,6 +476,10 @@ impl Block {
     const AA64_CHK: u8 = 1;
     const LINK: u8 = 2;
     const COND: u8 = 4;
+    /// Its instruction words are in [`BlockCache::words`] (blocks cached
+    /// before the words were made have none there: zeros, which must not
+    /// be taken for the block's bytes).
+    const WORDS: u8 = 8;
 
     #[inline(always)]
     fn next_addr(&self) -> ocsd_vaddr_t {
@@ -542,7 +547,7 @@ impl BlockCache {
             // block's words, or the bytes of a view kept under its token
             let bytes = window.slice_at(off, 4 * n)?;
             let same = match self.words.get(i) {
-                Some(w) if n <= BLOCK_WORDS => w.get(..4 * n) == Some(bytes),
+                Some(w) if n <= BLOCK_WORDS && b.flags & Block::WORDS != 0 => w.get(..4 * n) == Some(bytes),
                 _ => window.kept_equal(b.token, start, bytes),
             };
             if !same {
@@ -584,25 +589,41 @@ impl BlockCache {
         }
         self.puts += 1;
         if self.entries.is_empty() || (self.puts > 2 * self.entries.len() && self.entries.len() < BLOCK_CACHE_MAX) {
-            let n = (2 * self.entries.len()).clamp(BLOCK_CACHE_MIN, BLOCK_CACHE_MAX);
-            // the old table goes first: never both at once
-            self.entries = Vec::new();
-            self.entries = vec![Block::default(); n];
-            if !self.words.is_empty() {
-                self.words = Vec::new();
-                self.words = vec![[0; 4 * BLOCK_WORDS]; n];
-            }
-            self.puts = 0;
+            self.grow();
         }
         let i = self.slot(start);
+        let mut flags = if aa64_chk { Block::AA64_CHK } else { 0 } | instr.is_link * Block::LINK | instr.is_conditional * Block::COND;
         if let (Some(w), true) = (self.words.get_mut(i), num_instr as usize <= BLOCK_WORDS) {
             // a block whose words cannot be kept is not kept
             let Some(bytes) = bytes else { return };
             let Some(d) = w.get_mut(..bytes.len()) else { return };
             d.copy_from_slice(bytes);
+            flags |= Block::WORDS;
         }
-        let flags = if aa64_chk { Block::AA64_CHK } else { 0 } | instr.is_link * Block::LINK | instr.is_conditional * Block::COND;
         self.entries[i] = Block { start, token, opcode: instr.opcode, branch_off, num_instr, type_, sub_type, flags };
+    }
+
+    /// Double the table (or make the first): the blocks cached move to
+    /// their slots in the new one (with their words), so that a trace ID
+    /// whose code outgrows the table does not decode again every block
+    /// it had.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let n = (2 * self.entries.len()).clamp(BLOCK_CACHE_MIN, BLOCK_CACHE_MAX);
+        let old = std::mem::replace(&mut self.entries, vec![Block::default(); n]);
+        let old_words = std::mem::take(&mut self.words);
+        if !old_words.is_empty() {
+            self.words = vec![[0; 4 * BLOCK_WORDS]; n];
+        }
+        for (i, b) in old.iter().enumerate().filter(|(_, b)| b.token != 0) {
+            let j = self.slot(b.start);
+            self.entries[j] = *b;
+            if let (Some(w), Some(from)) = (self.words.get_mut(j), old_words.get(i)) {
+                *w = *from;
+            }
+        }
+        self.puts = 0;
     }
 
     /// Leave `instr` as the walk did: the waypoint's decode (an A64
@@ -1057,5 +1078,67 @@ mod tests {
     #[test]
     fn block_entries_are_compact() {
         assert_eq!(std::mem::size_of::<Block>(), 32);
+    }
+
+    /// The waypoint of a block of `n` instructions from `start`: a
+    /// direct branch.
+    fn waypoint(start: ocsd_vaddr_t, n: u32) -> ocsd_instr_info {
+        let next = start + 4 * n as u64;
+        ocsd_instr_info { instr_addr: next, opcode: 0x1400_0010, type_: OCSD_INSTR_BR, branch_addr: next - 4 + 0x40, ..Default::default() }
+    }
+
+    /// A window over `bytes` at `base`, read under `token`.
+    fn window(base: ocsd_vaddr_t, bytes: Vec<u8>, token: u64) -> MemWindow {
+        let mut w = MemWindow::new();
+        let len = bytes.len();
+        let view = MemView { data: crate::common::ViewData::Whole(std::sync::Arc::new(bytes)), off: 0, len };
+        w.kept[OWN] = Kept { base, len, token, view: Some(view) };
+        (w.base, w.len, w.token, w.cur) = (base, len, token, OWN);
+        w
+    }
+
+    #[test]
+    fn growing_the_block_cache_keeps_its_blocks() {
+        let mut c = BlockCache::new();
+        let (first, token) = (0x40_0000u64, 7u64);
+        c.put(first, token, false, 3, &waypoint(first, 3), None);
+        assert_eq!(c.entries.len(), BLOCK_CACHE_MIN);
+        // enough blocks elsewhere to double the table twice, none in the
+        // first one's slot at any size
+        let slot = |a: u64, n: usize| ((a >> 2) ^ (a >> 14)) as usize & (n - 1);
+        let mut addr = 0x80_0000u64;
+        while c.entries.len() < 4 * BLOCK_CACHE_MIN {
+            addr += 4;
+            if [1, 2, 4].iter().any(|k| slot(addr, k * BLOCK_CACHE_MIN) == slot(first, k * BLOCK_CACHE_MIN)) {
+                continue;
+            }
+            c.put(addr, token, false, 1, &waypoint(addr, 1), None);
+        }
+        let b = c.replayable(first, token, false, 64, true, IndirectRule { ete: false }).expect("block kept");
+        assert_eq!((b.start, b.next_addr()), (first, first + 12));
+    }
+
+    #[test]
+    fn blocks_cached_before_their_words_are_not_taken_for_zeros() {
+        let mut c = BlockCache::new();
+        let start = 0x1000u64;
+        let code: Vec<u8> = [0xd503_201fu32, 0xd503_201f, 0x1400_0010].iter().flat_map(|w| w.to_le_bytes()).collect();
+        c.put(start, 1, false, 3, &waypoint(start, 3), Some(&code));
+        // other bytes under another token: not the block; the words are
+        // made from now on
+        let w = window(start, vec![0xff; 16], 2);
+        assert!(c.get(start, 2, false, 0, &w).is_none());
+        assert!(!c.words.is_empty());
+        // zeros under a third token are not the block's bytes either,
+        // though its words (never written) are zeros
+        let w = window(start, vec![0; 16], 3);
+        assert!(c.get(start, 3, false, 0, &w).is_none());
+        // a block cached with its words is found again under a new token
+        // when its bytes are the same
+        c.put(start, 4, false, 3, &waypoint(start, 3), Some(&code));
+        let mut same = code.clone();
+        same.extend_from_slice(&[0; 4]);
+        let w = window(start, same, 5);
+        assert_eq!(c.get(start, 5, false, 0, &w).map(|b| b.num_instr), Some(3));
     }
 }
