@@ -22,7 +22,9 @@
 //! The recording and the decode overlap: the calling thread records the
 //! trace a part at a time ([`PART`] bytes, a quarter of that for the
 //! first), and a segment is decoded as soon as the next one's start is
-//! known, its decoder waiting for the parts not yet recorded.
+//! known, its decoder waiting for the parts not yet recorded. While it
+//! records, one thread fewer decodes segments ([`Gate`]): the recording
+//! keeps a core, and so the next segments come soon.
 #![forbid(unsafe_code)]
 
 use std::cell::RefCell;
@@ -111,6 +113,49 @@ impl Live {
             st.failed |= failed;
         }
         self.more.notify_all();
+    }
+}
+
+/// How many segments decode at once: one thread fewer than the pool's
+/// while the calling thread records, so that the recording, which finds
+/// where the next segments start, always has a core (on 2 cores, 2
+/// decoding threads beside it left it waiting for a time slice while a
+/// thread ran out of segments); all the threads once it is done.
+struct Gate {
+    state: Mutex<(usize, usize)>,
+    free: Condvar,
+}
+
+impl Gate {
+    fn new(threads: usize) -> Self {
+        Gate { state: Mutex::new((0, threads.saturating_sub(1).max(1))), free: Condvar::new() }
+    }
+
+    /// Wait for a place among the segments decoding.
+    fn enter(&self) {
+        let Ok(mut st) = self.state.lock() else { return };
+        while st.0 >= st.1 {
+            match self.free.wait(st) {
+                Ok(g) => st = g,
+                Err(_) => return,
+            }
+        }
+        st.0 += 1;
+    }
+
+    fn leave(&self) {
+        if let Ok(mut st) = self.state.lock() {
+            st.0 = st.0.saturating_sub(1);
+        }
+        self.free.notify_one();
+    }
+
+    /// `threads` segments at once from now on.
+    fn widen(&self, threads: usize) {
+        if let Ok(mut st) = self.state.lock() {
+            st.1 = threads.max(1);
+        }
+        self.free.notify_all();
     }
 }
 
@@ -224,6 +269,7 @@ where
     let slots = rec.shape();
     let cx = Ctx { rec: &slots, plans: &[], mem, spare: &spare, make: &make, cancel: &cancel, decode, piece: 0 };
     let live = Live { state: Mutex::new(LiveState::default()), more: Condvar::new() };
+    let gate = Gate::new(threads);
     let results: Results<O> = Mutex::new((0..streams).map(|_| Vec::new()).collect());
     // segments are cut at the first sync point past a target: the first
     // ones short, so that every thread starts soon, growing to the
@@ -237,10 +283,16 @@ where
     let mut bytes_before = vec![0usize; streams];
     let mut chunks_before = vec![0usize; streams];
     let failed = pool.in_place_scope(|sc| {
-        let (cx, live, results, cancel) = (&cx, &live, &results, &cancel);
-        let spawn = |p: FoldPlan, k: usize| {
+        let (cx, live, results, cancel, gate) = (&cx, &live, &results, &cancel, &gate);
+        let spawn = |p: FoldPlan, k: usize, gated: bool| {
             sc.spawn(move |_| {
+                if gated {
+                    gate.enter();
+                }
                 let r = fold_segment(cx, live, p);
+                if gated {
+                    gate.leave();
+                }
                 if r.is_none() {
                     cancel.store(true, std::sync::atomic::Ordering::Relaxed);
                 }
@@ -255,7 +307,7 @@ where
         };
         // streams decoded whole start at once, and wait for their data
         for si in (0..streams).filter(|&si| !split[si]) {
-            spawn(FoldPlan { stream: si, first: 0, end: usize::MAX }, 0);
+            spawn(FoldPlan { stream: si, first: 0, end: usize::MAX }, 0, false);
         }
         let failed = loop {
             // cut the new part's data at sync points: each start known
@@ -272,7 +324,7 @@ where
                     let st = &mut starts[si];
                     if c > *st.last().unwrap_or(&0) {
                         let k = st.len() - 1;
-                        spawn(FoldPlan { stream: si, first: st[k], end: c }, k);
+                        spawn(FoldPlan { stream: si, first: st[k], end: c }, k, true);
                         st.push(c);
                     }
                     // the stream's bytes expected in the whole trace, at
@@ -305,6 +357,7 @@ where
             }
             index = reached;
         };
+        gate.widen(threads);
         if failed {
             cancel.store(true, std::sync::atomic::Ordering::Relaxed);
             live.finish(true);
@@ -313,7 +366,7 @@ where
             // each split stream's last segment
             for si in (0..streams).filter(|&si| split[si]) {
                 let k = starts[si].len() - 1;
-                spawn(FoldPlan { stream: si, first: starts[si][k], end: usize::MAX }, k);
+                spawn(FoldPlan { stream: si, first: starts[si][k], end: usize::MAX }, k, true);
             }
         }
         failed
