@@ -1192,7 +1192,7 @@ fn process_file_parallel(o: &Opts, snap: &Snapshot, path: &str, mem: &opencsd_c_
 fn parallel_decode(o: &Opts, snap: &Snapshot, path: &str, mem: &opencsd_c_api::mem::MemMapper, log: &SharedLog) -> Result<u32, usize> {
     // memory read through a callback is never decoded in parallel (the
     // lister maps files only)
-    if mem.share_static().is_none() {
+    if !mem.can_share_static() {
         return Err(0);
     }
     let quiet: SharedLog = Rc::new(RefCell::new(Log::default()));

@@ -329,7 +329,7 @@ impl DecodeTree {
         if self.raw_monitor.is_some() {
             rec.bail = Some("raw frame output");
         }
-        if self.mapper.share_static().is_none() {
+        if !self.mapper.can_share_static() {
             rec.bail = Some("memory read through a callback");
         }
         let filter = self.id_filter;

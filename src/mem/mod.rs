@@ -427,6 +427,12 @@ impl MemMapper {
         Ok(())
     }
 
+    /// Whether [`MemMapper::share_static`] would give a mapper (without
+    /// building one).
+    pub fn can_share_static(&self) -> bool {
+        !self.any_filtered && self.accessors.iter().all(|a| matches!(a.source, Source::File { .. } | Source::Buffer { .. }))
+    }
+
     /// A mapper of the same files and buffers (their bytes shared, not
     /// copied) with the same cache sizes and a cache of its own, for a
     /// parallel decode thread. None when a callback is mapped (a client's
@@ -1177,6 +1183,21 @@ mod tests {
                 }),
             },
         }
+    }
+
+    #[test]
+    fn can_share_static_says_what_share_static_gives() {
+        let both = |m: &MemMapper| (m.can_share_static(), m.share_static().is_some());
+        let mut m = cached();
+        assert_eq!(both(&m), (true, true));
+        m.add(buf_acc(0x4000, vec![1; 16], OCSD_MEM_SPACE_ANY)).unwrap();
+        assert_eq!(both(&m), (true, true));
+        m.add(fill_cb(0, StdArc::new(Mutex::new(0)))).unwrap();
+        assert_eq!(both(&m), (false, false));
+        let mut m = cached();
+        let filter = ContextFilter { context_id: Some(3), vmid: None };
+        m.add_for_context(buf_acc(0x4000, vec![1; 16], OCSD_MEM_SPACE_ANY), filter).unwrap();
+        assert_eq!(both(&m), (false, false));
     }
 
     #[test]
