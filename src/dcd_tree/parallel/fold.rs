@@ -347,7 +347,9 @@ where
             if index >= trace.len() {
                 break false;
             }
-            rec = tree.start_recording();
+            // (the streams of the first part: what start_recording found
+            // then does not change during the decode)
+            rec = slots.shape();
             let to = trace.len().min(index + part_bytes);
             // (room for the streams that had data in the last part)
             rec.reserve_for(to - index, |si| active[si]);
