@@ -573,6 +573,30 @@ impl BlockCache {
         (ok && !rule.refuses(b, executed)).then_some(*b)
     }
 
+    /// What [`BlockCache::replayable`] refused, taken if it is the block
+    /// at `addr` cached under other bytes (callback memory read again
+    /// since, e.g. after a context the client was shown) whose words are
+    /// the window's bytes at `addr`: it takes `token` and is returned, as
+    /// [`BlockCache::get`] takes it on the walk's path.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn retag(&mut self, addr: ocsd_vaddr_t, token: u64, aa64_chk: bool, room: u64, executed: bool, rule: IndirectRule, window: &MemWindow) -> Option<Block> {
+        let i = self.slot(addr);
+        let b = self.entries.get_mut(i)?;
+        let n = b.num_instr as usize;
+        let ok = b.start == addr && b.token != token && b.token != 0 && token != 0 && b.aa64_chk() == aa64_chk && n != 0 && n <= BLOCK_WORDS && 4 * n as u64 <= room;
+        if !ok || b.flags & Block::WORDS == 0 || rule.refuses(b, executed) || addr < window.base {
+            return None;
+        }
+        let bytes = window.slice_at((addr - window.base) as usize, 4 * n)?;
+        if self.words.get(i)?.get(..4 * n)? != bytes {
+            return None;
+        }
+        b.token = token;
+        Some(*b)
+    }
+
     /// Keep the block just walked (its bytes: None when the view does not
     /// have them in one piece).
     pub(super) fn put(&mut self, start: ocsd_vaddr_t, token: u64, aa64_chk: bool, num_instr: u32, instr: &ocsd_instr_info, bytes: Option<&[u8]>) {
@@ -851,7 +875,13 @@ impl EtmV4IPktDecoder {
             let addr = run.addr;
             let off = addr.wrapping_sub(run.base);
             let b = if off < run.len {
-                let Some(b) = self.blocks.replayable(addr, run.token, aa64_chk, run.len - off, executed, run.indirect) else { break };
+                let b = match self.blocks.replayable(addr, run.token, aa64_chk, run.len - off, executed, run.indirect) {
+                    Some(b) => b,
+                    None => match self.blocks.retag(addr, run.token, aa64_chk, run.len - off, executed, run.indirect, &self.mem) {
+                        Some(b) => b,
+                        None => break,
+                    },
+                };
                 run.uses += u32::from(b.num_instr);
                 b
             } else {
@@ -1038,7 +1068,11 @@ impl EtmV4IPktDecoder {
         if off >= w.len as u64 || w.space != space || w.token == 0 {
             return None;
         }
-        let b = self.blocks.replayable(addr, w.token, aa64_chk, w.len as u64 - off, executed, rule)?;
+        let room = w.len as u64 - off;
+        let b = match self.blocks.replayable(addr, w.token, aa64_chk, room, executed, rule) {
+            Some(b) => b,
+            None => self.blocks.retag(addr, w.token, aa64_chk, room, executed, rule, w)?,
+        };
         self.mem.primed = None;
         Some(b)
     }
@@ -1140,5 +1174,32 @@ mod tests {
         same.extend_from_slice(&[0; 4]);
         let w = window(start, same, 5);
         assert_eq!(c.get(start, 5, false, 0, &w).map(|b| b.num_instr), Some(3));
+    }
+
+    #[test]
+    fn a_replay_takes_a_block_read_again_only_with_its_bytes() {
+        let mut c = BlockCache::new();
+        let start = 0x2000u64;
+        let code: Vec<u8> = [0xd503_201fu32, 0xd503_201f, 0x1400_0010].iter().flat_map(|w| w.to_le_bytes()).collect();
+        let rule = IndirectRule { ete: false };
+        c.put(start, 1, false, 3, &waypoint(start, 3), Some(&code));
+        // (the words are kept once a block was missed under another token)
+        assert!(c.get(start, 2, false, 0, &window(start, vec![0xff; 16], 2)).is_none());
+        c.put(start, 3, false, 3, &waypoint(start, 3), Some(&code));
+        // other bytes under a new token: not replayed, the block keeps its token
+        let other = window(start, vec![0xff; 16], 4);
+        assert!(c.replayable(start, 4, false, 16, true, rule).is_none());
+        assert!(c.retag(start, 4, false, 16, true, rule, &other).is_none());
+        assert_eq!(c.entries[c.slot(start)].token, 3);
+        // not the whole block in the room left: not replayed
+        let same = window(start, code.clone(), 5);
+        assert!(c.retag(start, 5, false, 8, true, rule, &same).is_none());
+        // the same bytes under a new token: replayed, and cached under it
+        let b = c.retag(start, 5, false, 12, true, rule, &same).expect("same bytes");
+        assert_eq!((b.num_instr, b.token), (3, 5));
+        assert_eq!(c.replayable(start, 5, false, 12, true, rule).map(|b| b.num_instr), Some(3));
+        // another address, or the bad-opcode check differing: never
+        assert!(c.retag(start + 4, 6, false, 12, true, rule, &same).is_none());
+        assert!(c.retag(start, 6, true, 12, true, rule, &same).is_none());
     }
 }
