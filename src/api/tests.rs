@@ -515,7 +515,7 @@ fn decode_text_gives_the_lines_of_the_elements() {
 
 #[test]
 fn large_dump_is_read_as_the_decode_needs_it() {
-    // a dump larger than READ_WHOLE with the code in its middle: mapped
+    // a dump of a few MiB with the code in its middle: mapped
     // without reading it, decoded as the same bytes in memory, and only
     // the pages the decode touched read
     let at = 3 << 20;
@@ -536,7 +536,9 @@ fn large_dump_is_read_as_the_decode_needs_it() {
     assert!((1..=2).contains(&loaded), "{loaded} pages read");
     // the whole file for profiles, the bytes the decode read among them
     assert_eq!(*d.mapped_files()[0].data().unwrap(), data);
-    // a region past the end is an error; a small dump is read whole
+    // a region past the end is an error; a small dump is read as a large
+    // one is, from the file opened when it was mapped (still read once
+    // unlinked)
     assert!(MemoryImage::dump_file_region(p.to_str().unwrap(), base, 5 << 20, None).is_err());
     std::fs::write(&p, code()).unwrap();
     let d = builder().memory(MemoryImage::dump_file(p.to_str().unwrap(), addr).unwrap()).build().unwrap();

@@ -88,13 +88,20 @@ impl FileBytes {
     /// The bytes of `file`, open, read when first used: as
     /// [`FileBytes::open`] (its size now, its errors).
     pub fn from_file(file: File) -> Result<FileBytes, ocsd_err_t> {
+        Self::from_file_in_chunks(file, CHUNK_SHIFT)
+    }
+
+    /// [`FileBytes::from_file`] read `1 << shift` bytes at a time (at
+    /// least a page, at most 1 MiB).
+    pub fn from_file_in_chunks(file: File, shift: u32) -> Result<FileBytes, ocsd_err_t> {
+        let shift = shift.clamp(CHUNK_SHIFT, 20);
         // the size of the file opened (the path may have been replaced)
         let meta = file.metadata().map_err(|_| OCSD_ERR_MEM_ACC_FILE_NOT_FOUND)?;
         if !meta.is_file() {
             return Err(OCSD_ERR_MEM_ACC_RANGE_INVALID);
         }
         let len = usize::try_from(meta.len()).map_err(|_| OCSD_ERR_MEM_ACC_RANGE_INVALID)?;
-        Ok(FileBytes(ViewData::Chunked(Arc::new(ChunkedBytes::new(len, CHUNK_SHIFT, chunk_reader(file))))))
+        Ok(FileBytes(ViewData::Chunked(Arc::new(ChunkedBytes::new(len, shift, chunk_reader(file))))))
     }
 
     /// All the bytes, in one buffer: the buffer itself for bytes given in
