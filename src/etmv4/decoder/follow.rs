@@ -546,9 +546,9 @@ impl BlockCache {
             // other bytes, or the same bytes read again: compare with the
             // block's words, or the bytes of a view kept under its token
             let bytes = window.slice_at(off, 4 * n)?;
-            let same = match self.words.get(i) {
-                Some(w) if n <= BLOCK_WORDS && b.flags & Block::WORDS != 0 => w.get(..4 * n) == Some(bytes),
-                _ => window.kept_equal(b.token, start, bytes),
+            let same = match Self::kept_words(&self.words, i, b, bytes) {
+                Some(same) => same,
+                None => window.kept_equal(b.token, start, bytes),
             };
             if !same {
                 if self.words.is_empty() {
@@ -559,6 +559,15 @@ impl BlockCache {
             b.token = token;
         }
         Some(b)
+    }
+
+    /// Whether `bytes` are the instruction words kept for block `b` in
+    /// entry `i` of `words`; None when its words are not kept.
+    #[inline]
+    fn kept_words(words: &[[u8; 4 * BLOCK_WORDS]], i: usize, b: &Block, bytes: &[u8]) -> Option<bool> {
+        let n = b.num_instr as usize;
+        let w = words.get(i).filter(|_| n <= BLOCK_WORDS && b.flags & Block::WORDS != 0)?;
+        Some(w.get(..4 * n) == Some(bytes))
     }
 
     /// The block at `addr` for [`EtmV4IPktDecoder::commit_replayed_atoms`]:
@@ -585,12 +594,12 @@ impl BlockCache {
         let i = self.slot(addr);
         let b = self.entries.get_mut(i)?;
         let n = b.num_instr as usize;
-        let ok = b.start == addr && b.token != token && b.token != 0 && token != 0 && b.aa64_chk() == aa64_chk && n != 0 && n <= BLOCK_WORDS && 4 * n as u64 <= room;
-        if !ok || b.flags & Block::WORDS == 0 || rule.refuses(b, executed) || addr < window.base {
+        let ok = b.start == addr && b.token != token && b.token != 0 && token != 0 && b.aa64_chk() == aa64_chk && n != 0 && 4 * n as u64 <= room;
+        if !ok || rule.refuses(b, executed) || addr < window.base {
             return None;
         }
         let bytes = window.slice_at((addr - window.base) as usize, 4 * n)?;
-        if self.words.get(i)?.get(..4 * n)? != bytes {
+        if Self::kept_words(&self.words, i, b, bytes) != Some(true) {
             return None;
         }
         b.token = token;
