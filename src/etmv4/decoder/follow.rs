@@ -490,6 +490,16 @@ impl Block {
     fn aa64_chk(&self) -> bool {
         self.flags & Block::AA64_CHK != 0
     }
+
+    /// Whether the block, whatever bytes it was cached under, is replayed
+    /// at `addr` as [`BlockCache::replayable`] takes it: it starts there,
+    /// with the same bad-opcode check, whole within `room` bytes, and is
+    /// not a taken indirect branch `rule` refuses.
+    #[inline(always)]
+    fn replays_at(&self, addr: ocsd_vaddr_t, aa64_chk: bool, room: u64, executed: bool, rule: IndirectRule) -> bool {
+        let n = u64::from(self.num_instr);
+        self.start == addr && self.aa64_chk() == aa64_chk && n != 0 && 4 * n <= room && !rule.refuses(self, executed)
+    }
 }
 
 /// Decoded-block cache: an A64 instruction walk depends only on its start
@@ -577,9 +587,7 @@ impl BlockCache {
     #[inline(always)]
     pub(super) fn replayable(&self, addr: ocsd_vaddr_t, token: u64, aa64_chk: bool, room: u64, executed: bool, rule: IndirectRule) -> Option<Block> {
         let b = self.entries.get(self.slot(addr))?;
-        let n = u64::from(b.num_instr);
-        let ok = b.start == addr && b.token == token && b.aa64_chk() == aa64_chk && n != 0 && 4 * n <= room;
-        (ok && !rule.refuses(b, executed)).then_some(*b)
+        (b.token == token && b.replays_at(addr, aa64_chk, room, executed, rule)).then_some(*b)
     }
 
     /// What [`BlockCache::replayable`] refused, taken if it is the block
@@ -593,12 +601,10 @@ impl BlockCache {
     pub(super) fn retag(&mut self, addr: ocsd_vaddr_t, token: u64, aa64_chk: bool, room: u64, executed: bool, rule: IndirectRule, window: &MemWindow) -> Option<Block> {
         let i = self.slot(addr);
         let b = self.entries.get_mut(i)?;
-        let n = b.num_instr as usize;
-        let ok = b.start == addr && b.token != token && b.token != 0 && token != 0 && b.aa64_chk() == aa64_chk && n != 0 && 4 * n as u64 <= room;
-        if !ok || rule.refuses(b, executed) || addr < window.base {
+        if b.token == token || b.token == 0 || token == 0 || !b.replays_at(addr, aa64_chk, room, executed, rule) || addr < window.base {
             return None;
         }
-        let bytes = window.slice_at((addr - window.base) as usize, 4 * n)?;
+        let bytes = window.slice_at((addr - window.base) as usize, 4 * b.num_instr as usize)?;
         if Self::kept_words(&self.words, i, b, bytes) != Some(true) {
             return None;
         }
