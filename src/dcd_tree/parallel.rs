@@ -139,18 +139,33 @@ impl ParallelOptions {
     }
 }
 
-/// One data hand-over from the deformatter to a trace ID (16 bytes: a
-/// recording holds one for about every 16 bytes of formatted trace, all
-/// of them before the decode starts; what follows the bytes, which few
-/// protocols need, is kept beside, in [`IdStream::tail_ends`]).
+/// Data hand-overs from the deformatter to a trace ID (chunks) that
+/// follow one pattern: each of `len` bytes, the bytes of each following
+/// those of the one before in [`IdStream::data`], and its trace index
+/// `step` after the one before. Frames of one trace ID are one run (15
+/// bytes every 16), where a record per hand-over took 16 bytes for every
+/// 16 bytes of trace. (What follows the bytes, which few protocols need,
+/// is kept beside, in [`IdStream::tail_ends`].)
 #[derive(Clone, Copy, Debug)]
-struct Chunk {
-    /// Place in the serial sequence of hand-overs (all IDs).
-    seq: u32,
+struct Run {
+    /// The number of the first chunk in the stream.
+    first: u32,
+    /// The first chunk's trace index.
     index: ocsd_trc_index_t,
-    /// The bytes, in [`IdStream::data`].
+    /// Where the first chunk's bytes start in [`IdStream::data`].
     start: u32,
     len: u32,
+    step: u32,
+}
+
+impl Run {
+    /// Chunk `i` of the run: its trace index and its bytes' place.
+    fn chunk(&self, i: usize) -> (ocsd_trc_index_t, std::ops::Range<usize>) {
+        // (i is below the run's length, whose bytes' end fits in 32 bits)
+        let index = self.index.wrapping_add((i as u32).wrapping_mul(self.step));
+        let start = self.start as usize + i * self.len as usize;
+        (index, start..start + self.len as usize)
+    }
 }
 
 /// One decoder slot's recorded data.
@@ -161,7 +176,11 @@ struct IdStream {
     /// Streams that keep tails: where each chunk's tail ends in `tails`
     /// (it starts where the one before ends); empty for the others.
     tail_ends: Vec<u32>,
-    chunks: Vec<Chunk>,
+    runs: Vec<Run>,
+    /// Chunks in the runs.
+    chunks: usize,
+    /// The trace index and data offset of the last run's next chunk.
+    run_next: (ocsd_trc_index_t, u32),
     /// Keep what follows each chunk in the deformatter's memory (protocols
     /// whose packet processors show those bytes).
     keep_tail: bool,
@@ -171,11 +190,29 @@ struct IdStream {
 }
 
 impl IdStream {
-    /// Chunk `k`: its trace index, bytes and tail (None: past the end).
-    fn chunk_data(&self, k: usize) -> Option<(ocsd_trc_index_t, &[u8], &[u8])> {
-        let c = self.chunks.get(k)?;
-        let d = c.start as usize;
-        let data = self.data.get(d..d + c.len as usize)?;
+    /// The number of chunks.
+    fn n_chunks(&self) -> usize {
+        self.chunks
+    }
+
+    /// The run that holds chunk `k`, by its place in [`IdStream::runs`].
+    fn run_of(&self, k: usize) -> Option<usize> {
+        if k >= self.chunks {
+            return None;
+        }
+        self.runs.partition_point(|r| r.first as usize <= k).checked_sub(1)
+    }
+
+    /// The chunks in run `r`.
+    fn run_len(&self, r: usize) -> usize {
+        let end = self.runs.get(r + 1).map_or(self.chunks, |n| n.first as usize);
+        self.runs.get(r).map_or(0, |x| end.saturating_sub(x.first as usize))
+    }
+
+    /// Chunk `k`, in run `r`.
+    fn run_chunk(&self, r: &Run, k: usize) -> Option<(ocsd_trc_index_t, &[u8], &[u8])> {
+        let (index, bytes) = r.chunk(k.checked_sub(r.first as usize)?);
+        let data = self.data.get(bytes)?;
         let tail = match self.tail_ends.get(k) {
             Some(&end) => {
                 let start = if k == 0 { 0 } else { *self.tail_ends.get(k - 1)? };
@@ -183,7 +220,55 @@ impl IdStream {
             }
             None => &[],
         };
-        Some((c.index, data, tail))
+        Some((index, data, tail))
+    }
+
+    /// Chunks `from..to` in order (fewer past the end).
+    fn chunks_in(&self, from: usize, to: usize) -> impl Iterator<Item = (ocsd_trc_index_t, &[u8], &[u8])> {
+        let mut ri = self.run_of(from).unwrap_or(self.runs.len());
+        let mut run_end = ri.checked_add(1).and_then(|n| self.runs.get(n)).map_or(self.chunks, |n| n.first as usize);
+        (from..to.min(self.chunks)).map_while(move |k| {
+            if k >= run_end {
+                ri += 1;
+                run_end = self.runs.get(ri + 1).map_or(self.chunks, |n| n.first as usize);
+            }
+            self.run_chunk(self.runs.get(ri)?, k)
+        })
+    }
+
+    /// The last chunk whose bytes start at or before data byte `off`.
+    fn chunk_at_byte(&self, off: usize) -> usize {
+        let Some(ri) = self.runs.partition_point(|r| r.start as usize <= off).checked_sub(1) else { return 0 };
+        let r = &self.runs[ri];
+        let n = self.run_len(ri).max(1);
+        let i = (off - r.start as usize).checked_div(r.len as usize).unwrap_or(n - 1).min(n - 1);
+        r.first as usize + i
+    }
+
+    /// Count a chunk of `len` bytes at trace index `index`, its bytes just
+    /// added at the end of the data (at `start`); false when the stream
+    /// has as many chunks as can be counted.
+    fn push_chunk(&mut self, index: ocsd_trc_index_t, start: u32, len: u32) -> bool {
+        let Ok(k) = u32::try_from(self.chunks) else { return false };
+        if let Some(r) = self.runs.last_mut() {
+            // (the next chunk of the last run starts where its bytes end)
+            if len == r.len && start == self.run_next.1 {
+                if k - r.first == 1 {
+                    r.step = index.wrapping_sub(r.index);
+                    self.run_next.0 = index;
+                }
+                if index == self.run_next.0 {
+                    self.run_next = (index.wrapping_add(r.step), start.wrapping_add(len));
+                    self.chunks += 1;
+                    return true;
+                }
+            }
+        }
+        self.runs.push(Run { first: k, index, start, len, step: 0 });
+        // (the second chunk of a run sets its step)
+        self.run_next = (index, start.wrapping_add(len));
+        self.chunks += 1;
+        true
     }
 }
 
@@ -191,9 +276,9 @@ impl IdStream {
 pub struct Recording {
     streams: Vec<IdStream>,
     by_slot: [Option<usize>; 128],
-    seq: u32,
-    /// The stream of each hand-over, in serial order.
+    /// The stream of each hand-over, in serial order (when kept).
     order: Vec<u8>,
+    keep_order: bool,
     /// Why the recording cannot be decoded in parallel.
     bail: Option<&'static str>,
 }
@@ -206,11 +291,12 @@ impl Recording {
 
     /// Make room for the recording of `bytes` bytes of trace (up to
     /// 64 MiB; past that, growing costs little beside the decode): each
-    /// trace ID's data, and one hand-over per 16 bytes (a frame), could be
-    /// all of it. Room not written to is never touched: it costs address
-    /// space, not memory. Room that cannot be had is not taken. (Growing as
-    /// the data comes copied each vector again at every doubling: 4.0 ms
-    /// -> 3.5 ms to record bugfix-exact-match's 1 MiB.)
+    /// trace ID's data, and one hand-over per 16 bytes (a frame) in the
+    /// serial order, could be all of it. Room not written to is never
+    /// touched: it costs address space, not memory. Room that cannot be
+    /// had is not taken. (Growing as the data comes copied each vector
+    /// again at every doubling: 4.0 ms -> 3.5 ms to record
+    /// bugfix-exact-match's 1 MiB.)
     pub fn reserve(&mut self, bytes: usize) {
         self.reserve_for(bytes, |_| true);
     }
@@ -226,10 +312,18 @@ impl Recording {
         for (i, s) in self.streams.iter_mut().enumerate() {
             if active(i) {
                 let _ = s.data.try_reserve(bytes);
-                let _ = s.chunks.try_reserve(frames);
             }
         }
-        let _ = self.order.try_reserve(frames);
+        if self.keep_order {
+            let _ = self.order.try_reserve(frames);
+        }
+    }
+
+    /// Keep no serial order of the hand-overs (see [`Recording::order`]):
+    /// a decode that does not merge the streams' outputs needs none.
+    pub(crate) fn drop_order(&mut self) {
+        self.keep_order = false;
+        self.order = Vec::new();
     }
 
     /// A recording of the same streams with no data.
@@ -237,9 +331,9 @@ impl Recording {
         let streams = self
             .streams
             .iter()
-            .map(|s| IdStream { data: Vec::new(), tails: Vec::new(), tail_ends: Vec::new(), chunks: Vec::new(), ..*s })
+            .map(|s| IdStream { data: Vec::new(), tails: Vec::new(), tail_ends: Vec::new(), runs: Vec::new(), chunks: 0, run_next: (0, 0), ..*s })
             .collect();
-        Recording { streams, by_slot: self.by_slot, seq: 0, order: Vec::new(), bail: None }
+        Recording { streams, by_slot: self.by_slot, order: Vec::new(), keep_order: self.keep_order, bail: None }
     }
 
     /// Bytes recorded for each trace ID slot.
@@ -254,7 +348,7 @@ impl Recording {
         // (offsets kept in 32 bits: a trace ID's data beyond 4 GiB is
         // decoded serially)
         let fits = |have: usize, more: usize| u32::try_from(have.saturating_add(more)).is_ok();
-        if !fits(s.data.len(), data.len()) || !fits(s.tails.len(), tail.len()) {
+        if !fits(s.data.len(), data.len()) || !fits(s.tails.len(), tail.len()) || !fits(s.chunks, 1) {
             self.bail.get_or_insert("a trace ID's data too large to record");
             return;
         }
@@ -265,9 +359,39 @@ impl Recording {
             s.tails.extend_from_slice(tail);
             s.tail_ends.push(s.tails.len() as u32);
         }
-        s.chunks.push(Chunk { seq: self.seq, index, start, len });
-        self.order.push(si as u8);
-        self.seq += 1;
+        s.push_chunk(index, start, len);
+        if self.keep_order {
+            self.order.push(si as u8);
+        }
+    }
+
+    /// For each (stream, chunk) of `wanted`, its place in the serial order
+    /// of hand-overs (usize::MAX: none, or no order kept).
+    fn places(&self, wanted: &[(usize, usize)]) -> Vec<usize> {
+        let mut out = vec![usize::MAX; wanted.len()];
+        let mut by: Vec<usize> = (0..wanted.len()).collect();
+        by.sort_by_key(|&i| std::cmp::Reverse(wanted[i]));
+        // per stream, the wanted chunks still to be found, the nearest last
+        let mut todo: Vec<Vec<usize>> = vec![Vec::new(); self.streams.len()];
+        for i in by {
+            if let Some(t) = todo.get_mut(wanted[i].0) {
+                t.push(i);
+            }
+        }
+        let mut seen = vec![0usize; self.streams.len()];
+        for (p, &si) in self.order.iter().enumerate() {
+            let si = si as usize;
+            let (Some(t), Some(n)) = (todo.get_mut(si), seen.get_mut(si)) else { continue };
+            while let Some(&i) = t.last() {
+                if wanted[i].1 != *n {
+                    break;
+                }
+                out[i] = p;
+                t.pop();
+            }
+            *n += 1;
+        }
+        out
     }
 }
 
@@ -325,7 +449,7 @@ impl DecodeTree {
     /// with [`DecodeTree::record_data`] as it would be fed to
     /// [`DecodeTree::data_in_with_tail`]. The tree's decoders see nothing.
     pub fn start_recording(&mut self) -> Recording {
-        let mut rec = Recording { streams: Vec::new(), by_slot: [None; 128], seq: 0, order: Vec::new(), bail: None };
+        let mut rec = Recording { streams: Vec::new(), by_slot: [None; 128], order: Vec::new(), keep_order: true, bail: None };
         if self.raw_monitor.is_some() {
             rec.bail = Some("raw frame output");
         }
@@ -346,7 +470,9 @@ impl DecodeTree {
                 data: Vec::new(),
                 tails: Vec::new(),
                 tail_ends: Vec::new(),
-                chunks: Vec::new(),
+                runs: Vec::new(),
+                chunks: 0,
+                run_next: (0, 0),
                 keep_tail: !splittable,
                 splittable,
                 protocol: stack.protocol(),
@@ -751,9 +877,23 @@ impl<O: SegmentOutput + 'static> Runner<O> {
     /// Feed chunk `k` of `s`; false when the stack did not take it all
     /// with CONT.
     fn feed(&mut self, s: &IdStream, k: usize) -> bool {
-        let Some((index, data, tail)) = s.chunk_data(k) else { return false };
-        let (r, used) = self.env_call(|st, env| st.data_in_tail(index, data, tail, env));
-        resp_is_cont(r) && used == data.len()
+        self.feed_run(s, k, k + 1) == 1
+    }
+
+    /// Feed chunks `from..to` of `s` while the stack takes each whole with
+    /// CONT; returns how many it took so.
+    fn feed_run(&mut self, s: &IdStream, from: usize, to: usize) -> usize {
+        self.env_call(|st, env| {
+            let mut fed = 0;
+            for (index, data, tail) in s.chunks_in(from, to) {
+                let (r, used) = st.data_in_tail(index, data, tail, env);
+                if !(resp_is_cont(r) && used == data.len()) {
+                    break;
+                }
+                fed += 1;
+            }
+            fed
+        })
     }
 
     fn eot(&mut self) {
@@ -851,7 +991,9 @@ where
     let plans = plan_segments(rec, opts);
     // segments start in the order the output needs them
     let mut start_order: Vec<usize> = (0..plans.len()).collect();
-    start_order.sort_by_key(|&i| rec.streams[plans[i].stream].chunks.get(plans[i].first).map_or(u32::MAX, |c| c.seq));
+    let firsts: Vec<(usize, usize)> = plans.iter().map(|p| (p.stream, p.first)).collect();
+    let places = rec.places(&firsts);
+    start_order.sort_by_key(|&i| places[i]);
     let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(threads).build() else { return Outcome::Fallback };
     let cancel = std::sync::atomic::AtomicBool::new(false);
     // Segments of streams cut in several count against the limit: one per
@@ -946,7 +1088,7 @@ impl Starter<'_> {
 fn plan_segments(rec: &Recording, opts: &ParallelOptions) -> Vec<SegPlan> {
     let mut plans = Vec::new();
     for (si, s) in rec.streams.iter().enumerate() {
-        let n = s.chunks.len();
+        let n = s.n_chunks();
         let whole = SegPlan { stream: si, first: 0, end: n, next: None };
         let want = s.data.len() / opts.segment_bytes(s.data.len());
         if !s.splittable || want < 2 || !matches!(s.protocol, OCSD_PROTOCOL_ETMV4I | OCSD_PROTOCOL_ETE) {
@@ -964,9 +1106,7 @@ fn plan_segments(rec: &Recording, opts: &ParallelOptions) -> Vec<SegPlan> {
             }
             let Some(&off) = syncs.get(next_sync) else { break };
             // the chunk holding the sync's first byte
-            while ci + 1 < n && s.chunks[ci + 1].start as usize <= off {
-                ci += 1;
-            }
+            ci = ci.max(s.chunk_at_byte(off));
             if ci > *starts.last().unwrap() {
                 starts.push(ci);
             }
@@ -1020,7 +1160,7 @@ fn run_segment<O: SegmentOutput + 'static>(cx: &Ctx<'_, O>, i: usize, tx: &std::
     let mut part_from = r.len();
     let walked = walk_segment(cx, &mut r, &mut src, p.first, p.next.map(|_| p.end), |r, c, _, _| {
         if c == p.first {
-            return true;
+            return Some(c + 1);
         }
         // the output length after each chunk, handed over in parts
         let len = r.len();
@@ -1030,10 +1170,10 @@ fn run_segment<O: SegmentOutput + 'static>(cx: &Ctx<'_, O>, i: usize, tx: &std::
             if let Some((out, end)) = cut {
                 part_from = end;
                 let m = std::mem::replace(&mut marks, Vec::with_capacity(64));
-                return tx.send(Msg::Part { seg: i, marks: m, out, end }).is_ok();
+                return tx.send(Msg::Part { seg: i, marks: m, out, end }).is_ok().then_some(c + 1);
             }
         }
-        true
+        Some(c + 1)
     })?;
     let meet = walked.meet.zip(p.next);
     let eot_mark = walked.eot().then(|| r.len());
@@ -1049,7 +1189,7 @@ trait ChunkSource {
 
 impl ChunkSource for &IdStream {
     fn at(&mut self, c: usize) -> Option<(&IdStream, usize)> {
-        (c < self.chunks.len()).then_some((*self, c))
+        (c < self.n_chunks()).then_some((*self, c))
     }
 }
 
@@ -1074,10 +1214,13 @@ impl Walked {
 /// a segment follows, starting there) a probe beside it (a stack in the
 /// state of a new one, as the next segment's decoder starts) until their
 /// states are equal at a chunk boundary, from where the next segment's
-/// output is the serial one. At each chunk boundary `c` (`first` too),
-/// before the states are compared there, `at` is told the boundary, the
-/// next boundary where they are compared, and whether the stream ends
-/// there; it returns false to give up. None: given up or cancelled.
+/// output is the serial one. At chunk boundary `c` (`first` too), before
+/// the states are compared there, `at` is told the boundary, the next
+/// boundary where they are compared, and whether the stream ends there;
+/// it returns the next boundary where it must be told again (`c + 1` for
+/// each one; the stream's end and the boundaries from `end` on are told
+/// whatever it returns), or None to give up. Between the boundaries told,
+/// the chunks go to the decoder in one call. None: given up or cancelled.
 ///
 /// States are compared at every boundary just past the end, then further
 /// apart (see [`CHECK_EVERY`]; each boundary checked is a place where a
@@ -1092,7 +1235,7 @@ fn walk_segment<O: SegmentOutput + 'static>(
     src: &mut impl ChunkSource,
     first: usize,
     end: Option<usize>,
-    mut at: impl FnMut(&mut Runner<O>, usize, usize, bool) -> bool,
+    mut at: impl FnMut(&mut Runner<O>, usize, usize, bool) -> Option<usize>,
 ) -> Option<Walked> {
     let mut walked = Walked { meet: None, stopped_at: usize::MAX };
     let mut probe: Option<Runner<O>> = None;
@@ -1101,8 +1244,23 @@ fn walk_segment<O: SegmentOutput + 'static>(
     loop {
         let chunk = src.at(c);
         let at_end = chunk.is_none();
-        if !at(r, c, check_at, at_end) {
-            return None;
+        let call_at = at(r, c, check_at, at_end)?;
+        if probe.is_none() && Some(c) != end {
+            // no probe yet: the chunks up to the next boundary `at` or the
+            // probe must see, within this recording, go in one call
+            let Some((s, k)) = chunk else { break };
+            if cx.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                return None;
+            }
+            let to = call_at.min(end.unwrap_or(usize::MAX)).max(c + 1);
+            let n = (to - c).min(s.n_chunks() - k);
+            let fed = r.feed_run(s, k, k + n);
+            if fed < n {
+                walked.stopped_at = c + fed;
+                break;
+            }
+            c += n;
+            continue;
         }
         if Some(c) == end {
             probe = Some(Runner::new(cx, r.stream, true)?);
@@ -1343,7 +1501,7 @@ fn stitch<O: SegmentOutput, E: FnMut(&mut O, std::ops::Range<usize>)>(
     for si in 0..rec.streams.len() {
         let cur = chain[si];
         let e = wait_end(cur, &mut segs, starter)?;
-        let n = rec.streams[si].chunks.len();
+        let n = rec.streams[si].n_chunks();
         let end = e.eot_mark?;
         let a = segs[cur].marks[n - plans[cur].first];
         put(cur, a, end, &mut segs, &mut pending, emit);
@@ -1506,6 +1664,136 @@ mod tests {
         assert!(renew_stack(st.as_mut()));
         st.set_monitor(Some(Box::new(Mon)));
         assert!(!renew_stack(st.as_mut()));
+    }
+
+    /// A recording of two trace IDs from hand-overs (slot, index, bytes).
+    fn recorded(handovers: &[(u8, u32, Vec<u8>)], keep_order: bool) -> Recording {
+        let mut rec = Recording { streams: Vec::new(), by_slot: [None; 128], order: Vec::new(), keep_order, bail: None };
+        for slot in [0x10u8, 0x12] {
+            rec.by_slot[slot as usize] = Some(rec.streams.len());
+            rec.streams.push(IdStream {
+                slot,
+                data: Vec::new(),
+                tails: Vec::new(),
+                tail_ends: Vec::new(),
+                runs: Vec::new(),
+                chunks: 0,
+                run_next: (0, 0),
+                keep_tail: false,
+                splittable: true,
+                protocol: OCSD_PROTOCOL_ETMV4I,
+            });
+        }
+        for (slot, index, bytes) in handovers {
+            rec.push(*slot, *index, bytes, &[]);
+        }
+        rec
+    }
+
+    /// Hand-overs as a deformatter gives them: mostly whole frames of one
+    /// ID (15 bytes every 16), some frames shared by both IDs, and a few
+    /// blocks of other sizes and places.
+    fn handovers(seed: u64, n: usize) -> Vec<(u8, u32, Vec<u8>)> {
+        let mut rnd = crate::common::xorshift64(seed);
+        let mut out = Vec::new();
+        let mut index = 0u32;
+        for _ in 0..n {
+            let r = rnd();
+            let bytes = |len: usize, r: u64| (0..len).map(|i| (r >> (i % 8)) as u8 ^ i as u8).collect::<Vec<u8>>();
+            match r % 8 {
+                0 => {
+                    // a frame shared: the first ID's bytes, then the other's
+                    let a = 1 + (r >> 8) as usize % 13;
+                    out.push((0x10, index, bytes(a, r)));
+                    out.push((0x12, index + a as u32 + 1, bytes(14 - a, r >> 3)));
+                    index += 16;
+                }
+                1 => {
+                    // a block of another size, somewhere later
+                    let len = 1 + (r >> 8) as usize % 40;
+                    index += (r >> 16) as u32 % 100;
+                    out.push((0x10 + 2 * (r >> 30 & 1) as u8, index, bytes(len, r)));
+                    index += len as u32;
+                }
+                _ => {
+                    out.push((if r % 8 == 7 { 0x10 } else { 0x12 }, index, bytes(15, r)));
+                    index += 16;
+                }
+            }
+        }
+        out
+    }
+
+    /// Each chunk of a recording is the hand-over it records, in the same
+    /// order; the chunk found for a data byte is the last that starts at
+    /// or before it; the serial place of a chunk is its hand-over's.
+    #[test]
+    fn runs_give_back_each_handover() {
+        for seed in 1..40u64 {
+            let hs = handovers(seed, 300 + seed as usize * 7);
+            let rec = recorded(&hs, true);
+            assert!(rec.bail.is_none());
+            let mut wanted = Vec::new();
+            for (si, s) in rec.streams.iter().enumerate() {
+                let mine: Vec<(usize, &(u8, u32, Vec<u8>))> = hs.iter().enumerate().filter(|(_, h)| h.0 == s.slot).collect();
+                assert_eq!(s.n_chunks(), mine.len(), "seed {seed}");
+                assert!(s.runs.len() <= mine.len());
+                let got: Vec<(u32, Vec<u8>)> = s.chunks_in(0, usize::MAX).map(|(i, d, t)| {
+                    assert!(t.is_empty());
+                    (i, d.to_vec())
+                }).collect();
+                let want: Vec<(u32, Vec<u8>)> = mine.iter().map(|(_, h)| (h.1, h.2.clone())).collect();
+                assert_eq!(got, want, "seed {seed}");
+                // from any chunk to any other
+                for from in (0..mine.len()).step_by(7) {
+                    let to = (from + 13).min(mine.len());
+                    let part: Vec<(u32, Vec<u8>)> = s.chunks_in(from, to).map(|(i, d, _)| (i, d.to_vec())).collect();
+                    assert_eq!(part, want[from..to], "seed {seed} chunks {from}..{to}");
+                }
+                assert_eq!(s.chunks_in(mine.len(), mine.len() + 5).count(), 0);
+                // the chunk holding each data byte
+                let mut starts = Vec::new();
+                let mut at = 0usize;
+                for (_, h) in &mine {
+                    starts.push(at);
+                    at += h.2.len();
+                }
+                for off in 0..at {
+                    let slow = starts.partition_point(|&st| st <= off) - 1;
+                    assert_eq!(s.chunk_at_byte(off), slow, "seed {seed} byte {off}");
+                }
+                for (k, (p, _)) in mine.iter().enumerate().step_by(5) {
+                    wanted.push(((si, k), *p));
+                }
+            }
+            let asked: Vec<(usize, usize)> = wanted.iter().map(|w| w.0).chain([(0, usize::MAX - 1)]).collect();
+            let mut want: Vec<usize> = wanted.iter().map(|w| w.1).collect();
+            want.push(usize::MAX);
+            assert_eq!(rec.places(&asked), want, "seed {seed}");
+            // without the order, the same chunks
+            let unordered = recorded(&hs, false);
+            assert!(unordered.order.is_empty());
+            for (a, b) in rec.streams.iter().zip(&unordered.streams) {
+                assert!(a.chunks_in(0, usize::MAX).eq(b.chunks_in(0, usize::MAX)));
+            }
+        }
+    }
+
+    /// Frames of one ID, one after the other, are one run, whatever the
+    /// other ID's frames between them.
+    #[test]
+    fn frames_of_one_id_are_one_run() {
+        let mut hs: Vec<(u8, u32, Vec<u8>)> = (0..1000u32).map(|k| (0x12, 100 + 16 * k, vec![k as u8; 15])).collect();
+        let rec = recorded(&hs, true);
+        assert_eq!((rec.streams[1].runs.len(), rec.streams[1].n_chunks()), (1, 1000));
+        // another ID's frame between two: a new run from there
+        hs.insert(500, (0x10, 100 + 16 * 500, vec![1; 15]));
+        for h in &mut hs[501..] {
+            h.1 += 16;
+        }
+        let rec = recorded(&hs, true);
+        assert_eq!((rec.streams[1].runs.len(), rec.streams[1].n_chunks()), (2, 1000));
+        assert_eq!(rec.order.len(), 1001);
     }
 
     #[test]

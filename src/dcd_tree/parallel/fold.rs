@@ -89,7 +89,7 @@ impl Live {
             // (the last part whose chunks of the stream start at or before c)
             if let Some(p) = st.parts.iter().rev().find(|p| p.first[si] <= c) {
                 let local = c - p.first[si];
-                if local < p.rec.streams[si].chunks.len() {
+                if local < p.rec.streams[si].n_chunks() {
                     return Some((p.clone(), local));
                 }
             }
@@ -177,12 +177,12 @@ impl ChunkSource for Reader<'_> {
         if !(self.lo <= c && c < self.hi && self.part.is_some()) {
             let (p, local) = self.live.chunk(self.stream, c)?;
             self.lo = c - local;
-            self.hi = self.lo + p.rec.streams[self.stream].chunks.len();
+            self.hi = self.lo + p.rec.streams[self.stream].n_chunks();
             self.part = Some(p);
         }
         let s = &self.part.as_ref()?.rec.streams[self.stream];
         let k = c - self.lo;
-        (k < s.chunks.len()).then_some((s, k))
+        (k < s.n_chunks()).then_some((s, k))
     }
 }
 
@@ -250,6 +250,8 @@ where
     // the first part, before any thread starts: the streams, and whether
     // the trace can be decoded so
     let mut rec = tree.start_recording();
+    // (the streams' outputs are not merged: no serial order needed)
+    rec.drop_order();
     rec.reserve(part_bytes.min(trace.len()));
     // (a short first part: the first segments can start sooner)
     let first_part = (part_bytes / 4).div_ceil(feed.max(1)) * feed.max(1);
@@ -284,24 +286,28 @@ where
     let mut chunks_before = vec![0usize; streams];
     let failed = pool.in_place_scope(|sc| {
         let (cx, live, results, cancel, gate) = (&cx, &live, &results, &cancel, &gate);
+        // (segment k of its stream)
+        let run = move |p: FoldPlan, k: usize| {
+            let r = fold_segment(cx, live, p);
+            if r.is_none() {
+                cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            if let Ok(mut res) = results.lock() {
+                let v = &mut res[p.stream];
+                if v.len() <= k {
+                    v.resize_with(k + 1, || None);
+                }
+                v[k] = r;
+            }
+        };
         let spawn = |p: FoldPlan, k: usize, gated: bool| {
             sc.spawn(move |_| {
                 if gated {
                     gate.enter();
                 }
-                let r = fold_segment(cx, live, p);
+                run(p, k);
                 if gated {
                     gate.leave();
-                }
-                if r.is_none() {
-                    cancel.store(true, std::sync::atomic::Ordering::Relaxed);
-                }
-                if let Ok(mut res) = results.lock() {
-                    let v = &mut res[p.stream];
-                    if v.len() <= k {
-                        v.resize_with(k + 1, || None);
-                    }
-                    v[k] = r;
                 }
             });
         };
@@ -319,7 +325,7 @@ where
                     if at < next_target[si] {
                         continue;
                     }
-                    let local = s.chunks.partition_point(|c| c.start as usize <= off).saturating_sub(1);
+                    let local = s.chunk_at_byte(off);
                     let c = chunks_before[si] + local;
                     let st = &mut starts[si];
                     if c > *st.last().unwrap_or(&0) {
@@ -338,7 +344,7 @@ where
             let active: Vec<bool> = rec.streams.iter().map(|s| !s.data.is_empty()).collect();
             for si in 0..streams {
                 bytes_before[si] += rec.streams[si].data.len();
-                chunks_before[si] += rec.streams[si].chunks.len();
+                chunks_before[si] += rec.streams[si].n_chunks();
             }
             live.publish(Part { rec, first: firsts });
             if cancel.load(std::sync::atomic::Ordering::Relaxed) {
@@ -359,21 +365,31 @@ where
             }
             index = reached;
         };
-        gate.widen(threads);
         if failed {
+            gate.widen(threads);
             cancel.store(true, std::sync::atomic::Ordering::Relaxed);
             live.finish(true);
         } else {
             live.finish(false);
-            // each split stream's last segment
-            for si in (0..streams).filter(|&si| split[si]) {
+            // each split stream's last segment: to the pool, behind the
+            // stream's other segments
+            for si in (0..streams).filter(|&si| split[si] && starts[si].len() > 1) {
                 let k = starts[si].len() - 1;
                 spawn(FoldPlan { stream: si, first: starts[si][k], end: usize::MAX }, k, true);
             }
+            // the streams found in one segment, decoded here, where the
+            // recording kept a core (spawned, they would wait behind the
+            // segments queued and end the decode with a thread idle)
+            for si in (0..streams).filter(|&si| split[si] && starts[si].len() == 1) {
+                run(FoldPlan { stream: si, first: 0, end: usize::MAX }, 0);
+            }
+            gate.widen(threads);
+            super::drop_kits::<O>(decode);
         }
         failed
     });
-    pool.broadcast(|_| super::drop_kits::<O>(decode));
+    // (the stacks the pool's threads kept go with the threads, which end
+    // as the pool is dropped: nothing waits for them)
     if failed || live.state.lock().ok()?.failed {
         return None;
     }
@@ -431,7 +447,7 @@ fn fold_segment<O: FoldOutput + 'static>(cx: &Ctx<'_, O>, live: &Live, p: FoldPl
         if c == taken_at {
             taken_at = next_check(p.first, c);
         }
-        true
+        Some(taken_at.min(check_at))
     })?;
     Some(FoldResult { out: r.finish(cx), cuts, meet: walked.meet, stopped_at: walked.stopped_at })
 }
