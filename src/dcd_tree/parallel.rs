@@ -190,6 +190,23 @@ struct IdStream {
 }
 
 impl IdStream {
+    /// A stream with no data for `slot`; one whose protocol does not
+    /// compare decoder states (it is not split) keeps tails.
+    fn new(slot: u8, splittable: bool, protocol: ocsd_trace_protocol_t) -> Self {
+        IdStream {
+            slot,
+            data: Vec::new(),
+            tails: Vec::new(),
+            tail_ends: Vec::new(),
+            runs: Vec::new(),
+            chunks: 0,
+            run_next: (0, 0),
+            keep_tail: !splittable,
+            splittable,
+            protocol,
+        }
+    }
+
     /// The number of chunks.
     fn n_chunks(&self) -> usize {
         self.chunks
@@ -331,7 +348,7 @@ impl Recording {
         let streams = self
             .streams
             .iter()
-            .map(|s| IdStream { data: Vec::new(), tails: Vec::new(), tail_ends: Vec::new(), runs: Vec::new(), chunks: 0, run_next: (0, 0), ..*s })
+            .map(|s| IdStream::new(s.slot, s.splittable, s.protocol))
             .collect();
         Recording { streams, by_slot: self.by_slot, order: Vec::new(), keep_order: self.keep_order, bail: None }
     }
@@ -465,18 +482,7 @@ impl DecodeTree {
             // (a stack compares its state with others' if it can with its own)
             let splittable = stack.same_state(stack);
             rec.by_slot[slot] = Some(rec.streams.len());
-            rec.streams.push(IdStream {
-                slot: slot as u8,
-                data: Vec::new(),
-                tails: Vec::new(),
-                tail_ends: Vec::new(),
-                runs: Vec::new(),
-                chunks: 0,
-                run_next: (0, 0),
-                keep_tail: !splittable,
-                splittable,
-                protocol: stack.protocol(),
-            });
+            rec.streams.push(IdStream::new(slot as u8, splittable, stack.protocol()));
         }
         rec
     }
@@ -1671,18 +1677,7 @@ mod tests {
         let mut rec = Recording { streams: Vec::new(), by_slot: [None; 128], order: Vec::new(), keep_order, bail: None };
         for slot in [0x10u8, 0x12] {
             rec.by_slot[slot as usize] = Some(rec.streams.len());
-            rec.streams.push(IdStream {
-                slot,
-                data: Vec::new(),
-                tails: Vec::new(),
-                tail_ends: Vec::new(),
-                runs: Vec::new(),
-                chunks: 0,
-                run_next: (0, 0),
-                keep_tail: false,
-                splittable: true,
-                protocol: OCSD_PROTOCOL_ETMV4I,
-            });
+            rec.streams.push(IdStream::new(slot, true, OCSD_PROTOCOL_ETMV4I));
         }
         for (slot, index, bytes) in handovers {
             rec.push(*slot, *index, bytes, &[]);
