@@ -72,7 +72,7 @@ use crate::etmv4::decoder::reuse::DecoderCaches;
 use crate::etmv4::{EtmV4IPktDecoder, EtmV4IPktProc};
 use crate::abi::*;
 use crate::common::{ErrorLog, GenElemSink, OcsdError};
-use crate::deformatter::DeformatterOut;
+use crate::deformatter::{single_id_frame, DeformatterOut};
 
 mod fold;
 pub use fold::{decode_folded, FoldOutput, Folded};
@@ -156,6 +156,16 @@ struct Run {
     start: u32,
     len: u32,
     step: u32,
+    /// Each chunk's bytes are those of the trace's frame at its trace
+    /// index (a frame of one ID), not kept in [`IdStream::data`] once
+    /// the part is published (see [`IdStream::detach_framed`]).
+    framed: bool,
+}
+
+/// A chunk's bytes: kept in the recording, or unpacked from the trace.
+enum ChunkBytes<'a> {
+    Kept(&'a [u8]),
+    Frame([u8; 15]),
 }
 
 impl Run {
@@ -227,9 +237,14 @@ impl IdStream {
     }
 
     /// Chunk `k`, in run `r`.
-    fn run_chunk(&self, r: &Run, k: usize) -> Option<(ocsd_trc_index_t, &[u8], &[u8])> {
+    fn run_chunk<'s>(&'s self, r: &Run, k: usize, trace: &[u8]) -> Option<(ocsd_trc_index_t, ChunkBytes<'s>, &'s [u8])> {
         let (index, bytes) = r.chunk(k.checked_sub(r.first as usize)?);
-        let data = self.data.get(bytes)?;
+        let data = if r.framed {
+            let at = index as usize;
+            ChunkBytes::Frame(single_id_frame(trace.get(at..at + 16)?.try_into().ok()?)?)
+        } else {
+            ChunkBytes::Kept(self.data.get(bytes)?)
+        };
         let tail = match self.tail_ends.get(k) {
             Some(&end) => {
                 let start = if k == 0 { 0 } else { *self.tail_ends.get(k - 1)? };
@@ -240,17 +255,71 @@ impl IdStream {
         Some((index, data, tail))
     }
 
-    /// Chunks `from..to` in order (fewer past the end).
-    fn chunks_in(&self, from: usize, to: usize) -> impl Iterator<Item = (ocsd_trc_index_t, &[u8], &[u8])> {
-        let mut ri = self.run_of(from).unwrap_or(self.runs.len());
-        let mut run_end = ri.checked_add(1).and_then(|n| self.runs.get(n)).map_or(self.chunks, |n| n.first as usize);
-        (from..to.min(self.chunks)).map_while(move |k| {
-            if k >= run_end {
+    /// Give chunks `from..to` in order (fewer past the end) to `f` (trace
+    /// index, bytes, tail), while it returns true; returns how many it
+    /// took. `trace` holds the frames of framed runs.
+    fn for_chunks(&self, from: usize, to: usize, trace: &[u8], mut f: impl FnMut(ocsd_trc_index_t, &[u8], &[u8]) -> bool) -> usize {
+        let to = to.min(self.chunks);
+        let Some(mut ri) = self.run_of(from) else { return 0 };
+        let mut k = from;
+        while k < to {
+            let Some(r) = self.runs.get(ri) else { break };
+            let end = self.runs.get(ri + 1).map_or(self.chunks, |n| n.first as usize).min(to);
+            if r.framed && self.tail_ends.is_empty() {
+                // (frame after frame of the trace)
+                let (mut index, _) = r.chunk(k - r.first as usize);
+                while k < end {
+                    let at = index as usize;
+                    let frame = trace.get(at..at + 16).and_then(|f| single_id_frame(f.try_into().ok()?));
+                    match frame {
+                        Some(d) if f(index, &d, &[]) => {}
+                        _ => return k - from,
+                    }
+                    index = index.wrapping_add(r.step);
+                    k += 1;
+                }
                 ri += 1;
-                run_end = self.runs.get(ri + 1).map_or(self.chunks, |n| n.first as usize);
+                continue;
             }
-            self.run_chunk(self.runs.get(ri)?, k)
-        })
+            while k < end {
+                let Some((index, data, tail)) = self.run_chunk(r, k, trace) else { return k - from };
+                let ok = match data {
+                    ChunkBytes::Kept(d) => f(index, d, tail),
+                    ChunkBytes::Frame(d) => f(index, &d, tail),
+                };
+                if !ok {
+                    return k - from;
+                }
+                k += 1;
+            }
+            ri += 1;
+        }
+        k - from
+    }
+
+    /// Keep only the bytes of chunks not in framed runs (they are read
+    /// from the trace); returns the data as it was, emptied, to record
+    /// the next part in. [`IdStream::chunk_at_byte`] no longer applies.
+    fn detach_framed(&mut self) -> Vec<u8> {
+        let mut old = std::mem::take(&mut self.data);
+        if self.runs.iter().any(|r| !r.framed) {
+            let mut kept = Vec::new();
+            for ri in 0..self.runs.len() {
+                let n = self.run_len(ri);
+                let r = &mut self.runs[ri];
+                if r.framed {
+                    continue;
+                }
+                let from = r.start as usize;
+                let to = from + n * r.len as usize;
+                // (offsets fit: the kept bytes are fewer than the data's)
+                r.start = kept.len() as u32;
+                kept.extend_from_slice(old.get(from..to).unwrap_or(&[]));
+            }
+            self.data = kept;
+        }
+        old.clear();
+        old
     }
 
     /// The last chunk whose bytes start at or before data byte `off`.
@@ -265,11 +334,11 @@ impl IdStream {
     /// Count a chunk of `len` bytes at trace index `index`, its bytes just
     /// added at the end of the data (at `start`); false when the stream
     /// has as many chunks as can be counted.
-    fn push_chunk(&mut self, index: ocsd_trc_index_t, start: u32, len: u32) -> bool {
+    fn push_chunk(&mut self, index: ocsd_trc_index_t, start: u32, len: u32, framed: bool) -> bool {
         let Ok(k) = u32::try_from(self.chunks) else { return false };
         if let Some(r) = self.runs.last_mut() {
             // (the next chunk of the last run starts where its bytes end)
-            if len == r.len && start == self.run_next.1 {
+            if len == r.len && start == self.run_next.1 && framed == r.framed {
                 if k - r.first == 1 {
                     r.step = index.wrapping_sub(r.index);
                     self.run_next.0 = index;
@@ -281,7 +350,7 @@ impl IdStream {
                 }
             }
         }
-        self.runs.push(Run { first: k, index, start, len, step: 0 });
+        self.runs.push(Run { first: k, index, start, len, step: 0, framed });
         // (the second chunk of a run sets its step)
         self.run_next = (index, start.wrapping_add(len));
         self.chunks += 1;
@@ -296,6 +365,9 @@ pub struct Recording {
     /// The stream of each hand-over, in serial order (when kept).
     order: Vec<u8>,
     keep_order: bool,
+    /// Chunks that are a frame of the trace are read from it at decode
+    /// (see [`Run::framed`]).
+    by_reference: bool,
     /// Why the recording cannot be decoded in parallel.
     bail: Option<&'static str>,
 }
@@ -343,6 +415,13 @@ impl Recording {
         self.order = Vec::new();
     }
 
+    /// Chunks that are a frame of the trace recorded with
+    /// [`DecodeTree::record_range`] are read from the trace at decode
+    /// (which must then be given the same trace) instead of copied.
+    pub(crate) fn frames_by_reference(&mut self) {
+        self.by_reference = true;
+    }
+
     /// A recording of the same streams with no data.
     fn shape(&self) -> Recording {
         let streams = self
@@ -350,7 +429,7 @@ impl Recording {
             .iter()
             .map(|s| IdStream::new(s.slot, s.splittable, s.protocol))
             .collect();
-        Recording { streams, by_slot: self.by_slot, order: Vec::new(), keep_order: self.keep_order, bail: None }
+        Recording { streams, by_slot: self.by_slot, order: Vec::new(), keep_order: self.keep_order, by_reference: self.by_reference, bail: None }
     }
 
     /// Bytes recorded for each trace ID slot.
@@ -358,7 +437,7 @@ impl Recording {
         self.streams.iter().map(|s| (s.slot, s.data.len())).collect()
     }
 
-    fn push(&mut self, slot: u8, index: ocsd_trc_index_t, data: &[u8], tail: &[u8]) {
+    fn push(&mut self, slot: u8, index: ocsd_trc_index_t, data: &[u8], tail: &[u8], framed: bool) {
         let Some(si) = self.by_slot[slot as usize] else { return };
         let s = &mut self.streams[si];
         let tail = if s.keep_tail { tail } else { &[] };
@@ -376,7 +455,7 @@ impl Recording {
             s.tails.extend_from_slice(tail);
             s.tail_ends.push(s.tails.len() as u32);
         }
-        s.push_chunk(index, start, len);
+        s.push_chunk(index, start, len, framed);
         if self.keep_order {
             self.order.push(si as u8);
         }
@@ -415,6 +494,9 @@ impl Recording {
 /// The deformatter's output while recording.
 struct RecordOut<'a> {
     rec: &'a mut Recording,
+    /// The block of trace being recorded and its trace index, when its
+    /// frames may be read from the trace at decode.
+    block: Option<(&'a [u8], ocsd_trc_index_t)>,
     tree_ids: [bool; 128],
     dfmt_log: Option<&'a mut (dyn ErrorLog + 'static)>,
     capture: Capture,
@@ -442,7 +524,15 @@ impl DeformatterOut for RecordOut<'_> {
             // the stack answers this with a fatal error: serial only
             self.rec.bail.get_or_insert("empty data block");
         }
-        self.rec.push(id, index, data, tail);
+        // (a chunk whose bytes are those of the frame at its index)
+        let framed = match (self.block, <&[u8; 15]>::try_from(data)) {
+            (Some((b, base)), Ok(data)) => {
+                let at = index.wrapping_sub(base) as usize;
+                b.get(at..at + 16).and_then(|f| single_id_frame(f.try_into().ok()?)).is_some_and(|d| d == *data)
+            }
+            _ => false,
+        };
+        self.rec.push(id, index, data, tail, framed);
         (OCSD_RESP_CONT, data.len())
     }
     fn id_op_all(&mut self, _op: ocsd_datapath_op_t, _index: ocsd_trc_index_t) -> ocsd_datapath_resp_t {
@@ -466,7 +556,7 @@ impl DecodeTree {
     /// with [`DecodeTree::record_data`] as it would be fed to
     /// [`DecodeTree::data_in_with_tail`]. The tree's decoders see nothing.
     pub fn start_recording(&mut self) -> Recording {
-        let mut rec = Recording { streams: Vec::new(), by_slot: [None; 128], order: Vec::new(), keep_order: true, bail: None };
+        let mut rec = Recording { streams: Vec::new(), by_slot: [None; 128], order: Vec::new(), keep_order: true, by_reference: false, bail: None };
         if self.raw_monitor.is_some() {
             rec.bail = Some("raw frame output");
         }
@@ -494,7 +584,10 @@ impl DecodeTree {
         let mut index = from;
         while index < trace.len() && rec.unsupported().is_none() {
             let end = trace.len().min(index + feed.max(1));
-            let (_, used) = self.record_data(rec, index as ocsd_trc_index_t, &trace[index..end], &[]);
+            // (frames are found in the trace by their trace index: its
+            // offset there, up to 4 GiB)
+            let by_reference = rec.by_reference && u32::try_from(end).is_ok();
+            let (_, used) = self.record_block(rec, index as ocsd_trc_index_t, &trace[index..end], &[], by_reference);
             if used == 0 {
                 break;
             }
@@ -505,6 +598,12 @@ impl DecodeTree {
 
     /// Record one block of trace (see [`DecodeTree::start_recording`]).
     pub fn record_data(&mut self, rec: &mut Recording, index: ocsd_trc_index_t, data: &[u8], tail: &[u8]) -> (ocsd_datapath_resp_t, usize) {
+        self.record_block(rec, index, data, tail, false)
+    }
+
+    /// [`DecodeTree::record_data`]; `by_reference`: the frames of the block
+    /// are read from it at decode (see [`Recording::frames_by_reference`]).
+    fn record_block(&mut self, rec: &mut Recording, index: ocsd_trc_index_t, data: &[u8], tail: &[u8], by_reference: bool) -> (ocsd_datapath_resp_t, usize) {
         if data.is_empty() {
             rec.bail.get_or_insert("empty data block");
             return (OCSD_RESP_CONT, 0);
@@ -515,7 +614,8 @@ impl DecodeTree {
         }
         match self.deformatter.as_mut() {
             Some(d) => {
-                let mut out = RecordOut { rec, tree_ids, dfmt_log: self.dfmt_logger.as_deref_mut(), capture: Capture(false) };
+                let block = by_reference.then_some((data, index));
+                let mut out = RecordOut { rec, block, tree_ids, dfmt_log: self.dfmt_logger.as_deref_mut(), capture: Capture(false) };
                 let r = d.data_in(OCSD_OP_DATA, index, data, &mut out);
                 if out.capture.0 {
                     out.rec.bail.get_or_insert("deformatter message");
@@ -529,7 +629,7 @@ impl DecodeTree {
                 if rec.by_slot[0].is_none() {
                     rec.bail.get_or_insert("no decoder");
                 }
-                rec.push(0, index, data, tail);
+                rec.push(0, index, data, tail, false);
                 (OCSD_RESP_CONT, data.len())
             }
         }
@@ -882,23 +982,18 @@ impl<O: SegmentOutput + 'static> Runner<O> {
 
     /// Feed chunk `k` of `s`; false when the stack did not take it all
     /// with CONT.
-    fn feed(&mut self, s: &IdStream, k: usize) -> bool {
-        self.feed_run(s, k, k + 1) == 1
+    fn feed(&mut self, s: &IdStream, k: usize, trace: &[u8]) -> bool {
+        self.feed_run(s, k, k + 1, trace) == 1
     }
 
     /// Feed chunks `from..to` of `s` while the stack takes each whole with
     /// CONT; returns how many it took so.
-    fn feed_run(&mut self, s: &IdStream, from: usize, to: usize) -> usize {
+    fn feed_run(&mut self, s: &IdStream, from: usize, to: usize, trace: &[u8]) -> usize {
         self.env_call(|st, env| {
-            let mut fed = 0;
-            for (index, data, tail) in s.chunks_in(from, to) {
+            s.for_chunks(from, to, trace, |index, data, tail| {
                 let (r, used) = st.data_in_tail(index, data, tail, env);
-                if !(resp_is_cont(r) && used == data.len()) {
-                    break;
-                }
-                fed += 1;
-            }
-            fed
+                resp_is_cont(r) && used == data.len()
+            })
         })
     }
 
@@ -1188,14 +1283,15 @@ fn run_segment<O: SegmentOutput + 'static>(cx: &Ctx<'_, O>, i: usize, tx: &std::
 
 /// Where a segment's decoder reads its stream's chunks.
 trait ChunkSource {
-    /// Chunk `c` of the stream: the recording that holds it and its
-    /// place there (None: past the stream's end).
-    fn at(&mut self, c: usize) -> Option<(&IdStream, usize)>;
+    /// Chunk `c` of the stream: the recording that holds it, its place
+    /// there and the trace its framed runs were recorded from (None: past
+    /// the stream's end).
+    fn at(&mut self, c: usize) -> Option<(&IdStream, usize, &[u8])>;
 }
 
 impl ChunkSource for &IdStream {
-    fn at(&mut self, c: usize) -> Option<(&IdStream, usize)> {
-        (c < self.n_chunks()).then_some((*self, c))
+    fn at(&mut self, c: usize) -> Option<(&IdStream, usize, &[u8])> {
+        (c < self.n_chunks()).then_some((*self, c, &[]))
     }
 }
 
@@ -1254,13 +1350,13 @@ fn walk_segment<O: SegmentOutput + 'static>(
         if probe.is_none() && Some(c) != end {
             // no probe yet: the chunks up to the next boundary `at` or the
             // probe must see, within this recording, go in one call
-            let Some((s, k)) = chunk else { break };
+            let Some((s, k, trace)) = chunk else { break };
             if cx.cancel.load(std::sync::atomic::Ordering::Relaxed) {
                 return None;
             }
             let to = call_at.min(end.unwrap_or(usize::MAX)).max(c + 1);
             let n = (to - c).min(s.n_chunks() - k);
-            let fed = r.feed_run(s, k, k + n);
+            let fed = r.feed_run(s, k, k + n, trace);
             if fed < n {
                 walked.stopped_at = c + fed;
                 break;
@@ -1280,16 +1376,16 @@ fn walk_segment<O: SegmentOutput + 'static>(
                 check_at = next_check(e, c);
             }
         }
-        let Some((s, k)) = chunk else { break };
+        let Some((s, k, trace)) = chunk else { break };
         if c % 256 == 0 && cx.cancel.load(std::sync::atomic::Ordering::Relaxed) {
             return None;
         }
-        if !r.feed(s, k) {
+        if !r.feed(s, k, trace) {
             walked.stopped_at = c;
             break;
         }
         if let Some(q) = probe.as_mut() {
-            if !q.feed(s, k) {
+            if !q.feed(s, k, trace) {
                 // the next segment stops here too: no meeting
                 if let Some(q) = probe.take() {
                     q.finish(cx);
@@ -1674,15 +1770,27 @@ mod tests {
 
     /// A recording of two trace IDs from hand-overs (slot, index, bytes).
     fn recorded(handovers: &[(u8, u32, Vec<u8>)], keep_order: bool) -> Recording {
-        let mut rec = Recording { streams: Vec::new(), by_slot: [None; 128], order: Vec::new(), keep_order, bail: None };
+        let mut rec = Recording { streams: Vec::new(), by_slot: [None; 128], order: Vec::new(), keep_order, by_reference: false, bail: None };
         for slot in [0x10u8, 0x12] {
             rec.by_slot[slot as usize] = Some(rec.streams.len());
             rec.streams.push(IdStream::new(slot, true, OCSD_PROTOCOL_ETMV4I));
         }
         for (slot, index, bytes) in handovers {
-            rec.push(*slot, *index, bytes, &[]);
+            rec.push(*slot, *index, bytes, &[], false);
         }
         rec
+    }
+
+    /// Chunks `from..to` of `s` (framed runs read from `trace`).
+    fn chunks(s: &IdStream, from: usize, to: usize, trace: &[u8]) -> Vec<(u32, Vec<u8>)> {
+        let mut v = Vec::new();
+        let n = s.for_chunks(from, to, trace, |i, d, t| {
+            assert!(t.is_empty());
+            v.push((i, d.to_vec()));
+            true
+        });
+        assert_eq!(n, v.len());
+        v
     }
 
     /// Hand-overs as a deformatter gives them: mostly whole frames of one
@@ -1733,19 +1841,16 @@ mod tests {
                 let mine: Vec<(usize, &(u8, u32, Vec<u8>))> = hs.iter().enumerate().filter(|(_, h)| h.0 == s.slot).collect();
                 assert_eq!(s.n_chunks(), mine.len(), "seed {seed}");
                 assert!(s.runs.len() <= mine.len());
-                let got: Vec<(u32, Vec<u8>)> = s.chunks_in(0, usize::MAX).map(|(i, d, t)| {
-                    assert!(t.is_empty());
-                    (i, d.to_vec())
-                }).collect();
+                let got = chunks(s, 0, usize::MAX, &[]);
                 let want: Vec<(u32, Vec<u8>)> = mine.iter().map(|(_, h)| (h.1, h.2.clone())).collect();
                 assert_eq!(got, want, "seed {seed}");
                 // from any chunk to any other
                 for from in (0..mine.len()).step_by(7) {
                     let to = (from + 13).min(mine.len());
-                    let part: Vec<(u32, Vec<u8>)> = s.chunks_in(from, to).map(|(i, d, _)| (i, d.to_vec())).collect();
+                    let part = chunks(s, from, to, &[]);
                     assert_eq!(part, want[from..to], "seed {seed} chunks {from}..{to}");
                 }
-                assert_eq!(s.chunks_in(mine.len(), mine.len() + 5).count(), 0);
+                assert!(chunks(s, mine.len(), mine.len() + 5, &[]).is_empty());
                 // the chunk holding each data byte
                 let mut starts = Vec::new();
                 let mut at = 0usize;
@@ -1769,9 +1874,60 @@ mod tests {
             let unordered = recorded(&hs, false);
             assert!(unordered.order.is_empty());
             for (a, b) in rec.streams.iter().zip(&unordered.streams) {
-                assert!(a.chunks_in(0, usize::MAX).eq(b.chunks_in(0, usize::MAX)));
+                assert_eq!(chunks(a, 0, usize::MAX, &[]), chunks(b, 0, usize::MAX, &[]));
             }
         }
+    }
+
+    /// Chunks recorded as frames of the trace give the bytes the frames
+    /// unpack to, as copied chunks do; only the others' bytes are kept
+    /// once detached; a trace without the frames gives none of them.
+    #[test]
+    fn framed_chunks_are_read_from_the_trace() {
+        let mut rnd = crate::common::xorshift64(77);
+        let mut trace = Vec::new();
+        let mut hs = Vec::new();
+        for k in 0..2000u32 {
+            let mut f = [0u8; 16];
+            for b in f.iter_mut() {
+                *b = rnd() as u8;
+            }
+            let framed = k % 9 != 4;
+            for i in (0..16).step_by(2) {
+                f[i] &= if framed || i != 6 { !1 } else { 0xff };
+            }
+            if !framed {
+                f[6] |= 1;
+            }
+            let data: Vec<u8> = match single_id_frame(&f) {
+                Some(d) => d.to_vec(),
+                None => f[..7].to_vec(),
+            };
+            hs.push((0x12u8, 16 * k, data, framed));
+            trace.extend_from_slice(&f);
+        }
+        let record = |by_ref: bool| {
+            let mut rec = recorded(&[], true);
+            for (slot, index, data, framed) in &hs {
+                rec.push(*slot, *index, data, &[], by_ref && *framed);
+            }
+            rec
+        };
+        let copied = record(false);
+        let mut framed = record(true);
+        let all = chunks(&copied.streams[1], 0, usize::MAX, &[]);
+        assert_eq!(all.len(), 2000);
+        assert_eq!(chunks(&framed.streams[1], 0, usize::MAX, &trace), all);
+        let scratch = framed.streams[1].detach_framed();
+        assert!(scratch.is_empty() && scratch.capacity() > 0);
+        let kept: usize = hs.iter().filter(|h| !h.3).map(|h| h.2.len()).sum();
+        assert_eq!(framed.streams[1].data.len(), kept);
+        assert_eq!(chunks(&framed.streams[1], 0, usize::MAX, &trace), all);
+        for from in (0..2000).step_by(37) {
+            assert_eq!(chunks(&framed.streams[1], from, from + 50, &trace), all[from..(from + 50).min(2000)]);
+        }
+        // without the trace, the framed chunks cannot be given
+        assert_eq!(framed.streams[1].for_chunks(0, usize::MAX, &trace[..16 * 100], |_, _, _| true), 100);
     }
 
     /// Frames of one ID, one after the other, are one run, whatever the

@@ -465,15 +465,10 @@ impl FrameDeformatter {
         let mut cur = 0usize;
         let mut non_data = 0u64;
 
-        if (f[0] | f[2] | f[4] | f[6] | f[8] | f[10] | f[12] | f[14]) & 1 == 0 {
-            // no ID change in the frame (the common case): 15 data bytes,
-            // each even one with its low bit from the auxiliary byte
+        if let Some(data) = single_id_frame(&f) {
+            // no ID change in the frame (the common case)
             let c = &mut self.chunks[0];
-            for pair in 0..7 {
-                c.data[2 * pair] = f[2 * pair] | ((aux >> pair) & 1);
-                c.data[2 * pair + 1] = f[2 * pair + 1];
-            }
-            c.data[14] = f[14] | ((aux >> 7) & 1);
+            c.data[..FRAME - 1].copy_from_slice(&data);
             c.valid = FRAME - 1;
             self.frame_n = 0;
             self.stats.frame_bytes += 1;
@@ -589,6 +584,31 @@ impl FrameDeformatter {
     }
 }
 
+/// The 15 data bytes of a frame that holds no ID byte (the common case),
+/// each even one with its low bit from the auxiliary byte; None for a
+/// frame with an ID byte.
+#[inline]
+pub(crate) fn single_id_frame(f: &[u8; FRAME]) -> Option<[u8; FRAME - 1]> {
+    const EVEN_LOW: u64 = 0x0001_0001_0001_0001;
+    let lo = u64::from_le_bytes([f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7]]);
+    let hi = u64::from_le_bytes([f[8], f[9], f[10], f[11], f[12], f[13], f[14], f[15]]);
+    if (lo | hi) & EVEN_LOW != 0 {
+        return None;
+    }
+    // four bits of the auxiliary byte (f[15]) to bit 0 of bytes 0, 2, 4, 6
+    let spread = |x: u64| {
+        let x = (x | x << 30) & 0x0000_0003_0000_0003;
+        (x | x << 15) & EVEN_LOW
+    };
+    let aux = f[15] as u64;
+    let lo = (lo | spread(aux & 0xF)).to_le_bytes();
+    let hi = (hi | spread(aux >> 4)).to_le_bytes();
+    let mut d = [0u8; FRAME - 1];
+    d[..8].copy_from_slice(&lo);
+    d[8..].copy_from_slice(&hi[..7]);
+    Some(d)
+}
+
 #[inline]
 fn push_byte(c: &mut IdChunk, b: u8) {
     if c.valid < FRAME {
@@ -656,6 +676,32 @@ mod tests {
 
     // The first frame of the a55-test-tpiu snapshot (after an FSYNC).
     const A55_FRAME: [u8; 16] = [0x03, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x01, 0x00, 0x80];
+
+    /// The byte-by-byte definition of a frame with no ID byte.
+    #[test]
+    fn single_id_frame_unpacks_as_byte_by_byte() {
+        let mut rnd = crate::common::xorshift64(99);
+        for _ in 0..5000 {
+            let mut f = [0u8; FRAME];
+            for b in f.iter_mut() {
+                *b = rnd() as u8;
+            }
+            let ids = (0..8).filter(|i| f[2 * i] & 1 != 0).count();
+            if rnd() % 2 == 0 {
+                for i in 0..8 {
+                    f[2 * i] &= !1;
+                }
+            }
+            let want = (0..8).all(|i| f[2 * i] & 1 == 0).then(|| {
+                let mut d = [0u8; FRAME - 1];
+                for (i, b) in d.iter_mut().enumerate() {
+                    *b = if i % 2 == 0 { f[i] | (f[15] >> (i / 2)) & 1 } else { f[i] };
+                }
+                d
+            });
+            assert_eq!(single_id_frame(&f), want, "{f:02x?} ({ids} ID bytes)");
+        }
+    }
 
     #[test]
     fn unpacks_single_id_frame() {

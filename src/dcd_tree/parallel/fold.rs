@@ -163,6 +163,8 @@ impl Gate {
 /// in kept at hand.
 struct Reader<'a> {
     live: &'a Live,
+    /// The trace recorded (framed runs are read from it).
+    trace: &'a [u8],
     stream: usize,
     part: Option<Arc<Part>>,
     /// The part's chunks of the stream: [lo, hi).
@@ -173,7 +175,7 @@ struct Reader<'a> {
 impl ChunkSource for Reader<'_> {
     /// Chunk `c` (waiting for it to be recorded); None: past the stream's
     /// end.
-    fn at(&mut self, c: usize) -> Option<(&IdStream, usize)> {
+    fn at(&mut self, c: usize) -> Option<(&IdStream, usize, &[u8])> {
         if !(self.lo <= c && c < self.hi && self.part.is_some()) {
             let (p, local) = self.live.chunk(self.stream, c)?;
             self.lo = c - local;
@@ -182,7 +184,7 @@ impl ChunkSource for Reader<'_> {
         }
         let s = &self.part.as_ref()?.rec.streams[self.stream];
         let k = c - self.lo;
-        (k < s.n_chunks()).then_some((s, k))
+        (k < s.n_chunks()).then_some((s, k, self.trace))
     }
 }
 
@@ -250,8 +252,10 @@ where
     // the first part, before any thread starts: the streams, and whether
     // the trace can be decoded so
     let mut rec = tree.start_recording();
-    // (the streams' outputs are not merged: no serial order needed)
+    // (the streams' outputs are not merged: no serial order needed; the
+    // trace stays at hand for the decode)
     rec.drop_order();
+    rec.frames_by_reference();
     rec.reserve(part_bytes.min(trace.len()));
     // (a short first part: the first segments can start sooner)
     let first_part = (part_bytes / 4).div_ceil(feed.max(1)) * feed.max(1);
@@ -288,7 +292,7 @@ where
         let (cx, live, results, cancel, gate) = (&cx, &live, &results, &cancel, &gate);
         // (segment k of its stream)
         let run = move |p: FoldPlan, k: usize| {
-            let r = fold_segment(cx, live, p);
+            let r = fold_segment(cx, live, trace, p);
             if r.is_none() {
                 cancel.store(true, std::sync::atomic::Ordering::Relaxed);
             }
@@ -346,6 +350,9 @@ where
                 bytes_before[si] += rec.streams[si].data.len();
                 chunks_before[si] += rec.streams[si].n_chunks();
             }
+            // (the bytes of framed runs are read from the trace: the data
+            // they were scanned in records the next part)
+            let scratch: Vec<Vec<u8>> = rec.streams.iter_mut().map(|s| s.detach_framed()).collect();
             live.publish(Part { rec, first: firsts });
             if cancel.load(std::sync::atomic::Ordering::Relaxed) {
                 break true;
@@ -356,6 +363,9 @@ where
             // (the streams of the first part: what start_recording found
             // then does not change during the decode)
             rec = slots.shape();
+            for (s, d) in rec.streams.iter_mut().zip(scratch) {
+                s.data = d;
+            }
             let to = trace.len().min(index + part_bytes);
             // (room for the streams that had data in the last part)
             rec.reserve_for(to - index, |si| active[si]);
@@ -430,8 +440,8 @@ where
 /// boundaries where a stitch can happen; past its end, a probe runs beside
 /// it (as [`walk_segment`](super::walk_segment) runs it) until their states are
 /// equal at a boundary.
-fn fold_segment<O: FoldOutput + 'static>(cx: &Ctx<'_, O>, live: &Live, p: FoldPlan) -> Option<FoldResult<O>> {
-    let mut chunks = Reader { live, stream: p.stream, part: None, lo: 0, hi: 0 };
+fn fold_segment<O: FoldOutput + 'static>(cx: &Ctx<'_, O>, live: &Live, trace: &[u8], p: FoldPlan) -> Option<FoldResult<O>> {
+    let mut chunks = Reader { live, trace, stream: p.stream, part: None, lo: 0, hi: 0 };
     let mut r = Runner::new(cx, p.stream, false)?;
     let mut cuts = vec![p.first];
     // where the previous segment's decoder may meet this one's state (and
