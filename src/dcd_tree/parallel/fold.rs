@@ -24,7 +24,10 @@
 //! first), and a segment is decoded as soon as the next one's start is
 //! known, its decoder waiting for the parts not yet recorded. While it
 //! records, one thread fewer decodes segments ([`Gate`]): the recording
-//! keeps a core, and so the next segments come soon.
+//! keeps a core, and so the next segments come soon. Once it is done, the
+//! calling thread decodes the streams found in one segment on that core
+//! before the pool takes every thread. Frames of one trace ID are read
+//! from the trace, not copied into the parts.
 #![forbid(unsafe_code)]
 
 use std::cell::RefCell;
