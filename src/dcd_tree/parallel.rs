@@ -72,7 +72,7 @@ use crate::etmv4::decoder::reuse::DecoderCaches;
 use crate::etmv4::{EtmV4IPktDecoder, EtmV4IPktProc};
 use crate::abi::*;
 use crate::common::{ErrorLog, GenElemSink, OcsdError};
-use crate::deformatter::{single_id_frame, DeformatterOut};
+use crate::deformatter::{single_id_frame_at, DeformatterOut};
 
 mod fold;
 pub use fold::{decode_folded, FoldOutput, Folded};
@@ -240,8 +240,7 @@ impl IdStream {
     fn run_chunk<'s>(&'s self, r: &Run, k: usize, trace: &[u8]) -> Option<(ocsd_trc_index_t, ChunkBytes<'s>, &'s [u8])> {
         let (index, bytes) = r.chunk(k.checked_sub(r.first as usize)?);
         let data = if r.framed {
-            let at = index as usize;
-            ChunkBytes::Frame(single_id_frame(trace.get(at..at + 16)?.try_into().ok()?)?)
+            ChunkBytes::Frame(single_id_frame_at(trace, index as usize)?)
         } else {
             ChunkBytes::Kept(self.data.get(bytes)?)
         };
@@ -269,9 +268,7 @@ impl IdStream {
                 // (frame after frame of the trace)
                 let (mut index, _) = r.chunk(k - r.first as usize);
                 while k < end {
-                    let at = index as usize;
-                    let frame = trace.get(at..at + 16).and_then(|f| single_id_frame(f.try_into().ok()?));
-                    match frame {
+                    match single_id_frame_at(trace, index as usize) {
                         Some(d) if f(index, &d, &[]) => {}
                         _ => return k - from,
                     }
@@ -526,10 +523,7 @@ impl DeformatterOut for RecordOut<'_> {
         }
         // (a chunk whose bytes are those of the frame at its index)
         let framed = match (self.block, <&[u8; 15]>::try_from(data)) {
-            (Some((b, base)), Ok(data)) => {
-                let at = index.wrapping_sub(base) as usize;
-                b.get(at..at + 16).and_then(|f| single_id_frame(f.try_into().ok()?)).is_some_and(|d| d == *data)
-            }
+            (Some((b, base)), Ok(data)) => single_id_frame_at(b, index.wrapping_sub(base) as usize).is_some_and(|d| d == *data),
             _ => false,
         };
         self.rec.push(id, index, data, tail, framed);
@@ -1899,7 +1893,7 @@ mod tests {
             if !framed {
                 f[6] |= 1;
             }
-            let data: Vec<u8> = match single_id_frame(&f) {
+            let data: Vec<u8> = match crate::deformatter::single_id_frame(&f) {
                 Some(d) => d.to_vec(),
                 None => f[..7].to_vec(),
             };

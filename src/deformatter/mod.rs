@@ -609,6 +609,13 @@ pub(crate) fn single_id_frame(f: &[u8; FRAME]) -> Option<[u8; FRAME - 1]> {
     Some(d)
 }
 
+/// [`single_id_frame`] of the frame at offset `at` of `bytes` (None also
+/// when the frame is not all there).
+#[inline]
+pub(crate) fn single_id_frame_at(bytes: &[u8], at: usize) -> Option<[u8; FRAME - 1]> {
+    single_id_frame(bytes.get(at..at.checked_add(FRAME)?)?.try_into().ok()?)
+}
+
 #[inline]
 fn push_byte(c: &mut IdChunk, b: u8) {
     if c.valid < FRAME {
