@@ -434,6 +434,7 @@ impl Recording {
         self.streams.iter().map(|s| (s.slot, s.data.len())).collect()
     }
 
+    #[inline(always)]
     fn push(&mut self, slot: u8, index: ocsd_trc_index_t, data: &[u8], tail: &[u8], framed: bool) {
         let Some(si) = self.by_slot[slot as usize] else { return };
         let s = &mut self.streams[si];
@@ -527,6 +528,14 @@ impl DeformatterOut for RecordOut<'_> {
             _ => false,
         };
         self.rec.push(id, index, data, tail, framed);
+        (OCSD_RESP_CONT, data.len())
+    }
+    /// (the frame is the block's at `index`: read from the trace at
+    /// decode when the block's frames are)
+    #[inline]
+    fn id_frame(&mut self, id: u8, index: ocsd_trc_index_t, data: &[u8; 15], tail: &[u8]) -> (ocsd_datapath_resp_t, usize) {
+        debug_assert!(self.block.map_or(true, |(b, base)| single_id_frame_at(b, index.wrapping_sub(base) as usize) == Some(*data)));
+        self.rec.push(id, index, data, tail, self.block.is_some());
         (OCSD_RESP_CONT, data.len())
     }
     fn id_op_all(&mut self, _op: ocsd_datapath_op_t, _index: ocsd_trc_index_t) -> ocsd_datapath_resp_t {

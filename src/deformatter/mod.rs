@@ -43,6 +43,13 @@ pub trait DeformatterOut {
     /// out as OpenCSD's (see [`OUT_CHAN_SIZE`]). Returns the response and
     /// the number of bytes used.
     fn id_data(&mut self, id: u8, index: ocsd_trc_index_t, data: &[u8], tail: &[u8]) -> (ocsd_datapath_resp_t, usize);
+    /// [`DeformatterOut::id_data`] for `data`, the 15 data bytes of the
+    /// frame at `index` of the block given to
+    /// [`FrameDeformatter::data_in`], a frame holding no ID byte.
+    #[inline]
+    fn id_frame(&mut self, id: u8, index: ocsd_trc_index_t, data: &[u8; FRAME - 1], tail: &[u8]) -> (ocsd_datapath_resp_t, usize) {
+        self.id_data(id, index, data, tail)
+    }
     /// Data-less operation (EOT, FLUSH, RESET) for every attached ID; returns
     /// the most severe response.
     fn id_op_all(&mut self, op: ocsd_datapath_op_t, index: ocsd_trc_index_t) -> ocsd_datapath_resp_t;
@@ -260,7 +267,13 @@ impl FrameDeformatter {
                 ));
             }
             if self.check_for_sync(data, &mut processed) {
+                // (whole frames of the current trace ID, the most common,
+                // go out without being gathered and unpacked byte by byte)
+                let fast = self.cfg_flags & OCSD_DFRMTR_FRAME_MEM_ALIGN != 0 && !out.has_raw_monitor();
                 loop {
+                    if fast && !self.single_id_frames(data, &mut processed, out) {
+                        break;
+                    }
                     if !self.extract_frame(data, &mut processed, out)? {
                         break;
                     }
@@ -324,6 +337,59 @@ impl FrameDeformatter {
             }
             None => last,
         }
+    }
+
+    /// Memory-aligned input without a raw monitor, between frames: the
+    /// frames from `processed` that hold no ID byte ([`single_id_frame`])
+    /// while the current trace ID is attached, each sent as
+    /// `extract_frame`, `unpack_frame` and `output_frame` would send it
+    /// and leaving the same state. Returns false when a stream stopped
+    /// the output (as `output_frame`); true when the next frame is for
+    /// the general path (or there is none).
+    #[inline]
+    fn single_id_frames(&mut self, data: &[u8], processed: &mut usize, out: &mut dyn DeformatterOut) -> bool {
+        // (a frame partly gathered, or a frame's chunks still to go out:
+        // the general path)
+        if self.frame_n != 0 || self.chunks_done < self.n_chunks {
+            return true;
+        }
+        let id = self.curr_src_id;
+        if id == OCSD_BAD_CS_SRC_ID {
+            return true;
+        }
+        while let Some(f) = data.get(*processed..).and_then(|r| r.first_chunk::<FRAME>()) {
+            let Some(d) = single_id_frame(f) else { return true };
+            if !out.id_attached(id) {
+                return true;
+            }
+            let index = self.curr_idx;
+            *processed += FRAME;
+            self.curr_idx = index.wrapping_add(FRAME as u32);
+            self.idx_sof = index;
+            // (its auxiliary byte is the frame's one non-data byte)
+            self.stats.frame_bytes += 1;
+            let m = &mut self.out_mem[..OUT_CHAN_SIZE];
+            m[0..4].copy_from_slice(&index.to_le_bytes());
+            m[4] = id;
+            m[5..5 + FRAME - 1].copy_from_slice(&d);
+            m[20..24].copy_from_slice(&((FRAME - 1) as u32).to_le_bytes());
+            m[24..28].copy_from_slice(&0u32.to_le_bytes());
+            let (r, used) = out.id_frame(id, index, &d, &self.out_mem[20..]);
+            self.collate(r);
+            let used = used.min(FRAME - 1);
+            self.stats.valid_id_bytes += used as u64;
+            if !resp_is_cont(self.highest_resp) {
+                // the frame's chunk kept for the data path to resend
+                let c = &mut self.chunks[0];
+                (c.id, c.index, c.valid, c.used) = (id, index, FRAME - 1, used);
+                c.data[..FRAME - 1].copy_from_slice(&d);
+                self.n_chunks = 1;
+                self.chunks_done = usize::from(used == FRAME - 1);
+                self.out_mem[24..28].copy_from_slice(&(used as u32).to_le_bytes());
+                return false;
+            }
+        }
+        true
     }
 
     /// Gather the next frame. Returns whether there is a frame to unpack.
@@ -956,5 +1022,104 @@ mod tests {
         assert_eq!(d.data_in(OCSD_OP_DATA, 64, &buf, &mut cap).0, OCSD_RESP_FATAL_INVALID_DATA);
         assert_eq!(cap.order, [format!("raw {OCSD_FRM_FSYNC} at 64")]);
         assert!(cap.log.0[0].ends_with("TrcIdx=64; Incorrect FSYNC frame reset pattern"), "{:?}", cap.log.0);
+    }
+
+    /// A consumer that records every hand-over with its tail, and answers
+    /// WAIT (part of the data used) on a pseudo-random few; with a raw
+    /// monitor (`monitor`) that nothing is sent to (no raw flag set), the
+    /// deformatter takes the byte-by-byte path for every frame.
+    struct Recorder {
+        monitor: bool,
+        rnd: Box<dyn FnMut() -> u64>,
+        got: Vec<(u8, u32, Vec<u8>, Vec<u8>)>,
+    }
+    impl DeformatterOut for Recorder {
+        fn id_attached(&self, id: u8) -> bool {
+            id != 5
+        }
+        fn id_data(&mut self, id: u8, index: u32, data: &[u8], tail: &[u8]) -> (ocsd_datapath_resp_t, usize) {
+            let r = (self.rnd)();
+            let used = if r % 13 == 0 && !data.is_empty() { (r >> 8) as usize % data.len() } else { data.len() };
+            self.got.push((id, index, data[..used].to_vec(), tail.to_vec()));
+            (if used < data.len() || r % 29 == 0 { OCSD_RESP_WAIT } else { OCSD_RESP_CONT }, used)
+        }
+        fn id_op_all(&mut self, _: ocsd_datapath_op_t, _: u32) -> ocsd_datapath_resp_t {
+            OCSD_RESP_CONT
+        }
+        fn raw_frame(&mut self, _: ocsd_datapath_op_t, _: u32, _: ocsd_rawframe_elem_t, _: &[u8], _: u8) {
+            panic!("no raw output asked for");
+        }
+        fn has_raw_monitor(&self) -> bool {
+            self.monitor
+        }
+        fn logger(&mut self) -> &mut dyn ErrorLog {
+            unreachable!("no error expected")
+        }
+    }
+
+    /// Frames without an ID byte go out by the fast path exactly as the
+    /// byte-by-byte path sends them: the same hand-overs (indexes, bytes,
+    /// tails), the same answers to WAITs, the same statistics and image
+    /// of OpenCSD's frame memory; among frames with ID changes, unknown
+    /// and unattached IDs and FSYNC resets.
+    #[test]
+    fn frames_of_one_id_go_out_as_byte_by_byte() {
+        let mut rnd = crate::common::xorshift64(4242);
+        let mut trace = Vec::new();
+        for _ in 0..3000 {
+            let mut f = [0u8; FRAME];
+            for b in f.iter_mut() {
+                *b = rnd() as u8;
+            }
+            match rnd() % 8 {
+                // an FSYNC reset
+                0 if rnd() % 16 == 0 => {
+                    for _ in 0..4 {
+                        trace.extend_from_slice(&FSYNC);
+                    }
+                    continue;
+                }
+                // ID changes (to IDs 1..6; 5 is not attached)
+                0 | 1 => {
+                    for i in 0..7 {
+                        if f[2 * i] & 1 != 0 {
+                            f[2 * i] = ((1 + rnd() % 6) as u8) << 1 | 1;
+                        }
+                    }
+                }
+                // no ID byte
+                _ => {
+                    for i in 0..8 {
+                        f[2 * i] &= !1;
+                    }
+                }
+            }
+            trace.extend_from_slice(&f);
+        }
+        let run = |monitor: bool| {
+            let mut d = FrameDeformatter::new();
+            assert_eq!(d.configure(OCSD_DFRMTR_FRAME_MEM_ALIGN | OCSD_DFRMTR_RESET_ON_4X_FSYNC, &mut NullLog), OCSD_OK);
+            let mut out = Recorder { monitor, rnd: Box::new(crate::common::xorshift64(7)), got: Vec::new() };
+            let mut answers = Vec::new();
+            let mut at = 0usize;
+            while at < trace.len() {
+                let end = trace.len().min(at + 16 * (1 + (at / 16) % 37));
+                let (mut r, used) = d.data_in(OCSD_OP_DATA, at as u32, &trace[at..end], &mut out);
+                answers.push((r, used));
+                while r == OCSD_RESP_WAIT {
+                    r = d.data_in(OCSD_OP_FLUSH, 0, &[], &mut out).0;
+                    answers.push((r, 0));
+                }
+                at += used;
+            }
+            let s = d.stats;
+            (out.got, answers, [s.valid_id_bytes, s.no_id_bytes, s.reserved_id_bytes, s.unknown_id_bytes, s.frame_bytes], d.out_mem.to_vec())
+        };
+        let (fast, slow) = (run(false), run(true));
+        assert!(fast.0.len() > 3000, "{} hand-overs", fast.0.len());
+        assert_eq!(fast.0, slow.0);
+        assert_eq!(fast.1, slow.1);
+        assert_eq!(fast.2, slow.2);
+        assert_eq!(fast.3, slow.3);
     }
 }
