@@ -307,8 +307,8 @@ fn api_decode_parallel_matches_decode() {
         let mut dec = Decoder::from_snapshot(&dir, None).unwrap().decoder;
         let mut serial_whole = Vec::new();
         dec.decode_each(&trace[..], |e| serial_whole.push(whole(e))).ok();
-        // the iterator's elements wait packed, decode_each's go straight
-        // to the callback: the same elements, each whole
+        // the iterator's elements wait in a queue, decode_each's go
+        // straight to the callback: the same elements, each whole
         let mut dec = Decoder::from_snapshot(&dir, None).unwrap().decoder;
         let iterated: Vec<String> = dec.decode(&trace[..]).map(|e| whole(&e)).collect();
         assert!(iterated == serial_whole, "{snap}: the iterator's elements differ from decode_each's");

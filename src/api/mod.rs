@@ -290,7 +290,7 @@ struct QueueSink(Rc<RefCell<ElementQueue>>);
 
 impl GenElemSink for QueueSink {
     fn trace_elem_in(&mut self, index: ocsd_trc_index_t, id: u8, elem: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
-        self.0.borrow_mut().push(index as u64, id, elem);
+        self.0.borrow_mut().push(index, id, elem);
         OCSD_RESP_CONT
     }
 
@@ -569,6 +569,9 @@ fn snapshot_decoder(
 /// Bytes read from the trace at a time, and given to the tree at a time.
 const BLOCK: usize = 1 << 16;
 const FEED: usize = 4096;
+/// [`FEED`] where the elements wait in the iterator's queue (about 112
+/// bytes each, some 1,700 for a KiB of instruction trace).
+const QUEUE_FEED: usize = 1024;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -622,6 +625,7 @@ impl<R: Read> Elements<'_, R> {
 
     /// One step of the decode, its elements to `sink` (None: the queue).
     fn step_to(&mut self, mut sink: Option<&mut dyn GenElemSink>) {
+        let queued = sink.is_none();
         let tree = &mut self.dec.tree;
         let mut tree_in = |op: ocsd_datapath_op_t, index: u64, data: &[u8]| match sink.as_deref_mut() {
             Some(s) => tree.data_in_to(op, index as ocsd_trc_index_t, data, s),
@@ -657,7 +661,8 @@ impl<R: Read> Elements<'_, R> {
                     }
                 }
                 // feed a slice at a time, so that few elements wait in the queue
-                let end = self.len.min(self.pos + FEED);
+                let feed = if queued { QUEUE_FEED } else { FEED };
+                let end = self.len.min(self.pos + feed);
                 let (r, used) = tree_in(OCSD_OP_DATA, self.index, &self.buf[self.pos..end]);
                 self.resp = r;
                 self.pos += used;
@@ -706,8 +711,10 @@ impl<R: Read> Iterator for Elements<'_, R> {
 
     fn next(&mut self) -> Option<Element> {
         loop {
-            if let Some(e) = self.dec.queue.borrow_mut().pop() {
-                return Some(e);
+            // (the element goes out as the queue gives it: no copy)
+            let e = self.dec.queue.borrow_mut().pop();
+            if e.is_some() {
+                return e;
             }
             if self.state == State::Done {
                 return None;

@@ -1,6 +1,6 @@
-//! Elements kept compactly while they wait for the client: the elements
-//! of a step of a serial decode ([`ElementQueue`]), and those of each
-//! segment of a parallel decode until their turn comes. An
+//! Elements waiting for the client: those of each segment of a parallel
+//! decode until their turn comes, kept compactly ([`PackedElements`]),
+//! and those of a step of a serial decode ([`ElementQueue`]). An
 //! [`Element`] is about 200 bytes; an instruction range (most of the
 //! elements of instruction trace) differs from the range before it in a
 //! few fields only (addresses, instruction count, ISA, last instruction,
@@ -157,73 +157,63 @@ impl PackedElements {
             }
         }
     }
-
-    /// The element at `c` (None: none there), `c` moved past it: one at a
-    /// time, resuming where the last call stopped while elements are
-    /// pushed in between ([`ElementQueue::pop`]). `give` walks a range with
-    /// iterators instead: the bulk path, without a bounds check per
-    /// element (about 10 instructions an element less).
-    #[inline(always)]
-    fn next(&self, c: &mut Cursor) -> Option<Element> {
-        let rec = self.recs.get(c.pos)?;
-        let e = match rec.tag {
-            // (the template in effect: the last one before)
-            SAME => self.templates.get(c.next_t.checked_sub(1)?)?.1.with_range_fields(rec),
-            TEMPLATE => {
-                c.next_t += 1;
-                self.templates.get(c.next_t - 1)?.1
-            }
-            _ => {
-                c.whole += 1;
-                self.whole.get(c.whole - 1)?.1
-            }
-        };
-        c.pos += 1;
-        Some(e)
-    }
 }
 
-/// A place in [`PackedElements`], with the next template and whole
-/// element from there.
-#[derive(Clone, Copy, Default)]
-struct Cursor {
-    pos: usize,
-    next_t: usize,
-    whole: usize,
-}
-
-/// Elements waiting for the client of a serial decode: kept packed
-/// ([`PackedElements`]) as the decode queues them, taken in order.
+/// Elements waiting for the client of a serial decode (the elements of
+/// one step of the decode), taken in order. Instruction ranges, most of
+/// the elements, wait as the decoder handed them over and are made
+/// [`Element`]s as they are taken, in the place the client takes them
+/// to (kept packed instead, each range cost about twice the instructions
+/// to keep and take: two copies of an [`Element`] of 200 bytes). Other
+/// elements, which may point to extended data that is the decoder's only
+/// for the call, are made [`Element`]s when they come.
 #[derive(Default)]
 pub(crate) struct ElementQueue {
-    elems: PackedElements,
+    /// The elements as handed over, and the trace ID of each.
+    raw: Vec<(ocsd_trc_index_t, ocsd_generic_trace_elem)>,
+    ids: Vec<u8>,
+    /// The elements of `raw` that are not ranges, made when they came.
+    other: std::collections::VecDeque<Element>,
     /// The next element to take.
-    head: Cursor,
+    head: usize,
 }
 
 impl ElementQueue {
     #[inline]
-    pub(crate) fn push(&mut self, index: u64, trace_id: u8, e: &ocsd_generic_trace_elem) {
-        self.elems.push(index, trace_id, e);
+    pub(crate) fn push(&mut self, index: ocsd_trc_index_t, trace_id: u8, e: &ocsd_generic_trace_elem) {
+        self.push_batch(std::slice::from_ref(&(index, *e)), trace_id);
     }
 
     #[inline]
     pub(crate) fn push_batch(&mut self, elems: &[(ocsd_trc_index_t, ocsd_generic_trace_elem)], trace_id: u8) {
-        self.elems.push_batch(elems, trace_id);
+        self.raw.extend_from_slice(elems);
+        self.ids.resize(self.raw.len(), trace_id);
+        for (index, e) in elems {
+            if e.elem_type != OCSD_GEN_TRC_ELEM_INSTR_RANGE {
+                self.other.push_back(Element::from_raw(*index as u64, trace_id, e));
+            }
+        }
     }
 
     /// The next element.
     pub(crate) fn pop(&mut self) -> Option<Element> {
-        let e = self.elems.next(&mut self.head);
-        if e.is_none() {
+        let (Some((index, e)), Some(&id)) = (self.raw.get(self.head), self.ids.get(self.head)) else {
             self.clear();
+            return None;
+        };
+        self.head += 1;
+        if e.elem_type == OCSD_GEN_TRC_ELEM_INSTR_RANGE {
+            Some(Element::from_raw(*index as u64, id, e))
+        } else {
+            self.other.pop_front()
         }
-        e
     }
 
     pub(crate) fn clear(&mut self) {
-        self.elems.clear();
-        self.head = Cursor::default();
+        self.raw.clear();
+        self.ids.clear();
+        self.other.clear();
+        self.head = 0;
     }
 }
 
@@ -355,7 +345,7 @@ mod tests {
                         e.timestamp = rnd();
                     }
                     if r % 2 == 0 {
-                        q.push(i, 0x20, &e);
+                        q.push(i as ocsd_trc_index_t, 0x20, &e);
                     } else {
                         q.push_batch(&[(i as ocsd_trc_index_t, e)], 0x20);
                     }
