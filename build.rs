@@ -102,7 +102,7 @@ fn links(cc: &str, dir: &Path, out: &Path) -> bool {
     for (lib, _) in STATIC_FOR {
         c.arg(format!("-l{}", lib));
     }
-    let ok = c.output().map_or(false, |o| o.status.success());
+    let ok = c.output().is_ok_and(|o| o.status.success());
     if !ok {
         return false;
     }

@@ -19,7 +19,7 @@ fn trace(parts: &[(u32, usize)]) -> Vec<u8> {
     for &(cid, atoms) in parts {
         t.extend([0x85, 0x00, 0x08, 0, 0, 0, 0, 0, 0, 0xf1, 7]);
         t.extend(cid.to_le_bytes());
-        t.extend(std::iter::repeat(0xf7).take(atoms));
+        t.extend(std::iter::repeat_n(0xf7, atoms));
     }
     t
 }

@@ -13,7 +13,7 @@ fn feature_sections_as_the_crate_reads_them() {
     let mut n = 0;
     for e in std::fs::read_dir(shared.join("perf")).unwrap() {
         let p = e.unwrap().path();
-        if p.extension().map_or(true, |x| x != "data") {
+        if p.extension().is_none_or(|x| x != "data") {
             continue;
         }
         let bytes = std::fs::read(&p).unwrap();

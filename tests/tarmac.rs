@@ -133,7 +133,7 @@ fn a_reference_missing_an_instruction_diverges_there() {
     // drop every execution of it from the model's trace
     let cut: String = model
         .lines()
-        .filter(|l| l.split_whitespace().nth(5).map_or(true, |a| a.split(':').next() != Some(addr.as_str())))
+        .filter(|l| l.split_whitespace().nth(5).is_none_or(|a| a.split(':').next() != Some(addr.as_str())))
         .map(|l| format!("{}\n", l))
         .collect();
     assert!(cut.len() < model.len());

@@ -217,7 +217,7 @@ impl Recipe {
             .map_err(|e| Error::Usage(format!("cannot create decode tree: {}", err_name(e))))?;
         let create = OCSD_CREATE_FLG_FULL_DECODER | self.flags;
         // (the tree's slot of a trace ID: the ID, or 0 for single-source trace)
-        let wanted = |id: u8| slot.map_or(true, |w| w == if formatted { id } else { 0 });
+        let wanted = |id: u8| slot.is_none_or(|w| w == if formatted { id } else { 0 });
         for s in self.sources.iter().filter(|s| wanted(s.trace_id())) {
             let mut d = s.create_decoder(create).map_err(|e| Error::Usage(format!("cannot create {} decoder: {}", s.decoder_name(), err_name(e))))?;
             d.set_dec_op_flags(self.flags & !(OCSD_CREATE_FLG_PACKET_PROC | OCSD_CREATE_FLG_FULL_DECODER | OCSD_CREATE_FLG_INST_ID));

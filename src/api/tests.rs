@@ -23,7 +23,7 @@ fn trace(addr: u64, atoms: usize) -> Vec<u8> {
         t.push((addr >> (8 * i)) as u8);
     }
     t.push(0x31);
-    t.extend(std::iter::repeat(0xf7).take(atoms));
+    t.extend(std::iter::repeat_n(0xf7, atoms));
     t
 }
 
@@ -177,7 +177,7 @@ fn snapshot_dump_may_be_an_elf() {
     // ELF's magic number on what is not an ELF file: mapped as raw bytes,
     // with a warning
     let mut bad = b"\x7fELF".to_vec();
-    bad.extend(std::iter::repeat(0xee).take(60));
+    bad.extend(std::iter::repeat_n(0xee, 60));
     std::fs::write(dir.join("code.elf"), &bad).unwrap();
     let s = Decoder::from_snapshot(&dir, None).unwrap();
     assert!(s.warnings.iter().any(|w| w.contains("mapped as raw bytes")), "{:?}", s.warnings);
@@ -215,7 +215,7 @@ fn context_trace(parts: &[(Option<u8>, Option<u32>, usize)]) -> Vec<u8> {
     t.extend([0x80, 0x01, 0x00, 0x04]);
     for &(vmid, cid, atoms) in parts {
         t.extend(addr_ctxt(0x1000, vmid, cid));
-        t.extend(std::iter::repeat(0xf7).take(atoms));
+        t.extend(std::iter::repeat_n(0xf7, atoms));
     }
     t
 }
@@ -386,7 +386,7 @@ fn json_writer_matches_serde_for_every_kind() {
                 let mut i = raw.sw_trace_info();
                 i.set_swt_payload_pkt_bitsize([0, 4, 8, 16, 32, 64][(rng.next() % 6) as usize]);
                 raw.set_sw_trace_info(i);
-                if rng.next() % 2 == 0 {
+                if rng.next().is_multiple_of(2) {
                     raw.ptr_extended_data = payload_bytes.as_ptr() as *const std::os::raw::c_void;
                 }
             }

@@ -185,7 +185,7 @@ pub fn set_str_callback(cb: StrCallback) -> ocsd_err_t {
 pub fn drop_tree_callback(tree_id: usize) {
     let mut g = lock();
     if let Some(o) = g.output.as_mut() {
-        if o.str_cb.as_ref().map_or(false, |c| c.tree_id == tree_id) {
+        if o.str_cb.as_ref().is_some_and(|c| c.tree_id == tree_id) {
             o.str_cb = None;
         }
     }

@@ -344,13 +344,13 @@ struct TreeOut<'a> {
 
 impl TreeOut<'_> {
     fn passes_filter(&self, id: u8) -> bool {
-        self.id_filter.map_or(true, |f| f.get(id as usize).copied().unwrap_or(false))
+        self.id_filter.is_none_or(|f| f.get(id as usize).copied().unwrap_or(false))
     }
 }
 
 impl DeformatterOut for TreeOut<'_> {
     fn id_attached(&self, id: u8) -> bool {
-        self.passes_filter(id) && self.stacks.get(id as usize).map_or(false, |s| s.is_some())
+        self.passes_filter(id) && self.stacks.get(id as usize).is_some_and(|s| s.is_some())
     }
 
     fn id_data(&mut self, id: u8, index: ocsd_trc_index_t, data: &[u8], tail: &[u8]) -> (ocsd_datapath_resp_t, usize) {

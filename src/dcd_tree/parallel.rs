@@ -534,7 +534,7 @@ impl DeformatterOut for RecordOut<'_> {
     /// decode when the block's frames are)
     #[inline]
     fn id_frame(&mut self, id: u8, index: ocsd_trc_index_t, data: &[u8; 15], tail: &[u8]) -> (ocsd_datapath_resp_t, usize) {
-        debug_assert!(self.block.map_or(true, |(b, base)| single_id_frame_at(b, index.wrapping_sub(base) as usize) == Some(*data)));
+        debug_assert!(self.block.is_none_or(|(b, base)| single_id_frame_at(b, index.wrapping_sub(base) as usize) == Some(*data)));
         self.rec.push(id, index, data, tail, self.block.is_some());
         (OCSD_RESP_CONT, data.len())
     }
@@ -569,7 +569,7 @@ impl DecodeTree {
         let filter = self.id_filter;
         for (slot, s) in self.stacks.iter().enumerate() {
             let Some(stack) = s.as_deref() else { continue };
-            if self.deformatter.is_some() && !filter.map_or(true, |f| f[slot]) {
+            if self.deformatter.is_some() && !filter.is_none_or(|f| f[slot]) {
                 continue;
             }
             // (a stack compares its state with others' if it can with its own)
@@ -855,7 +855,7 @@ fn keep_kit<O: 'static>(kit: Kit<O>) {
     KITS.with(|k| {
         let mut k = k.borrow_mut();
         // kits of earlier decodes are no longer needed
-        k.retain(|b| b.downcast_ref::<Kit<O>>().map_or(true, |x| x.decode == kit.decode));
+        k.retain(|b| b.downcast_ref::<Kit<O>>().is_none_or(|x| x.decode == kit.decode));
         k.push(Box::new(kit));
     });
 }
@@ -912,7 +912,7 @@ struct Runner<O> {
 
 /// Drops the kits a decode left on the threads that ran its segments.
 fn drop_kits<O: 'static>(decode: usize) {
-    KITS.with(|k| k.borrow_mut().retain(|b| b.downcast_ref::<Kit<O>>().map_or(true, |x| x.decode != decode)));
+    KITS.with(|k| k.borrow_mut().retain(|b| b.downcast_ref::<Kit<O>>().is_none_or(|x| x.decode != decode)));
 }
 
 /// Builds a tree for a segment of the stream in the given slot (the
@@ -1380,7 +1380,7 @@ fn walk_segment<O: SegmentOutput + 'static>(
             }
         }
         let Some((s, k, trace)) = chunk else { break };
-        if c % 256 == 0 && cx.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+        if c.is_multiple_of(256) && cx.cancel.load(std::sync::atomic::Ordering::Relaxed) {
             return None;
         }
         if !r.feed(s, k, trace) {
@@ -1668,7 +1668,7 @@ mod tests {
             }
             while d.len() < 600 {
                 let run = (rnd() % 31) as usize;
-                d.extend(std::iter::repeat(0).take(run));
+                d.extend(std::iter::repeat_n(0, run));
                 match rnd() % 4 {
                     0 | 1 => d.extend_from_slice(&[0x80, 0x01]),
                     2 => d.extend_from_slice(&[0x80, 0x02]),
@@ -1677,7 +1677,7 @@ mod tests {
             }
             if round % 3 == 0 {
                 // ending inside a run or right after its 0x80
-                d.extend(std::iter::repeat(0).take(12));
+                d.extend(std::iter::repeat_n(0, 12));
                 if round % 2 == 0 {
                     d.push(0x80);
                 }

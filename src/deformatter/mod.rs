@@ -259,7 +259,7 @@ impl FrameDeformatter {
             // blocks come in whole frames (memory-aligned input), byte
             // pairs (with HSYNCs) or words (FSYNCs only), as OpenCSD asks,
             // also what is left of a block after a WAIT
-            if data.len() % self.alignment != 0 {
+            if !data.len().is_multiple_of(self.alignment) {
                 return Err(OcsdError::with_msg(
                     OCSD_ERR_SEV_ERROR,
                     OCSD_ERR_INVALID_PARAM_VAL,
@@ -760,7 +760,7 @@ mod tests {
                 *b = rnd() as u8;
             }
             let ids = (0..8).filter(|i| f[2 * i] & 1 != 0).count();
-            if rnd() % 2 == 0 {
+            if rnd().is_multiple_of(2) {
                 for i in 0..8 {
                     f[2 * i] &= !1;
                 }
@@ -1039,9 +1039,9 @@ mod tests {
         }
         fn id_data(&mut self, id: u8, index: u32, data: &[u8], tail: &[u8]) -> (ocsd_datapath_resp_t, usize) {
             let r = (self.rnd)();
-            let used = if r % 13 == 0 && !data.is_empty() { (r >> 8) as usize % data.len() } else { data.len() };
+            let used = if r.is_multiple_of(13) && !data.is_empty() { (r >> 8) as usize % data.len() } else { data.len() };
             self.got.push((id, index, data[..used].to_vec(), tail.to_vec()));
-            (if used < data.len() || r % 29 == 0 { OCSD_RESP_WAIT } else { OCSD_RESP_CONT }, used)
+            (if used < data.len() || r.is_multiple_of(29) { OCSD_RESP_WAIT } else { OCSD_RESP_CONT }, used)
         }
         fn id_op_all(&mut self, _: ocsd_datapath_op_t, _: u32) -> ocsd_datapath_resp_t {
             OCSD_RESP_CONT
@@ -1073,7 +1073,7 @@ mod tests {
             }
             match rnd() % 8 {
                 // an FSYNC reset
-                0 if rnd() % 16 == 0 => {
+                0 if rnd().is_multiple_of(16) => {
                     for _ in 0..4 {
                         trace.extend_from_slice(&FSYNC);
                     }

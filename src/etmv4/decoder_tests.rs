@@ -922,7 +922,7 @@ fn atom_runs_from_header_bytes_decode_as_the_packets_one_by_one() {
             .map(|_| {
                 let r = rnd();
                 match r % 6 {
-                    0 if r % 7 == 0 => Fed::Addr(0x2000),
+                    0 if r.is_multiple_of(7) => Fed::Addr(0x2000),
                     0 => Fed::Addr(BASE + 4 * ((r >> 8) % 11)),
                     _ => Fed::Atom(0xC0 + ((r >> 8) % 64) as u8),
                 }

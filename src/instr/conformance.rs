@@ -28,7 +28,7 @@ impl Mem {
         let mut inis: Vec<_> = std::fs::read_dir(dir)
             .unwrap()
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().map_or(false, |e| e == "ini"))
+            .filter(|p| p.extension().is_some_and(|e| e == "ini"))
             .collect();
         inis.sort();
         for ini in inis {

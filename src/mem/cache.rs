@@ -460,7 +460,7 @@ mod tests {
             let mut c = MemCache::new(CacheSizes { page_size, num_pages });
             let mut scan = MemCache::new(CacheSizes { page_size, num_pages });
             let top = u64::MAX - 3 * page_size as u64;
-            let region = |r: u64| if r % 8 == 0 { top + r % (3 * page_size as u64) } else { 0x8000 + r % (8 * page_size as u64) };
+            let region = |r: u64| if r.is_multiple_of(8) { top + r % (3 * page_size as u64) } else { 0x8000 + r % (8 * page_size as u64) };
             for step in 0..20_000 {
                 let r = rnd();
                 match r % 16 {
@@ -477,7 +477,7 @@ mod tests {
                         // a load at any address, as a miss makes it
                         let addr = region(rnd());
                         let room = (u64::MAX - addr).saturating_add(1).min(page_size as u64) as usize;
-                        let len = if r % 29 == 0 { 0 } else { room - (rnd() as usize % room.min(16)) };
+                        let len = if r.is_multiple_of(29) { 0 } else { room - (rnd() as usize % room.min(16)) };
                         let id = (rnd() % 3) as u8;
                         let i = c.take_new_page();
                         assert_eq!(i, scan.take_new_page());
@@ -492,7 +492,7 @@ mod tests {
                         let addr = region(rnd());
                         let len = [1, 2, 4, 8][(rnd() % 4) as usize];
                         let id = (rnd() % 3) as u8;
-                        if r % 5 == 0 {
+                        if r.is_multiple_of(5) {
                             c.mru = (rnd() as usize) % num_pages;
                             scan.mru = c.mru;
                         }

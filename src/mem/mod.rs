@@ -246,7 +246,7 @@ impl ContextFilter {
     /// field the filter sets must be known and equal.
     #[inline]
     pub fn matches(&self, ctx: &MemContext) -> bool {
-        self.context_id.map_or(true, |id| ctx.context_id == Some(id)) && self.vmid.map_or(true, |v| ctx.vmid == Some(v))
+        self.context_id.is_none_or(|id| ctx.context_id == Some(id)) && self.vmid.is_none_or(|v| ctx.vmid == Some(v))
     }
 
     /// Whether no context matches both filters.

@@ -667,7 +667,7 @@ fn decode_ordered(
             tid[id] = *t;
         }
     }
-    let pid_in_vmid = meta.cpus.first().map_or(false, |c| c.unit.pid_in_vmid());
+    let pid_in_vmid = meta.cpus.first().is_some_and(|c| c.unit.pid_in_vmid());
 
     // queues in index order, blocks in file order
     let mut all = blocks(pd, mode);
@@ -765,7 +765,7 @@ fn decode_ordered(
     }
     let shared = Arc::try_unwrap(shared).map_err(|_| PerfError::Decode("memory callbacks still held".into()))?;
     let mut s = shared.into_inner().map_err(|_| PerfError::Decode("internal lock poisoned".into()))?;
-    warnings.extend(s.spaces.warnings.drain(..));
+    warnings.append(&mut s.spaces.warnings);
     Ok((s.spaces, warnings))
 }
 

@@ -87,7 +87,7 @@ pub fn blocks(pd: &PerfData, mode: BlockMode) -> Vec<Block> {
             }
             let same_queue = match aux.common.cpu {
                 Some(c) if rec.cpu >= 0 && rec.cpu as u32 != u32::MAX => c == rec.cpu as u32,
-                _ => aux.common.tid.map_or(true, |t| t == rec.tid),
+                _ => aux.common.tid.is_none_or(|t| t == rec.tid),
             };
             if !same_queue {
                 continue;

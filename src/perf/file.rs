@@ -411,7 +411,7 @@ impl PerfData {
     /// order of the timestamps in their trace) rather than timeless (queue
     /// after queue): the cs_etm event was recorded with timestamps on.
     pub fn timestamped(&self) -> bool {
-        self.etm_config.map_or(false, |c| c & (1 << ETM_OPT_TS) != 0)
+        self.etm_config.is_some_and(|c| c & (1 << ETM_OPT_TS) != 0)
     }
 }
 
@@ -460,7 +460,7 @@ fn check_crate_sizes(b: &[u8], e: Endianness) -> Result<(), PerfError> {
         let (Some(off), Some(size)) = (u64_at(at), u64_at(at + 8)) else {
             return Err(bad(what, at, "the section table is cut short by the end of the file".into()));
         };
-        if off.checked_add(size).map_or(true, |end| end > len) {
+        if off.checked_add(size).is_none_or(|end| end > len) {
             return Err(bad(what, off, format!("section of {size:#x} bytes runs past the end of the file ({len:#x} bytes)")));
         }
         Ok((off, size))
@@ -606,7 +606,7 @@ impl PerfData {
             linux_perf_data::linux_perf_event_reader::PerfEventType::DynamicPmu(_, config, _, _) => Some(config),
             _ => None,
         });
-        let parse_infos: Vec<RecordParseInfo> = attrs.iter().map(|a| RecordParseInfo::new(&a.attributes(), endian)).collect();
+        let parse_infos: Vec<RecordParseInfo> = attrs.iter().map(|a| RecordParseInfo::new(a.attributes(), endian)).collect();
         let id_to_attr: HashMap<u64, usize> =
             attrs.iter().enumerate().flat_map(|(i, a)| a.ids().iter().map(move |id| (*id, i))).collect();
         if let Some(sec) = perf_file.feature_section_data(linux_perf_data::Feature::BUILD_ID) {

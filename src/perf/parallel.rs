@@ -298,7 +298,7 @@ pub fn decode(s: &Setup, queues: &[Vec<&Block>], mut sh: Shared, out: &mut dyn S
         }
         at = end;
     }
-    warnings.extend(sh.spaces.warnings.drain(..));
+    warnings.append(&mut sh.spaces.warnings);
     Ok((sh.spaces, warnings))
 }
 

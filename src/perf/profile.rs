@@ -317,7 +317,7 @@ impl Profile {
         let mut v: Vec<(&String, &FuncStats)> = self.func_stats().collect();
         v.sort_by(|a, b| b.1.instructions.cmp(&a.1.instructions).then(a.0.cmp(b.0)));
         let total: u64 = v.iter().map(|x| x.1.instructions).sum();
-        writeln!(w, "{:>12} {:>7} {:>9}  {:<40} {}", "instructions", "%", "ranges", "function", "binary")?;
+        writeln!(w, "{:>12} {:>7} {:>9}  {:<40} binary", "instructions", "%", "ranges", "function")?;
         for (name, s) in v {
             let pct = if total > 0 { 100.0 * s.instructions as f64 / total as f64 } else { 0.0 };
             writeln!(w, "{:>12} {:>6.2}% {:>9}  {:<40} {}", s.instructions, pct, s.ranges, name, s.binary)?;
@@ -606,7 +606,7 @@ mod tests {
         for i in 0..60_000u32 {
             let x = rng();
             let tid = [-1, 7, 12][(x % 3) as usize];
-            let start = if x % 97 == 0 { 0x10_0000 + (x >> 20) % 64 * 4 } else { base + funcs[((x >> 8) % funcs.len() as u64) as usize] + (x >> 40) % 8 * 4 };
+            let start = if x.is_multiple_of(97) { 0x10_0000 + (x >> 20) % 64 * 4 } else { base + funcs[((x >> 8) % funcs.len() as u64) as usize] + (x >> 40) % 8 * 4 };
             // a burst of calls: recursion past the stack limit
             let deep = (20_000..20_700).contains(&i);
             let (taken, call, ret) = if deep { (true, true, false) } else { (x >> 50 & 1 == 1, x >> 51 & 3 == 0, x >> 53 & 3 == 0) };

@@ -716,7 +716,7 @@ pub fn insert_map(list: &mut Vec<Map>, map: Map) {
     let mut k = 0;
     let first = &list[at];
     if first.start < map.start {
-        keep[k] = Map { end: map.start, ..first.clone() };
+        keep[k] = Map { end: map.start, ..*first };
         k += 1;
     }
     keep[k] = map;

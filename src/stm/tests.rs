@@ -435,7 +435,7 @@ impl PacketOut<ocsd_stm_pkt> for WaitSink {
     fn packet(&mut self, index_sop: ocsd_trc_index_t, pkt: &ocsd_stm_pkt, raw: &[u8]) -> ocsd_datapath_resp_t {
         let mut text = String::new();
         pkt.write_str(&mut text);
-        self.lines.push(format!("{}", monitor_prefix(index_sop, 0x10, raw) + &text));
+        self.lines.push(monitor_prefix(index_sop, 0x10, raw) + &text);
         self.n += 1;
         if (self.wait_on)(self.n - 1) {
             OCSD_RESP_WAIT
@@ -700,7 +700,7 @@ fn check_snapshot(case: &str, snap: &str, file: &str, tcsr: u32, mode: Mode) {
     proc.eot(&mut c);
     c.eot();
     let prefix = "Idx:";
-    let want: Vec<String> = expected_lines(&shared, case).into_iter().filter(|l| l.starts_with(&prefix)).collect();
+    let want: Vec<String> = expected_lines(&shared, case).into_iter().filter(|l| l.starts_with(prefix)).collect();
     assert!(!want.is_empty(), "{}: no packet lines in the expected log", case);
     let mut bad = 0;
     for (i, (g, w)) in c.lines.iter().zip(want.iter()).enumerate() {

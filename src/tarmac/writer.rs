@@ -207,7 +207,7 @@ impl<W: Write> TarmacWriter<W> {
         use std::fmt::Write as _;
         self.stats.exceptions += 1;
         let num = elem.exception_number();
-        let from_a64 = self.ctx[trace_id as usize].map_or(false, |c| c.bits64() != 0);
+        let from_a64 = self.ctx[trace_id as usize].is_some_and(|c| c.bits64() != 0);
         self.start_line(trace_id);
         let l = &mut self.line;
         l.push_str("E ");

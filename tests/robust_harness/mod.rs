@@ -953,14 +953,14 @@ pub fn random_trace(rng: &mut Rng, len: usize) -> Vec<u8> {
     let mut v = Vec::with_capacity(len);
     while v.len() < len {
         match rng.below(10) {
-            0 => v.extend(std::iter::repeat(0u8).take(rng.range(1, 16))),
+            0 => v.extend(std::iter::repeat_n(0u8, rng.range(1, 16))),
             1 => {
-                v.extend(std::iter::repeat(0u8).take(11));
+                v.extend(std::iter::repeat_n(0u8, 11));
                 v.push(0x80);
             }
             2 => {
                 let b = rng.u8();
-                v.extend(std::iter::repeat(b).take(rng.range(1, 8)));
+                v.extend(std::iter::repeat_n(b, rng.range(1, 8)));
             }
             _ => {
                 let n = rng.range(1, 32);
@@ -1126,7 +1126,7 @@ pub fn random_scenario(seed: u64, spec_idx: usize, full: bool, formatted: Option
 pub fn snapshot_dirs(shared: &Path) -> Vec<PathBuf> {
     let mut v = Vec::new();
     let Ok(rd) = std::fs::read_dir(shared.join("conformance")) else { return v };
-    let mut tops: Vec<PathBuf> = rd.flatten().map(|e| e.path()).filter(|p| p.is_dir() && p.file_name().map_or(false, |n| n.to_string_lossy().starts_with("snapshots"))).collect();
+    let mut tops: Vec<PathBuf> = rd.flatten().map(|e| e.path()).filter(|p| p.is_dir() && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("snapshots"))).collect();
     tops.sort();
     for t in tops {
         if let Ok(rd) = std::fs::read_dir(&t) {
@@ -1182,7 +1182,7 @@ pub fn snapshot_scenario(seed: u64, dir: &Path, max_len: usize, donor: &[u8]) ->
     };
     let mem = if !full { MemSetup::Keep } else { match rng.below(4) { 0 => MemSetup::None, 1 => MemSetup::Random(rng.next_u64()), _ => MemSetup::Keep } };
     // (drawn apart from `rng`: the other choices stay as they were)
-    let mem = if matches!(mem, MemSetup::Keep) && full && mix64(seed ^ 0xCA11_BAC6) % 2 == 0 { MemSetup::KeepAsCallback } else { mem };
+    let mem = if matches!(mem, MemSetup::Keep) && full && mix64(seed ^ 0xCA11_BAC6).is_multiple_of(2) { MemSetup::KeepAsCallback } else { mem };
     // the trace: a random window, mutated
     let len = bytes.len().min(max_len);
     let start = if bytes.len() > len { rng.below(bytes.len() - len + 1) } else { 0 };
@@ -1194,7 +1194,7 @@ pub fn snapshot_scenario(seed: u64, dir: &Path, max_len: usize, donor: &[u8]) ->
         mutate(&mut data, &mut rng, &d);
     }
     let eff_flags = dflags.unwrap_or(if buf.format == "dstream_coresight" { OCSD_DFRMTR_HAS_FSYNCS } else { OCSD_DFRMTR_FRAME_MEM_ALIGN });
-    let align = if snap2.buffer(&buf.name).map_or(false, |b| b.format == "source_data") { 1 } else { alignment_of(eff_flags) };
+    let align = if snap2.buffer(&buf.name).is_some_and(|b| b.format == "source_data") { 1 } else { alignment_of(eff_flags) };
     let mut sessions = vec![random_blocks(&data, &mut rng, align)];
     if rng.chance(1, 4) {
         // a second session after EOT + RESET: another window
@@ -1336,7 +1336,7 @@ pub fn mutated_snapshot_files(seed: u64, src: &Path, tmp: &Path) -> Result<(), S
     entries.sort();
     for p in entries {
         let name = p.file_name().unwrap().to_string_lossy().to_string();
-        if p.extension().map_or(false, |e| e == "ini") {
+        if p.extension().is_some_and(|e| e == "ini") {
             let text = std::fs::read_to_string(&p).unwrap_or_default();
             files.push((name, mutate_ini(&text, &mut rng).into_bytes()));
         } else if p.is_file() && rng.chance(4, 5) {

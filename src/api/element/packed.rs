@@ -337,14 +337,14 @@ mod tests {
         for i in 0..5000u64 {
             let r = rnd();
             match r % 8 {
-                0 | 1 | 2 => {
-                    e.elem_type = if r % 11 == 0 { OCSD_GEN_TRC_ELEM_TIMESTAMP } else { OCSD_GEN_TRC_ELEM_INSTR_RANGE };
+                0..=2 => {
+                    e.elem_type = if r.is_multiple_of(11) { OCSD_GEN_TRC_ELEM_TIMESTAMP } else { OCSD_GEN_TRC_ELEM_INSTR_RANGE };
                     e.st_addr = rnd();
                     e.set_num_instr_range((r >> 8) as u32 % 9);
-                    if r % 13 == 0 {
+                    if r.is_multiple_of(13) {
                         e.timestamp = rnd();
                     }
-                    if r % 2 == 0 {
+                    if r.is_multiple_of(2) {
                         q.push(i as ocsd_trc_index_t, 0x20, &e);
                     } else {
                         q.push_batch(&[(i as ocsd_trc_index_t, e)], 0x20);
@@ -352,7 +352,7 @@ mod tests {
                     model.push_back(fields(&Element::from_raw(i, 0x20, &e)));
                 }
                 3 | 4 => assert_eq!(q.pop().map(|e| fields(&e)), model.pop_front()),
-                _ if r % 29 == 0 => {
+                _ if r.is_multiple_of(29) => {
                     let mut got = Vec::new();
                     while let Some(e) = q.pop() {
                         got.push(fields(&e));

@@ -631,7 +631,7 @@ impl BlockCache {
             self.grow();
         }
         let i = self.slot(start);
-        let mut flags = if aa64_chk { Block::AA64_CHK } else { 0 } | instr.is_link * Block::LINK | instr.is_conditional * Block::COND;
+        let mut flags = if aa64_chk { Block::AA64_CHK } else { 0 } | (instr.is_link * Block::LINK) | (instr.is_conditional * Block::COND);
         if let (Some(w), true) = (self.words.get_mut(i), num_instr as usize <= BLOCK_WORDS) {
             // a block whose words cannot be kept is not kept
             let Some(bytes) = bytes else { return };
