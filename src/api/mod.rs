@@ -711,7 +711,7 @@ impl<R: Read> Iterator for Elements<'_, R> {
 
     fn next(&mut self) -> Option<Element> {
         loop {
-            // (the element goes out as the queue gives it: no copy)
+            // (returned as the queue gave it, not unwrapped and wrapped again)
             let e = self.dec.queue.borrow_mut().pop();
             if e.is_some() {
                 return e;

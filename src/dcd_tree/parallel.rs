@@ -263,7 +263,7 @@ impl IdStream {
         let mut k = from;
         while k < to {
             let Some(r) = self.runs.get(ri) else { break };
-            let end = self.runs.get(ri + 1).map_or(self.chunks, |n| n.first as usize).min(to);
+            let end = (r.first as usize + self.run_len(ri)).min(to);
             if r.framed && self.tail_ends.is_empty() {
                 // (frame after frame of the trace)
                 let (mut index, _) = r.chunk(k - r.first as usize);

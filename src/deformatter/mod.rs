@@ -368,24 +368,19 @@ impl FrameDeformatter {
             self.idx_sof = index;
             // (its auxiliary byte is the frame's one non-data byte)
             self.stats.frame_bytes += 1;
-            let m = &mut self.out_mem[..OUT_CHAN_SIZE];
-            m[0..4].copy_from_slice(&index.to_le_bytes());
-            m[4] = id;
-            m[5..5 + FRAME - 1].copy_from_slice(&d);
-            m[20..24].copy_from_slice(&((FRAME - 1) as u32).to_le_bytes());
-            m[24..28].copy_from_slice(&0u32.to_le_bytes());
+            self.mirror_chunk(0, index, id, &d);
             let (r, used) = out.id_frame(id, index, &d, &self.out_mem[20..]);
             self.collate(r);
             let used = used.min(FRAME - 1);
             self.stats.valid_id_bytes += used as u64;
             if !resp_is_cont(self.highest_resp) {
-                // the frame's chunk kept for the data path to resend
+                // the frame's chunk kept for the data path to resend, as
+                // unpack_frame would have left it
                 let c = &mut self.chunks[0];
-                (c.id, c.index, c.valid, c.used) = (id, index, FRAME - 1, used);
+                (c.id, c.index, c.valid, c.used) = (id, index, FRAME - 1, 0);
                 c.data[..FRAME - 1].copy_from_slice(&d);
-                self.n_chunks = 1;
-                self.chunks_done = usize::from(used == FRAME - 1);
-                self.out_mem[24..28].copy_from_slice(&(used as u32).to_le_bytes());
+                (self.n_chunks, self.chunks_done) = (1, 0);
+                self.chunk_stopped(used);
                 return false;
             }
         }
@@ -536,14 +531,10 @@ impl FrameDeformatter {
             let c = &mut self.chunks[0];
             c.data[..FRAME - 1].copy_from_slice(&data);
             c.valid = FRAME - 1;
+            let (index, id) = (c.index, c.id);
             self.frame_n = 0;
             self.stats.frame_bytes += 1;
-            let m = &mut self.out_mem[..OUT_CHAN_SIZE];
-            m[0..4].copy_from_slice(&c.index.to_le_bytes());
-            m[4] = c.id;
-            m[5..5 + FRAME - 1].copy_from_slice(&c.data[..FRAME - 1]);
-            m[20..24].copy_from_slice(&((FRAME - 1) as u32).to_le_bytes());
-            m[24..28].copy_from_slice(&0u32.to_le_bytes());
+            self.mirror_chunk(0, index, id, &data);
             return;
         }
 
@@ -583,13 +574,34 @@ impl FrameDeformatter {
         self.stats.frame_bytes += non_data;
         // mirror into OpenCSD's memory image: bytes past `valid` keep
         // whatever earlier frames left there
-        for (e, c) in self.chunks[..self.n_chunks].iter().enumerate() {
-            let m = &mut self.out_mem[e * OUT_CHAN_SIZE..(e + 1) * OUT_CHAN_SIZE];
-            m[0..4].copy_from_slice(&c.index.to_le_bytes());
-            m[4] = c.id;
-            m[5..5 + c.valid].copy_from_slice(&c.data[..c.valid]);
-            m[20..24].copy_from_slice(&(c.valid as u32).to_le_bytes());
-            m[24..28].copy_from_slice(&0u32.to_le_bytes());
+        for e in 0..self.n_chunks {
+            let c = self.chunks[e];
+            self.mirror_chunk(e, c.index, c.id, &c.data[..c.valid]);
+        }
+    }
+
+    /// Entry `e` of OpenCSD's frame memory: a chunk of `data` for `id` at
+    /// `index`, none of it used yet.
+    #[inline]
+    fn mirror_chunk(&mut self, e: usize, index: ocsd_trc_index_t, id: u8, data: &[u8]) {
+        let m = &mut self.out_mem[e * OUT_CHAN_SIZE..(e + 1) * OUT_CHAN_SIZE];
+        m[0..4].copy_from_slice(&index.to_le_bytes());
+        m[4] = id;
+        m[5..5 + data.len()].copy_from_slice(data);
+        m[20..24].copy_from_slice(&(data.len() as u32).to_le_bytes());
+        m[24..28].copy_from_slice(&0u32.to_le_bytes());
+    }
+
+    /// The current chunk's stream stopped the output having used `used`
+    /// more of its bytes: counted (in the frame memory too), the chunk
+    /// done if it has no byte left.
+    fn chunk_stopped(&mut self, used: usize) {
+        let ch = &mut self.chunks[self.chunks_done];
+        ch.used += used;
+        let at = self.chunks_done * OUT_CHAN_SIZE + 24;
+        self.out_mem[at..at + 4].copy_from_slice(&(ch.used as u32).to_le_bytes());
+        if ch.used == ch.valid {
+            self.chunks_done += 1;
         }
     }
 
@@ -617,13 +629,7 @@ impl FrameDeformatter {
                     self.stats.valid_id_bytes += used as u64;
                     if !resp_is_cont(self.highest_resp) {
                         cont = false;
-                        let ch = &mut self.chunks[self.chunks_done];
-                        ch.used += used;
-                        let at = self.chunks_done * OUT_CHAN_SIZE + 24;
-                        self.out_mem[at..at + 4].copy_from_slice(&(ch.used as u32).to_le_bytes());
-                        if ch.used == ch.valid {
-                            self.chunks_done += 1;
-                        }
+                        self.chunk_stopped(used);
                     } else {
                         self.chunks_done += 1;
                     }
