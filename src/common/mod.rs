@@ -272,6 +272,15 @@ pub trait MemAccess {
         None
     }
 
+    /// [`MemAccess::run_uses`] of `n` (when any), then [`MemAccess::epoch`]:
+    /// what a decoder asks at the end of each packet, in one call.
+    fn uses_then_epoch(&mut self, n: u32) -> Option<u64> {
+        if n > 0 {
+            self.run_uses(n);
+        }
+        self.epoch()
+    }
+
     /// Drop what is cached for `trace_id` (OpenCSD's
     /// `InvalidateMemAccCache`, called by decoders on a context change).
     fn invalidate_cache(&mut self, _trace_id: u8) {}

@@ -193,6 +193,23 @@ impl MemWindow {
         self.primed = None;
     }
 
+    /// [`MemWindow::report`] then [`MemWindow::check`], the memory asked
+    /// once.
+    #[inline]
+    pub(super) fn report_and_check(&mut self, mem: &mut dyn MemAccess) {
+        self.primed = None;
+        if self.len == 0 {
+            if self.uses > 0 {
+                mem.run_uses(std::mem::take(&mut self.uses));
+            }
+            return;
+        }
+        let epoch = mem.uses_then_epoch(std::mem::take(&mut self.uses));
+        if self.epoch.is_none() || epoch != self.epoch {
+            self.stash();
+        }
+    }
+
     /// At the start of a decoder call: keep the view only if nothing has
     /// used or changed the memory since it was taken (a page view is kept,
     /// to go back to if the memory still serves from that page).
@@ -1006,9 +1023,8 @@ impl EtmV4IPktDecoder {
                 if let Some(r) = run.as_mut() {
                     self.mem.uses += std::mem::take(&mut r.uses);
                 }
-                self.mem.report(ctx.mem);
-                // the client may have changed the memory in its callback
-                self.mem.check(ctx.mem);
+                // (the client may have changed the memory in its callback)
+                self.mem.report_and_check(ctx.mem);
                 if let Some(r) = run.as_mut() {
                     let w = &self.mem;
                     // (after a taken indirect branch the next atom's
