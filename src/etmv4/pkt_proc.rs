@@ -1134,34 +1134,82 @@ impl EtmV4IPktProc {
         }
     }
 
+    /// The length of the short or long address packet whose header is
+    /// `data[i]` (handler `h`), if the packet is whole in `data`.
+    #[inline(always)]
+    fn whole_addr_packet(&self, h: Handler, data: &[u8], i: usize) -> Option<usize> {
+        let n = match h {
+            Handler::ShortAddr => {
+                if *data.get(i + 1)? & 0x80 != 0 {
+                    3
+                } else {
+                    2
+                }
+            }
+            // (the bytes `long_addr_kind` finds for the header)
+            Handler::LongAddr => match self.pkt.type_ {
+                ETM4_PKT_I_ADDR_L_64IS0 | ETM4_PKT_I_ADDR_L_64IS1 | ETE_PKT_I_SRC_ADDR_L_64IS0 | ETE_PKT_I_SRC_ADDR_L_64IS1 => 9,
+                _ => 5,
+            },
+            _ => return None,
+        };
+        (data.len() - i >= n).then_some(n)
+    }
+
+    /// The address packet now whole in `raw` (header `b`, handler `h`),
+    /// taken as its handler takes it byte by byte up to its last.
+    #[inline]
+    fn addr_packet_taken(&mut self, h: Handler, b: u8) {
+        if h == Handler::ShortAddr {
+            self.addr_done = true;
+            self.addr_is = (b as i32 == ETM4_PKT_I_ADDR_S_IS1 || b as i32 == ETE_PKT_I_SRC_ADDR_S_IS1) as u8;
+            let (_, val, bits) = self.extract_short_addr(1, self.addr_is);
+            self.update_short_address(val, self.addr_is, bits);
+        } else {
+            self.long_addr_kind();
+            self.long_addr_set();
+        }
+        self.state = ProcState::SendPkt;
+    }
+
     fn i_long_addr(&mut self, _b: u8) {
         if self.raw.len() == 1 {
-            self.addr_is = 0;
-            self.addr_64bit = false;
-            self.addr_bytes = 4;
-            match self.pkt.type_ {
-                ETM4_PKT_I_ADDR_L_32IS1 | ETE_PKT_I_SRC_ADDR_L_32IS1 => self.addr_is = 1,
-                ETM4_PKT_I_ADDR_L_64IS1 | ETE_PKT_I_SRC_ADDR_L_64IS1 => {
-                    self.addr_is = 1;
-                    self.addr_bytes = 8;
-                    self.addr_64bit = true;
-                }
-                ETM4_PKT_I_ADDR_L_64IS0 | ETE_PKT_I_SRC_ADDR_L_64IS0 => {
-                    self.addr_bytes = 8;
-                    self.addr_64bit = true;
-                }
-                _ => {}
-            }
+            self.long_addr_kind();
         }
         if self.raw.len() == 1 + self.addr_bytes as usize {
-            if self.addr_64bit {
-                let v = self.extract_64bit_long_addr(1, self.addr_is);
-                self.set_64bit_address(v, self.addr_is);
-            } else {
-                let v = self.extract_32bit_long_addr(1, self.addr_is);
-                self.set_32bit_address(v, self.addr_is);
-            }
+            self.long_addr_set();
             self.state = ProcState::SendPkt;
+        }
+    }
+
+    /// A long address packet's kind, from its header: ISA, size, bytes.
+    fn long_addr_kind(&mut self) {
+        self.addr_is = 0;
+        self.addr_64bit = false;
+        self.addr_bytes = 4;
+        match self.pkt.type_ {
+            ETM4_PKT_I_ADDR_L_32IS1 | ETE_PKT_I_SRC_ADDR_L_32IS1 => self.addr_is = 1,
+            ETM4_PKT_I_ADDR_L_64IS1 | ETE_PKT_I_SRC_ADDR_L_64IS1 => {
+                self.addr_is = 1;
+                self.addr_bytes = 8;
+                self.addr_64bit = true;
+            }
+            ETM4_PKT_I_ADDR_L_64IS0 | ETE_PKT_I_SRC_ADDR_L_64IS0 => {
+                self.addr_bytes = 8;
+                self.addr_64bit = true;
+            }
+            _ => {}
+        }
+    }
+
+    /// A long address packet's address, its bytes all in `raw`.
+    fn long_addr_set(&mut self) {
+        if self.addr_64bit {
+            let v = self.extract_64bit_long_addr(1, self.addr_is);
+            self.set_64bit_address(v, self.addr_is);
+        } else {
+            let v = self.extract_32bit_long_addr(1, self.addr_is);
+            self.set_32bit_address(v, self.addr_is);
         }
     }
 
@@ -1520,6 +1568,21 @@ impl PacketProcessor for EtmV4IPktProc {
                                 }
                                 self.pkt.init_next_packet();
                                 self.update_on_unsync_packet_index = 0;
+                                self.state = ProcState::ProcHdr;
+                                continue;
+                            }
+                            if let Some(n) = self.whole_addr_packet(h, data, i) {
+                                // an address packet whole in the block (the
+                                // next most common packets): its bytes taken
+                                // at once, leaving what the byte-wise path
+                                // leaves after its last byte and SendPkt
+                                let p = &data[i..i + n];
+                                self.raw.extend_from_slice(p);
+                                self.processed = i + n;
+                                self.addr_packet_taken(h, b);
+                                self.atom_run_refusals = 0;
+                                resp = out.packet(self.packet_index, &self.pkt, p);
+                                self.init_packet_state();
                                 self.state = ProcState::ProcHdr;
                                 continue;
                             }
