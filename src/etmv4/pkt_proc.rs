@@ -1123,7 +1123,7 @@ impl EtmV4IPktProc {
         let len = self.raw.len();
         if len == 1 {
             self.addr_done = false;
-            self.addr_is = (b as i32 == ETM4_PKT_I_ADDR_S_IS1 || b as i32 == ETE_PKT_I_SRC_ADDR_S_IS1) as u8;
+            self.addr_is = short_addr_is(b);
         } else if !self.addr_done {
             self.addr_done = len == 3 || b & 0x80 == 0;
         }
@@ -1146,11 +1146,7 @@ impl EtmV4IPktProc {
                     2
                 }
             }
-            // (the bytes `long_addr_kind` finds for the header)
-            Handler::LongAddr => match self.pkt.type_ {
-                ETM4_PKT_I_ADDR_L_64IS0 | ETM4_PKT_I_ADDR_L_64IS1 | ETE_PKT_I_SRC_ADDR_L_64IS0 | ETE_PKT_I_SRC_ADDR_L_64IS1 => 9,
-                _ => 5,
-            },
+            Handler::LongAddr => 1 + long_addr_shape(self.pkt.type_).1 as usize,
             _ => return None,
         };
         (data.len() - i >= n).then_some(n)
@@ -1162,7 +1158,7 @@ impl EtmV4IPktProc {
     fn addr_packet_taken(&mut self, h: Handler, b: u8) {
         if h == Handler::ShortAddr {
             self.addr_done = true;
-            self.addr_is = (b as i32 == ETM4_PKT_I_ADDR_S_IS1 || b as i32 == ETE_PKT_I_SRC_ADDR_S_IS1) as u8;
+            self.addr_is = short_addr_is(b);
             let (_, val, bits) = self.extract_short_addr(1, self.addr_is);
             self.update_short_address(val, self.addr_is, bits);
         } else {
@@ -1184,22 +1180,10 @@ impl EtmV4IPktProc {
 
     /// A long address packet's kind, from its header: ISA, size, bytes.
     fn long_addr_kind(&mut self) {
-        self.addr_is = 0;
-        self.addr_64bit = false;
-        self.addr_bytes = 4;
-        match self.pkt.type_ {
-            ETM4_PKT_I_ADDR_L_32IS1 | ETE_PKT_I_SRC_ADDR_L_32IS1 => self.addr_is = 1,
-            ETM4_PKT_I_ADDR_L_64IS1 | ETE_PKT_I_SRC_ADDR_L_64IS1 => {
-                self.addr_is = 1;
-                self.addr_bytes = 8;
-                self.addr_64bit = true;
-            }
-            ETM4_PKT_I_ADDR_L_64IS0 | ETE_PKT_I_SRC_ADDR_L_64IS0 => {
-                self.addr_bytes = 8;
-                self.addr_64bit = true;
-            }
-            _ => {}
-        }
+        let (is, bytes) = long_addr_shape(self.pkt.type_);
+        self.addr_is = is;
+        self.addr_bytes = u32::from(bytes);
+        self.addr_64bit = bytes == 8;
     }
 
     /// A long address packet's address, its bytes all in `raw`.
@@ -1512,6 +1496,24 @@ impl EtmV4IPktProc {
         idx += 1;
         bits += shift as u8;
         (idx, value, bits)
+    }
+}
+
+/// The instruction set bit of a short address packet, from its header.
+#[inline]
+fn short_addr_is(hdr: u8) -> u8 {
+    (hdr as i32 == ETM4_PKT_I_ADDR_S_IS1 || hdr as i32 == ETE_PKT_I_SRC_ADDR_S_IS1) as u8
+}
+
+/// A long address packet's instruction set bit and address bytes, from
+/// its type.
+#[inline]
+fn long_addr_shape(t: ocsd_etmv4_i_pkt_type) -> (u8, u8) {
+    match t {
+        ETM4_PKT_I_ADDR_L_32IS1 | ETE_PKT_I_SRC_ADDR_L_32IS1 => (1, 4),
+        ETM4_PKT_I_ADDR_L_64IS1 | ETE_PKT_I_SRC_ADDR_L_64IS1 => (1, 8),
+        ETM4_PKT_I_ADDR_L_64IS0 | ETE_PKT_I_SRC_ADDR_L_64IS0 => (0, 8),
+        _ => (0, 4),
     }
 }
 
