@@ -879,6 +879,19 @@ impl MemMapper {
     }
 }
 
+/// Where page `i`'s serial is in the `known` serials of
+/// [`MemAccess::read_known_word`] and [`MemAccess::read_run_known`]: at `i`
+/// modulo their number (a power of two, as the decoders keep them: a mask,
+/// not a division).
+#[inline(always)]
+fn known_slot(i: usize, n: usize) -> usize {
+    if n.is_power_of_two() {
+        i & (n - 1)
+    } else {
+        i % n
+    }
+}
+
 impl MemAccess for MemMapper {
     fn read(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, buf: &mut [u8]) -> Result<usize, ocsd_err_t> {
         if buf.is_empty() {
@@ -926,7 +939,7 @@ impl MemAccess for MemMapper {
         let hit = if searched_miss { None } else { c.find(addr, req, trace_id).then_some(c.mru) };
         if let Some(i) = hit {
             let serial = c.pages[i].serial;
-            if known[i % known.len()] == serial {
+            if known[known_slot(i, known.len())] == serial {
                 c.use_mru(1);
                 let token = c.pages[i].token;
                 self.copy_page(i, addr, &mut out[..req])?;
@@ -960,7 +973,7 @@ impl MemAccess for MemMapper {
         let i = c.mru;
         let p = &c.pages[i];
         let serial = p.serial;
-        if known[i % known.len()] != serial {
+        if known[known_slot(i, known.len())] != serial {
             c.mru = old;
             return None;
         }
