@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run every test suite: Rust unit and integration tests (incl. the claimed
-# OpenCSD conformance cases), the generated-header check, the C/C++ ABI and
+# OpenCSD conformance cases), the API documentation build, the
+# generated-header check, the C/C++ ABI and
 # C API client tests, and the CMake / pkg-config consumer tests.
 # Prints one line per suite and a closing "N passed, N failed" line.
 set -uo pipefail
@@ -14,6 +15,8 @@ suite() {
 }
 suite "cargo build" cargo build --release --workspace
 suite "cargo test" cargo test --release --workspace
+# the API documentation (public and private items) builds without a warning
+suite "cargo doc" env RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --document-private-items --quiet
 if [ -f tools/gen-headers/Cargo.toml ]; then
     suite "headers up to date" cargo run --release --quiet --manifest-path tools/gen-headers/Cargo.toml -- --check
 fi

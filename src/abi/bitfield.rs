@@ -2,7 +2,7 @@
 //!
 //! Rust has no bit-fields, so each group of C bit-fields that share one
 //! `uint32_t` storage unit is a plain `u32` word in the Rust mirror struct.
-//! The [`bitfields!`] macro generates a getter and a setter for every named
+//! The `bitfields!` macro generates a getter and a setter for every named
 //! field of such a word, at the bit position gcc gives it on x86-64 and
 //! AArch64 (fields allocated from the least significant bit up).
 //!

@@ -736,7 +736,7 @@ struct SegPlan {
 struct SegResult<O> {
     out: O,
     /// Output length after each chunk from the segment's first, at
-    /// [k] the end of chunk first+k-1 ([0] = before any); those not
+    /// `[k]` the end of chunk first+k-1 (`[0]` = before any); those not
     /// handed over with parts of the output ([`Msg::Part`]).
     marks: Vec<usize>,
     /// Chunk boundary and segment where the states met (None: ran to the

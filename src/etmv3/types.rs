@@ -1,5 +1,5 @@
 //! C ABI mirror of OpenCSD 1.8.0's `opencsd/etmv3/trc_pkt_types_etmv3.h`,
-//! plus [`EtmV3Config`], the register interpreter for `ocsd_etmv3_cfg`
+//! plus [`EtmV3Config`](super::config::EtmV3Config), the register interpreter for `ocsd_etmv3_cfg`
 //! (OpenCSD's `EtmV3Config` class).
 #![allow(non_camel_case_types, non_upper_case_globals, non_snake_case)]
 

@@ -4,14 +4,14 @@
 //! Packets become elements on the P0 stack ([`P0Stack`]); commit, cancel,
 //! mispredict and discard operations resolve them into generic elements,
 //! following the program through memory for atoms, exceptions, Q and
-//! source-address elements. Output elements are staged in [`OutElems`]
+//! source-address elements. Output elements are staged in `OutElems`
 //! (OpenCSD's `OcsdGenElemStack`) and moved to the element queue when a
 //! resolution step completes, so an error part-way through discards the
 //! partial output as OpenCSD does.
 //!
 //! Nothing here allocates per packet or per instruction: the stacks reuse
 //! their storage and program memory is read through a small window
-//! ([`MemWindow`]).
+//! (`MemWindow`).
 
 #![allow(non_upper_case_globals)]
 
@@ -2001,7 +2001,7 @@ impl PacketDecoder for EtmV4IPktDecoder {
     }
 
     /// An atom packet whose atoms, pushed, committed at once (no
-    /// speculation) and popped, would leave no trace ([`Self::atoms_absorbed`]):
+    /// speculation) and popped, would leave no trace (`atoms_absorbed`):
     /// `packet_in` would only note the packet's index. An address packet
     /// while the decoder is quiescent: `packet_in` would only stack it.
     #[inline(always)]

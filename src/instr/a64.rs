@@ -13,7 +13,7 @@ pub const fn aa64_opcode_is_invalid(op: u32) -> bool {
 }
 
 /// Whether an A64 opcode lies outside the "branches, exception generating
-/// and system instructions" encoding group (op0 bits [28:26] != 0b101).
+/// and system instructions" encoding group (op0 bits `[28:26]` != 0b101).
 /// Every branch, barrier, WFI/WFE(T), TSTART and conditional opcode the
 /// decoder recognises is in that group, so any other opcode decodes as
 /// `OCSD_INSTR_OTHER`: not a link, not conditional, sub-type none.
@@ -28,8 +28,8 @@ const fn sext(v: u32, bits: u32) -> i64 {
     (((v << (32 - bits)) as i32) >> (32 - bits)) as i64
 }
 
-/// FEAT_CMPBR compare and branch: CB<cc> (register, W and X), CBB<cc>,
-/// CBH<cc> and CB<cc> (immediate).
+/// FEAT_CMPBR compare and branch: `CB<cc>` (register, W and X), `CBB<cc>`,
+/// `CBH<cc>` and `CB<cc>` (immediate).
 #[inline]
 pub(crate) const fn is_cmp_branch(op: u32) -> bool {
     let desc = (op >> 14) & 0b11; // bits [15:14]
@@ -139,7 +139,7 @@ const fn is_tstart(op: u32) -> bool {
     op & 0xFFFF_FFE0 == 0xD523_3060
 }
 
-/// Conditional: CBZ/CBNZ/TBZ/TBNZ, B.cond and BC.cond (not CB<cc>).
+/// Conditional: CBZ/CBNZ/TBZ/TBNZ, B.cond and BC.cond (not `CB<cc>`).
 #[inline]
 const fn is_conditional(op: u32) -> bool {
     op & 0x7C00_0000 == 0x3400_0000 || op & 0xFF00_0000 == 0x5400_0000

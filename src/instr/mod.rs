@@ -62,15 +62,15 @@ pub fn decode_instruction(info: &mut ocsd_instr_info) -> ocsd_err_t {
 /// The caller always passes the little-endian 32-bit word read at
 /// `instr_addr`.
 /// - A32 / A64: the instruction word; `opcode` is not modified.
-/// - T32: bits [15:0] hold the first halfword and bits [31:16] the next
+/// - T32: bits `[15:0]` hold the first halfword and bits `[31:16]` the next
 ///   one. Like OpenCSD, the decoder swaps the halfwords and **writes the
 ///   swapped value back to `opcode`**: on return the first halfword is in
-///   bits [31:16] and the second (or, for a 16-bit instruction, the
-///   following halfword) in bits [15:0]. `instr_size` is 4 when the first
+///   bits `[31:16]` and the second (or, for a 16-bit instruction, the
+///   following halfword) in bits `[15:0]`. `instr_size` is 4 when the first
 ///   halfword is `0xE800` or above (masked with `0xF800`), else 2.
 ///
 /// # A64 notes
-/// FEAT_CMPBR CB<cc>/CBB<cc>/CBH<cc> are direct branches that are *not*
+/// FEAT_CMPBR `CB<cc>`/`CBB<cc>`/`CBH<cc>` are direct branches that are *not*
 /// flagged conditional (only CBZ/CBNZ/TBZ/TBNZ/B.cond/BC.cond are), and the
 /// FEAT_PAuth_LR `RETA[AB]SPPC <label>` form is an indirect return
 /// (`OCSD_S_INSTR_V8_RET`), not a direct branch. BTI and the PAC/AUT hints

@@ -1,8 +1,8 @@
 //! T32 instruction classification.
 //!
 //! Every function here takes the opcode in OpenCSD's internal T32 layout:
-//! the first halfword in bits [31:16] and the following halfword in bits
-//! [15:0] (for a 16-bit instruction the low half is whatever follows it).
+//! the first halfword in bits `[31:16]` and the following halfword in bits
+//! `[15:0]` (for a 16-bit instruction the low half is whatever follows it).
 
 use super::{Barrier, Decoded};
 use crate::abi::*;
@@ -22,11 +22,11 @@ const fn sext(v: u32, bits: u32) -> u32 {
 /// Direct branch kinds (and how their target is computed).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Direct {
-    /// B<c> encoding T1 (16-bit, conditional).
+    /// `B<c>` encoding T1 (16-bit, conditional).
     BCondT1,
     /// B encoding T2 (16-bit).
     BT2,
-    /// B<c> encoding T3 (32-bit, conditional).
+    /// `B<c>` encoding T3 (32-bit, conditional).
     BCondT3,
     /// B encoding T4 or BL (bit 14 of the second halfword set).
     BT4OrBl,
@@ -228,7 +228,7 @@ const fn is_wfx(op: u32) -> bool {
         || op & 0xFFEF_0000 == 0xBF20_0000 // WFE, WFI
 }
 
-/// B<c> T1, B<c> T3, CBZ, CBNZ.
+/// `B<c>` T1, `B<c>` T3, CBZ, CBNZ.
 #[inline]
 const fn is_conditional(op: u32) -> bool {
     is_b_cond_t1(op) || is_b_cond_t3(op) || is_cbz(op)

@@ -18,7 +18,7 @@ impl ItmConfig {
         &self.cfg
     }
 
-    /// CoreSight trace ID: TCR bits [22:16].
+    /// CoreSight trace ID: TCR bits `[22:16]`.
     pub fn trace_id(&self) -> u8 {
         ((self.cfg.reg_tcr >> 16) & 0x7F) as u8
     }
@@ -28,7 +28,7 @@ impl ItmConfig {
         self.cfg.reg_tcr = (self.cfg.reg_tcr & !MASK) | ((u32::from(id) << 16) & MASK);
     }
 
-    /// Local timestamp prescaler: 1, 4, 16 or 64 from TCR bits [9:8] when
+    /// Local timestamp prescaler: 1, 4, 16 or 64 from TCR bits `[9:8]` when
     /// the TPIU clock is in use (SWOENA, bit 4), else 1.
     pub fn ts_prescale(&self) -> u32 {
         if self.cfg.reg_tcr & 0x10 != 0 {

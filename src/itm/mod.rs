@@ -22,7 +22,7 @@ pub use types::*;
 use crate::abi::*;
 use crate::dcd_tree::stack::{Stack, TraceIdDecoder};
 
-/// The ITM decode stack for trace ID TCR[22:16]: the packet processor,
+/// The ITM decode stack for trace ID TCR`[22:16]`: the packet processor,
 /// plus the packet decoder when `full`.
 pub fn create(cfg: &ocsd_itm_cfg, full: bool) -> Result<Box<dyn TraceIdDecoder>, ocsd_err_t> {
     let c = ItmConfig::new(cfg);

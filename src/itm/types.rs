@@ -24,6 +24,9 @@ pub const ITM_PKT_BAD_SEQUENCE: ocsd_itm_pkt_type = 11;
 pub const ITM_PKT_RESERVED: ocsd_itm_pkt_type = 12;
 
 /// An ITM packet (`ocsd_itm_pkt`).
+// (the field docs go into the C headers as they are: bit ranges in
+// brackets, which rustdoc would take for links)
+#[allow(rustdoc::broken_intra_doc_links)]
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ocsd_itm_pkt {
@@ -45,6 +48,9 @@ pub struct ocsd_itm_pkt {
 }
 
 /// ITM hardware configuration (`ocsd_itm_cfg`).
+// (the field docs go into the C headers as they are: bit ranges in
+// brackets, which rustdoc would take for links)
+#[allow(rustdoc::broken_intra_doc_links)]
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ocsd_itm_cfg {

@@ -6,7 +6,7 @@
 //! refuses overlapping ranges in the same memory space, and serves reads
 //! through OpenCSD's memory access cache ([`cache`]): the same lookups,
 //! the same pages, the same callback calls. Files are read into memory
-//! when first used ([`file`]), so a read from a file is a bounds-checked
+//! when first used ([`file`](mod@file)), so a read from a file is a bounds-checked
 //! copy.
 #![forbid(unsafe_code)]
 
@@ -918,7 +918,7 @@ impl MemAccess for MemMapper {
     }
 
     /// While the accessor lookup stays on the current accessor (no side
-    /// effect), the read is [`MemMapper::serve`]'s steps for a cached read
+    /// effect), the read is `MemMapper::serve`'s steps for a cached read
     /// without the lookup: the page search, then a use of the page found
     /// or a page loaded; a page found that `known` names gives its bytes
     /// and no view.
@@ -1003,7 +1003,7 @@ impl MemAccess for MemMapper {
         Some((CachePage { index: i as u32, serial }, word, Some(self.epoch)))
     }
 
-    /// As [`MemMapper::serve`] takes an uncached read in a hole a callback
+    /// As `MemMapper::serve` takes an uncached read in a hole a callback
     /// named: the epoch moves, the lookup stays on the current accessor.
     #[inline]
     fn hole_known(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> bool {

@@ -1,6 +1,6 @@
 //! perf.data recordings of CoreSight trace, without perf.
 //!
-//! - [`file`]: the records of a perf.data file (AUXTRACE_INFO, AUXTRACE,
+//! - [`file`](mod@file): the records of a perf.data file (AUXTRACE_INFO, AUXTRACE,
 //!   AUX, MMAP/MMAP2, COMM, ITRACE_START, SWITCH), with file offsets;
 //! - [`cs_meta`]: the CoreSight metadata perf saved per CPU;
 //! - [`dump`]: the packet dump `perf report -D` prints;

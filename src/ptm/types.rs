@@ -1,5 +1,5 @@
 //! C ABI mirror of OpenCSD 1.8.0's `opencsd/ptm/trc_pkt_types_ptm.h`, plus
-//! [`PtmConfig`], the register interpreter for `ocsd_ptm_cfg` (OpenCSD's
+//! [`PtmConfig`](super::config::PtmConfig), the register interpreter for `ocsd_ptm_cfg` (OpenCSD's
 //! `PtmConfig` class).
 #![allow(non_camel_case_types, non_upper_case_globals, non_snake_case)]
 

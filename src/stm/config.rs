@@ -40,7 +40,7 @@ impl StmConfig {
         &self.cfg
     }
 
-    /// CoreSight trace ID: STMTCSR bits [22:16].
+    /// CoreSight trace ID: STMTCSR bits `[22:16]`.
     pub fn trace_id(&self) -> u8 {
         ((self.cfg.reg_tcsr >> 16) & 0x7F) as u8
     }

@@ -22,7 +22,7 @@ pub use types::*;
 use crate::abi::*;
 use crate::dcd_tree::stack::{Stack, TraceIdDecoder};
 
-/// The STM decode stack for trace ID STMTCSR[22:16]: the packet processor,
+/// The STM decode stack for trace ID STMTCSR`[22:16]`: the packet processor,
 /// plus the packet decoder when `full`.
 pub fn create(cfg: &ocsd_stm_cfg, full: bool) -> Result<Box<dyn TraceIdDecoder>, ocsd_err_t> {
     let c = StmConfig::new(cfg);

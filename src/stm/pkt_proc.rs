@@ -1,7 +1,7 @@
 //! STM (STPv2) packet processor: bytes of one trace ID in, STM packets out.
 //!
-//! STPv2 is a nibble stream: in each byte, bits [3:0] are the first nibble
-//! in protocol order and bits [7:4] the second. Packets start on any nibble,
+//! STPv2 is a nibble stream: in each byte, bits `[3:0]` are the first nibble
+//! in protocol order and bits `[7:4]` the second. Packets start on any nibble,
 //! so a byte may be shared between two packets; its raw bytes then appear
 //! in both packets' monitor output (the second one shows the shared byte
 //! as `nibble << 4`), as OpenCSD shows them.

@@ -117,6 +117,9 @@ pub struct ocsd_stm_pkt {
 }
 
 /// STM hardware configuration (`ocsd_stm_cfg`).
+// (the field docs go into the C headers as they are: bit ranges in
+// brackets, which rustdoc would take for links)
+#[allow(rustdoc::broken_intra_doc_links)]
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ocsd_stm_cfg {

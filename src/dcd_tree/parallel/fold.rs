@@ -441,7 +441,7 @@ where
 
 /// Decode segment `p` from its first chunk, its output cut at the chunk
 /// boundaries where a stitch can happen; past its end, a probe runs beside
-/// it (as [`walk_segment`](super::walk_segment) runs it) until their states are
+/// it (as [`super::walk_segment`] runs it) until their states are
 /// equal at a boundary.
 fn fold_segment<O: FoldOutput + 'static>(cx: &Ctx<'_, O>, live: &Live, trace: &[u8], p: FoldPlan) -> Option<FoldResult<O>> {
     let mut chunks = Reader { live, trace, stream: p.stream, part: None, lo: 0, hi: 0 };
