@@ -16,7 +16,7 @@
 //! The snapshots come from `$OCSD_SHARED` or `../shared`; without them the
 //! benchmarks are skipped with a message.
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::cell::Cell;
 use std::rc::Rc;
 
@@ -38,7 +38,7 @@ struct Input {
     data: Vec<u8>,
 }
 
-fn load(dir: &PathBuf) -> Input {
+fn load(dir: &Path) -> Input {
     let snap = Snapshot::read(dir.to_str().expect("UTF-8 path")).expect("snapshot");
     let buffer = snap.buffer_names().into_iter().next().expect("a trace buffer");
     let file = snap.path_of(&snap.buffer(&buffer).unwrap().file);

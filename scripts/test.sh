@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run every test suite: Rust unit and integration tests (incl. the claimed
-# OpenCSD conformance cases), the API documentation build, the
+# OpenCSD conformance cases), the API documentation build, clippy, the
 # generated-header check, the C/C++ ABI and
 # C API client tests, and the CMake / pkg-config consumer tests.
 # Prints one line per suite and a closing "N passed, N failed" line.
@@ -17,6 +17,9 @@ suite "cargo build" cargo build --release --workspace
 suite "cargo test" cargo test --release --workspace
 # the API documentation (public and private items) builds without a warning
 suite "cargo doc" env RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --document-private-items --quiet
+# clippy finds nothing (the lints the code base does not follow are listed,
+# with why, under [lints.clippy] in Cargo.toml)
+suite "cargo clippy" cargo clippy --release --workspace --all-targets --quiet -- -D warnings
 if [ -f tools/gen-headers/Cargo.toml ]; then
     suite "headers up to date" cargo run --release --quiet --manifest-path tools/gen-headers/Cargo.toml -- --check
 fi

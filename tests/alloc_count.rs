@@ -5,7 +5,7 @@
 //! without it.
 
 use std::cell::Cell;
-use std::path::PathBuf;
+use std::path::Path;
 use std::rc::Rc;
 
 use opencsd_c_api::abi::*;
@@ -21,7 +21,7 @@ static GLOBAL: Counting = Counting;
 
 /// (elements, allocations during the decode) for a full decode of the
 /// snapshot's first buffer, fed in `chunk`-byte blocks.
-fn decode_counting(dir: &PathBuf, chunk: usize) -> (u64, u64) {
+fn decode_counting(dir: &Path, chunk: usize) -> (u64, u64) {
     let snap = Snapshot::read(dir.to_str().unwrap()).expect("snapshot");
     let buffer = snap.buffer_names().into_iter().next().expect("buffer");
     let data = std::fs::read(snap.path_of(&snap.buffer(&buffer).unwrap().file)).expect("trace file");

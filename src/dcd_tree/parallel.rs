@@ -676,6 +676,9 @@ pub fn etmv4_sync_points(data: &[u8]) -> Vec<usize> {
 /// boundaries.
 pub trait SegmentOutput: Default + Send {
     fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     /// Empty it for another segment, keeping its allocations: [`decode`]
     /// hands outputs already given out to later segments (in place of the
     /// one the factory made), so that a decode does not allocate and

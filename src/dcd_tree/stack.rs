@@ -272,7 +272,7 @@ impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, 
         let bad = pkt.is_bad_packet();
         let ptr = pkt as *const P as *const c_void;
         if let Some(m) = self.monitor.as_deref_mut() {
-            if !raw.is_empty() && !(bad && self.proc_flags & OCSD_OPFLG_PKTPROC_NOMON_BAD_PKTS != 0) {
+            if !raw.is_empty() && (!bad || self.proc_flags & OCSD_OPFLG_PKTPROC_NOMON_BAD_PKTS == 0) {
                 m.packet(OCSD_OP_DATA, index_sop, Some(pkt), ptr, raw);
             }
         }
@@ -305,7 +305,7 @@ impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, 
         }
         let bad = pkt.is_bad_packet();
         if let Some(m) = self.monitor.as_deref_mut() {
-            if !raw.is_empty() && !(bad && self.proc_flags & OCSD_OPFLG_PKTPROC_NOMON_BAD_PKTS != 0) {
+            if !raw.is_empty() && (!bad || self.proc_flags & OCSD_OPFLG_PKTPROC_NOMON_BAD_PKTS == 0) {
                 m.packet(OCSD_OP_DATA, index_sop, Some(pkt), pkt as *const P as *const c_void, raw);
             }
         }

@@ -17,7 +17,7 @@ use crate::common::{DecodeCtx, MemContext, OcsdError, PacketDecoder};
 
 
 fn set_isa(e: &mut ocsd_generic_trace_elem, isa: ocsd_isa) {
-    e.isa = if isa > ocsd_isa_unknown || isa < 0 { ocsd_isa_unknown } else { isa };
+    e.isa = if !(0..=ocsd_isa_unknown).contains(&isa) { ocsd_isa_unknown } else { isa };
 }
 
 fn set_cycle_count(e: &mut ocsd_generic_trace_elem, cc: u32) {
@@ -123,10 +123,7 @@ struct PeContext(ocsd_pe_context);
 
 impl PeContext {
     fn reset() -> Self {
-        let mut c = ocsd_pe_context::default();
-        c.exception_level = ocsd_EL_unknown;
-        c.security_level = ocsd_sec_secure;
-        PeContext(c)
+        PeContext(ocsd_pe_context { exception_level: ocsd_EL_unknown, security_level: ocsd_sec_secure, ..Default::default() })
     }
     fn set_el(&mut self, el: ocsd_ex_level) {
         self.0.exception_level = el;

@@ -60,7 +60,7 @@ mod tests {
         write_val_str(&mut s, 32, 13, 0x137E, 13);
         assert_eq!(s, "0x????137E (12:0) ~[0x137E]");
         s.clear();
-        write_val_str(&mut s, 64, 64, 0x58E9_0BB8_67, 42);
+        write_val_str(&mut s, 64, 64, 0x58_E90B_B867, 42);
         assert_eq!(s, "0x00000058E90BB867 ~[0x58E90BB867]");
     }
 }

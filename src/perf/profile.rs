@@ -601,7 +601,7 @@ mod tests {
         b.data = Some(Some(bytes.clone()));
         let map = super::super::spaces::Map { start: base, end: base + size, pgoff: 0, bin: 0 };
         let mut spaces = Spaces::from_parts(vec![b], vec![(-1, map)]);
-        let mut rng = crate::common::xorshift64(0x5eed_0f_9a11);
+        let mut rng = crate::common::xorshift64(0x5e_ed0f_9a11);
         let (mut p, mut q) = (Profile::default(), Reference::default());
         for i in 0..60_000u32 {
             let x = rng();

@@ -1038,7 +1038,7 @@ mod tests {
         // --symdir DIR: found by build ID under another name
         let mut s = Spaces::from_parts(vec![Binary::new("/elsewhere/x", Some(id))], vec![]);
         s.binaries[0].data = None;
-        s.set_symdirs(&[dir.clone()]);
+        s.set_symdirs(std::slice::from_ref(&dir));
         assert!(s.load(0).is_some());
         // the first in name order: deep/er/renamed
         assert_eq!(s.binaries[0].found_at.as_deref(), Some(sub.join("renamed").as_path()));

@@ -331,7 +331,7 @@ impl PtmDecoder {
 
     fn log(&mut self, ctx: &mut DecodeCtx, sev: ocsd_err_severity_t, code: ocsd_err_t, what: &str, pkt_msg: &str) {
         self.msg.clear();
-        let _ = write!(self.msg, "{}{}{}", what, pkt_msg, " packet.");
+        let _ = write!(self.msg, "{}{} packet.", what, pkt_msg);
         let e = OcsdError::at(sev, code, self.index, self.trace_id, self.msg.as_str());
         ctx.log.log_error(&self.name, &e);
     }
