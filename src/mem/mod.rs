@@ -1028,12 +1028,6 @@ impl MemAccess for MemMapper {
         Some(self.epoch)
     }
 
-    #[inline]
-    fn uses_then_epoch(&mut self, n: u32) -> Option<u64> {
-        self.run_uses(n);
-        Some(self.epoch)
-    }
-
     fn context_shown(&mut self, trace_id: u8) {
         self.new_callback_bytes(trace_id);
     }

@@ -197,24 +197,29 @@ impl MemWindow {
     /// once.
     #[inline]
     pub(super) fn report_and_check(&mut self, mem: &mut dyn MemAccess) {
-        self.primed = None;
         if self.len == 0 {
-            if self.uses > 0 {
-                mem.run_uses(std::mem::take(&mut self.uses));
-            }
-            return;
+            // (no view to check)
+            return self.report(mem);
         }
+        self.primed = None;
         let epoch = mem.uses_then_epoch(std::mem::take(&mut self.uses));
-        if self.epoch.is_none() || epoch != self.epoch {
-            self.stash();
-        }
+        self.keep_view_at(epoch);
     }
 
     /// At the start of a decoder call: keep the view only if nothing has
     /// used or changed the memory since it was taken (a page view is kept,
     /// to go back to if the memory still serves from that page).
     pub(super) fn check(&mut self, mem: &dyn MemAccess) {
-        if self.len > 0 && (self.epoch.is_none() || mem.epoch() != self.epoch) {
+        if self.len > 0 {
+            self.keep_view_at(mem.epoch());
+        }
+    }
+
+    /// Keep the view only if the memory's epoch is still `epoch`, the one
+    /// it was taken at.
+    #[inline]
+    fn keep_view_at(&mut self, epoch: Option<u64>) {
+        if self.epoch.is_none() || epoch != self.epoch {
             self.stash();
         }
     }
