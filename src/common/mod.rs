@@ -221,7 +221,6 @@ pub trait MemAccess {
     /// known.len()]` is the page's [`CachePage::serial`]) the run has no
     /// view but names the page: the caller holds the view an earlier run
     /// of that page gave, which serves the reads inside it as before.
-    #[allow(clippy::too_many_arguments)]
     fn read_run_known(
         &mut self,
         addr: ocsd_vaddr_t,

@@ -141,7 +141,6 @@ impl OutElems {
     /// ISA, type and subtype, the element's flags, and the context the
     /// new element copies from the one before it.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
     fn push_range_with(
         &mut self,
         idx: ocsd_trc_index_t,

@@ -859,7 +859,6 @@ enum Fed {
 /// going alone). Returns the elements, the log, the memory reads and the
 /// decoder's state after the end of trace, and the number of packets
 /// `atom_packets` took.
-#[allow(clippy::type_complexity)]
 fn feed_packets(pkts: &[Fed], max_spec: u32, runs: bool) -> ((Vec<String>, Vec<String>, usize), EtmV4IPktDecoder, usize) {
     use crate::etmv4::pkt_proc::ATOM_HEADERS;
     let mut h = Harness::new(cfg(max_spec, false), &program());

@@ -377,7 +377,6 @@ impl SampleSink for SegmentSink {
 /// A decode tree for one AUX queue, the memory callback reading through
 /// `shared`, elements to `out` (and, for a timestamped decode, each
 /// timestamp element to `clock`, answered with WAIT).
-#[allow(clippy::too_many_arguments)]
 fn make_tree(
     pd: &PerfData,
     blocks: &[&Block],

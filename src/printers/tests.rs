@@ -73,7 +73,6 @@ fn with_cc(mut e: ocsd_generic_trace_elem, cc: u32) -> ocsd_generic_trace_elem {
     e
 }
 
-#[allow(clippy::too_many_arguments)]
 fn range(
     st: u64,
     en: u64,

@@ -619,7 +619,6 @@ impl BlockCache {
     /// [`BlockCache::get`] takes it on the walk's path.
     #[cold]
     #[inline(never)]
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn retag(&mut self, addr: ocsd_vaddr_t, token: u64, aa64_chk: bool, room: u64, executed: bool, rule: IndirectRule, window: &MemWindow) -> Option<Block> {
         let i = self.slot(addr);
         let b = self.entries.get_mut(i)?;
@@ -1059,7 +1058,6 @@ impl EtmV4IPktDecoder {
     /// `packet_in` ends the packet. Returns the answer and whether
     /// `atom_packets` is to stop there.
     #[inline(never)]
-    #[allow(clippy::too_many_arguments)]
     fn atom_packet_steps(
         &mut self,
         type_: ocsd_etmv4_i_pkt_type,
