@@ -1,14 +1,26 @@
 #!/usr/bin/env bash
 # Build (release) and install libraries, headers and pkg-config file under a
-# prefix:  scripts/install.sh /usr/local
+# prefix:  scripts/install.sh [--pgo] /usr/local
+# (--pgo: the profile-guided build of scripts/build-pgo.sh, trained on the
+# shared snapshots: the same code, faster; a plain build when it cannot be
+# trained, with a message saying why)
 # Installs lib/libopencsd_c_api.so.1.8.0 (+ .so.1, .so links), the static
 # lib/libopencsd_c_api.a, lib/libopencsd.so.1.8.0 (+ links), include/opencsd/...
 # lib/pkgconfig/opencsd.pc and lib/cmake/opencsd/opencsdConfig.cmake.
 set -euo pipefail
-prefix=${1:?usage: install.sh PREFIX}
+pgo=""
+if [ "${1:-}" = "--pgo" ]; then
+    pgo=1
+    shift
+fi
+prefix=${1:?usage: install.sh [--pgo] PREFIX}
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
-cargo build --release --workspace --quiet
+if [ -n "$pgo" ]; then
+    bash scripts/build-pgo.sh
+else
+    cargo build --release --workspace --quiet
+fi
 mkdir -p "$prefix/lib/pkgconfig" "$prefix/include"
 prefix=$(cd "$prefix" && pwd)
 for lib in opencsd_c_api opencsd; do

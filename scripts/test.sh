@@ -2,7 +2,8 @@
 # Run every test suite: Rust unit and integration tests (incl. the claimed
 # OpenCSD conformance cases), the API documentation build, clippy, the
 # generated-header check, the C/C++ ABI and
-# C API client tests, and the CMake / pkg-config consumer tests.
+# C API client tests, the CMake / pkg-config consumer tests, the drop-in
+# tests, and the profile-guided build.
 # Prints one line per suite and a closing "N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +28,9 @@ fi
 for t in c-tests/run_c_tests.sh c-tests/run_consumer_tests.sh c-tests/run_dropin_tests.sh; do
     [ -f "$t" ] && suite "$t" bash "$t"
 done
+# the profile-guided release build (scripts/build-pgo.sh) builds and
+# decodes as the plain one does
+suite "PGO build" bash scripts/check-pgo.sh
 if [ ${#failures[@]} -gt 0 ]; then echo "failed suites: ${failures[*]}"; fi
 echo "suites: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -3,9 +3,13 @@
 #
 #   c-tests/bench/run_bench.sh [SNAPSHOT_NAME ...]   (default: bugfix-exact-match)
 #   ROUNDS=7 c-tests/bench/run_bench.sh              (default 5 rounds)
+#   PGO=1 c-tests/bench/run_bench.sh                 (the profile-guided build)
 #
+# Measures the plain release build (target/release), or with PGO=1 the
+# profile-guided one, built by scripts/build-pgo.sh into target/pgo-build
+# (trained on the other shared snapshots, not on bugfix-exact-match).
 # Builds the C client c-tests/bench/decode_snapshot.c once against include/
-# and runs the same binary on this library (target/release, through a
+# and runs the same binary on this library (through a
 # private directory holding its soname) and on the system's
 # libopencsd_c_api.so.1 (Debian's OpenCSD 1.3.3): ldd shows which library
 # each run loads. The client builds its tree from the plan the lister
@@ -41,18 +45,27 @@ shared=${OCSD_SHARED:-$root/../shared}
 shared=$(cd "$shared" 2>/dev/null && pwd) || { echo "SKIPPED: reference data not found (set OCSD_SHARED)"; exit 0; }
 [ -d "$shared/conformance/snapshots" ] || { echo "SKIPPED: $shared/conformance/snapshots not found"; exit 0; }
 cd "$root" || exit 2
-cargo build --release --quiet || exit 1
-cargo build --release --quiet --example parallel_count || exit 1
-counter="$root/target/release/examples/parallel_count"
+if [ -n "${PGO:-}" ]; then
+    mkdir -p "$root/target/pgo-build"
+    bash "$root/scripts/build-pgo.sh" --target-dir "$root/target/pgo-build" >"$root/target/pgo-build/build.log" 2>&1 ||
+        { tail -n 20 "$root/target/pgo-build/build.log"; exit 1; }
+    rel="$root/target/pgo-build/release"
+    echo "the profile-guided build ($rel)"
+else
+    cargo build --release --quiet || exit 1
+    cargo build --release --quiet --example parallel_count || exit 1
+    rel="$root/target/release"
+fi
+counter="$rel/examples/parallel_count"
 
 out="$root/target/bench"
 lib="$out/lib"
 mkdir -p "$lib"
-ln -sf "$root/target/release/libopencsd_c_api.so" "$lib/libopencsd_c_api.so.1"
+ln -sf "$rel/libopencsd_c_api.so" "$lib/libopencsd_c_api.so.1"
 gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$root/include" -o "$out/decode_snapshot" "$here/decode_snapshot.c" \
     -L"$lib" -l:libopencsd_c_api.so.1 -ldl || exit 1
 client="$out/decode_snapshot"
-lister="$root/target/release/trc_pkt_lister"
+lister="$rel/trc_pkt_lister"
 rounds=${ROUNDS:-5}
 sys=""
 if [ -e /usr/lib/x86_64-linux-gnu/libopencsd_c_api.so.1 ] || ldconfig -p 2>/dev/null | grep -q libopencsd_c_api.so.1; then
@@ -152,7 +165,7 @@ for name in "$@"; do
     # the samples taken on the calling thread (the same file)
     echo
     echo "== $name: ocsd decode --autofdo, serial against --jobs 2 (ratio = serial / this)"
-    ocsd="$root/target/release/ocsd"
+    ocsd="$rel/ocsd"
     python3 "$here/compare.py" -n "$rounds" \
         "serial=$ocsd decode --snapshot $ss --autofdo $out/afdo.serial" "jobs-2=$ocsd decode --snapshot $ss --autofdo $out/afdo.jobs2 --jobs 2" || exit 1
     cmp -s "$out/afdo.serial" "$out/afdo.jobs2" || { echo "the AutoFDO profile on two threads differs from the serial one"; exit 1; }
@@ -200,5 +213,5 @@ if [ -n "$rec" ] && command -v perf >/dev/null 2>&1; then
     echo "== $(basename "$rec"): ocsd perf --autofdo against perf script --itrace=i1 (ratio = perf's time / ocsd's)"
     python3 "$here/compare.py" --ms -n "$((rounds * 8))" \
         "perf-script=env -u LD_LIBRARY_PATH perf script -i $rec --itrace=i1" \
-        "ocsd-autofdo=$root/target/release/ocsd perf $rec --autofdo $out/perf.afdo" || exit 1
+        "ocsd-autofdo=$rel/ocsd perf $rec --autofdo $out/perf.afdo" || exit 1
 fi

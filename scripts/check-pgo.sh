@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The profile-guided build (scripts/build-pgo.sh) builds, and decodes as
+# the plain build does: every conformance case, normal and corrupted, with
+# its lister (the logs byte for byte), and its C API library through the
+# benchmark client on bugfix-exact-match, with file and with callback
+# memory, giving the elements and memory callbacks of the plain library
+# (target/release, built by the test command's first suite).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+shared=${OCSD_SHARED:-$root/../shared}
+out="$root/target/pgo-build"
+bash "$root/scripts/build-pgo.sh" --target-dir "$out"
+rel="$out/release"
+for f in libopencsd_c_api.so libopencsd.so libopencsd_c_api.a trc_pkt_lister ocsd; do
+    [ -e "$rel/$f" ] || { echo "the profile-guided build made no $f"; exit 1; }
+done
+if [ ! -d "$shared/conformance/snapshots" ]; then
+    echo "SKIPPED (decode checks): reference data not found (set OCSD_SHARED)"
+    exit 0
+fi
+python3 "$shared/conformance/run" --lister "$rel/trc_pkt_lister" | tail -n 2
+python3 "$shared/conformance/run" --lister "$rel/trc_pkt_lister" --cases "$shared/conformance/cases-corrupt.tsv" | tail -n 2
+
+plain="$root/target/release/libopencsd_c_api.so"
+[ -e "$plain" ] || cargo build --release --quiet --manifest-path "$root/Cargo.toml"
+work="$out/check"
+mkdir -p "$work/pgo" "$work/plain"
+ln -sf "$rel/libopencsd_c_api.so" "$work/pgo/libopencsd_c_api.so.1"
+ln -sf "$plain" "$work/plain/libopencsd_c_api.so.1"
+gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$root/include" -o "$work/decode_snapshot" "$root/c-tests/bench/decode_snapshot.c" \
+    -L"$work/pgo" -l:libopencsd_c_api.so.1 -ldl
+"$rel/trc_pkt_lister" -ss_dir "$shared/conformance/snapshots/bugfix-exact-match" -decode -print_plan "$work/bem.plan" >/dev/null
+for mem in file callback; do
+    for v in pgo plain; do
+        LD_LIBRARY_PATH="$work/$v" ldd "$work/decode_snapshot" | grep -q "$work/$v/libopencsd_c_api.so.1" ||
+            { echo "the client does not load the $v library"; exit 1; }
+        LD_LIBRARY_PATH="$work/$v" "$work/decode_snapshot" -mem "$mem" "$work/bem.plan" >"$work/$v.$mem.txt"
+    done
+    cmp "$work/pgo.$mem.txt" "$work/plain.$mem.txt" || { echo "C API, $mem memory: the builds differ"; exit 1; }
+    echo "C API, $mem memory: $(tr '\n' ' ' <"$work/pgo.$mem.txt")(both builds)"
+done
