@@ -3,8 +3,9 @@
 # commands of `cargo build --release --workspace`, compiled a second time
 # with the profile of an instrumented build decoding the shared snapshots
 # and perf recordings. Same code, same output; on bugfix-exact-match (a
-# trace the training does not decode) the C API decodes about a tenth
-# faster (see README, "Benchmarks").
+# trace the training does not decode) the C API decodes about 6% faster
+# with file memory and 10% faster with callback memory (see README,
+# "Install"). RUSTFLAGS already set are kept.
 #
 #   bash scripts/build-pgo.sh [--target-dir DIR]
 #
@@ -59,7 +60,7 @@ mkdir -p "$raw" "$work/run"
 
 # 1. instrumented build (its own folder: the flags differ)
 echo "build-pgo: instrumented build"
-RUSTFLAGS="-Cprofile-generate=$raw" cargo build --release --workspace --lib --bins --examples --quiet --target-dir "$work/gen"
+RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-generate=$raw" cargo build --release --workspace --lib --bins --examples --quiet --target-dir "$work/gen"
 # build scripts and proc macros run during the build wrote profiles too
 rm -f "$raw"/*.profraw
 gen="$work/gen/release"
@@ -119,5 +120,5 @@ ls "$raw"/*.profraw >/dev/null 2>&1 || plain "the training wrote no profile"
 echo "build-pgo: trained on $n snapshots; profile $work/merged.profdata"
 
 # 3. the release build, with the profile
-RUSTFLAGS="-Cprofile-use=$work/merged.profdata" cargo build --release --workspace --lib --bins --examples --target-dir "$target"
+RUSTFLAGS="${RUSTFLAGS:-} -Cprofile-use=$work/merged.profdata" cargo build --release --workspace --lib --bins --examples --target-dir "$target"
 echo "build-pgo: built with the profile into $target/release"
