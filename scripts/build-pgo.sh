@@ -22,9 +22,8 @@
 # the benchmarks (c-tests/bench/decode_snapshot.c) with file and callback
 # memory on the larger snapshots, each trace buffer repeated 16 times (a
 # long trace: code met again and again); the Rust API's serial,
-# parallel, folded and iterator decodes of juno_r1_1, and `ocsd decode`'s
-# text, JSON, Tarmac and AutoFDO outputs of it; `ocsd perf` on the shared
-# recordings. bugfix-exact-match is left out so that the
+# parallel, folded and iterator decodes of juno_r1_1; `ocsd perf` on the
+# shared recordings. bugfix-exact-match is left out so that the
 # benchmarks, which run on it, do not measure a build trained on their
 # own input.
 set -euo pipefail
@@ -110,11 +109,6 @@ if [ -d "$juno" ]; then
         # shellcheck disable=SC2086
         "$gen/examples/parallel_count" "$juno" $args >/dev/null 2>&1 || true
     done
-    for format in text json tarmac; do
-        "$gen/ocsd" decode --snapshot "$juno" --format "$format" -o "$run/decode.out" >/dev/null 2>&1 || true
-    done
-    "$gen/ocsd" decode --snapshot "$juno" --autofdo "$run/afdo.txt" >/dev/null 2>&1 || true
-    rm -f "$run/decode.out"
 fi
 for rec in "$shared"/perf/*.perf.data; do
     [ -f "$rec" ] || continue
