@@ -3,8 +3,8 @@
 # commands of `cargo build --release --workspace`, compiled a second time
 # with the profile of an instrumented build decoding the shared snapshots
 # and perf recordings. Same code, same output; on bugfix-exact-match (a
-# trace the training does not decode) the C API decodes about 6% faster
-# with file memory and 10% faster with callback memory (see README,
+# trace the training does not decode) the C API decodes 4 to 6% faster
+# with file memory and 9 to 10% faster with callback memory (see README,
 # "Install"). RUSTFLAGS already set are kept.
 #
 #   bash scripts/build-pgo.sh [--target-dir DIR]
