@@ -29,6 +29,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+# shellcheck source=../c-tests/bench/client.sh
+. "$root/c-tests/bench/client.sh"
 target="$root/target"
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -54,7 +56,6 @@ shared=$(cd "$shared" && pwd)
 
 work="$target/pgo"
 raw="$work/raw"
-mkdir -p "$work"
 rm -rf "$raw" "$work/run"
 mkdir -p "$raw" "$work/run"
 
@@ -84,8 +85,7 @@ mkdir -p "$run/lib"
 ln -sf "$gen/libopencsd_c_api.so" "$run/lib/libopencsd_c_api.so.1"
 cc=$(command -v gcc || command -v cc || true)
 clients="juno_r1_1 TC2 tc2-ptm-rstk-t32 test-file-mem-offsets Snowball juno-uname-001"
-if [ -z "$cc" ] || ! "$cc" -std=c11 -O2 -I"$root/include" -o "$run/decode_snapshot" "$root/c-tests/bench/decode_snapshot.c" \
-    -L"$run/lib" -l:libopencsd_c_api.so.1 -ldl; then
+if [ -z "$cc" ] || ! build_client "$cc" "$root" "$run/decode_snapshot" "$run/lib"; then
     echo "build-pgo: the C API client did not build (no C compiler?): the C API layer is not trained"
     clients=""
 fi
@@ -95,10 +95,7 @@ for name in $clients; do
     "$gen/trc_pkt_lister" -ss_dir "$ss" -decode -print_plan "$run/$name.plan" >/dev/null 2>&1 || continue
     # the trace buffer 16 times over: a long trace, where code decoded
     # once is met again and again (the shared snapshots hold short ones)
-    buf=$(sed -n 's/^buffer [^ ]* //p' "$run/$name.plan")
-    [ -f "$buf" ] || continue
-    for _ in $(seq 16); do cat "$buf"; done >"$run/$name.x16.bin"
-    sed "s|^buffer \([^ ]*\) .*|buffer \1 $run/$name.x16.bin|" "$run/$name.plan" >"$run/$name.x16.plan"
+    repeat_plan "$run/$name.plan" 16 "$run/$name.x16" || continue
     for mem in file callback; do
         LD_LIBRARY_PATH="$run/lib" "$run/decode_snapshot" -mem "$mem" "$run/$name.x16.plan" >/dev/null 2>&1 || true
     done

@@ -7,6 +7,8 @@
 # (target/release, built by the test command's first suite).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=../c-tests/bench/client.sh
+. "$root/c-tests/bench/client.sh"
 shared=${OCSD_SHARED:-$root/../shared}
 out="$root/target/pgo-build"
 bash "$root/scripts/build-pgo.sh" --target-dir "$out"
@@ -27,8 +29,7 @@ work="$out/check"
 mkdir -p "$work/pgo" "$work/plain"
 ln -sf "$rel/libopencsd_c_api.so" "$work/pgo/libopencsd_c_api.so.1"
 ln -sf "$plain" "$work/plain/libopencsd_c_api.so.1"
-gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$root/include" -o "$work/decode_snapshot" "$root/c-tests/bench/decode_snapshot.c" \
-    -L"$work/pgo" -l:libopencsd_c_api.so.1 -ldl
+build_client gcc "$root" "$work/decode_snapshot" "$work/pgo"
 "$rel/trc_pkt_lister" -ss_dir "$shared/conformance/snapshots/bugfix-exact-match" -decode -print_plan "$work/bem.plan" >/dev/null
 for mem in file callback; do
     for v in pgo plain; do

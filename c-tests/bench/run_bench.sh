@@ -41,6 +41,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+. "$here/client.sh"
 shared=${OCSD_SHARED:-$root/../shared}
 shared=$(cd "$shared" 2>/dev/null && pwd) || { echo "SKIPPED: reference data not found (set OCSD_SHARED)"; exit 0; }
 [ -d "$shared/conformance/snapshots" ] || { echo "SKIPPED: $shared/conformance/snapshots not found"; exit 0; }
@@ -62,8 +63,7 @@ out="$root/target/bench"
 lib="$out/lib"
 mkdir -p "$lib"
 ln -sf "$rel/libopencsd_c_api.so" "$lib/libopencsd_c_api.so.1"
-gcc -std=c11 -O2 -Wall -Wextra -Werror -I"$root/include" -o "$out/decode_snapshot" "$here/decode_snapshot.c" \
-    -L"$lib" -l:libopencsd_c_api.so.1 -ldl || exit 1
+build_client gcc "$root" "$out/decode_snapshot" "$lib" || exit 1
 client="$out/decode_snapshot"
 lister="$rel/trc_pkt_lister"
 rounds=${ROUNDS:-5}
@@ -187,14 +187,9 @@ for name in "$@"; do
 
     echo
     echo "== $name: cost against trace size (the buffer repeated; this library, file memory)"
-    buf=$(sed -n 's/^buffer [^ ]* //p' "$plan")
     set --
     for k in 1 4 16; do
-        big="$out/$name.x$k.bin"
-        : >"$big"
-        i=0
-        while [ $i -lt $k ]; do cat "$buf" >>"$big"; i=$((i + 1)); done
-        sed "s|^buffer \([^ ]*\) .*|buffer \1 $big|" "$plan" >"$out/$name.x$k.plan"
+        repeat_plan "$plan" "$k" "$out/$name.x$k" || exit 1
         set -- "$@" "x$k=LD_LIBRARY_PATH=$lib $client $out/$name.x$k.plan"
     done
     python3 "$here/compare.py" -n "$rounds" "$@" || exit 1
