@@ -463,11 +463,11 @@ impl MemWindow {
     }
 }
 
-/// Entries of the decoded-block cache (direct mapped) when first used,
-/// and at most: it doubles while blocks are decoded more than twice as
-/// often as it has entries, so a trace ID with little trace keeps a small
-/// one and one with much code a large one (at most 256 KiB, and 512 KiB
-/// of instruction words where callback memory makes them).
+/// Entries of the decoded-block cache (two-way set associative) when
+/// first used, and at most: it doubles while blocks are decoded more than
+/// half as often as it has entries, so a trace ID with little trace keeps
+/// a small one and one with much code a large one (at most 256 KiB, and
+/// 512 KiB of instruction words where callback memory makes them).
 pub(super) const BLOCK_CACHE_MIN: usize = 512;
 pub(super) const BLOCK_CACHE_MAX: usize = 8192;
 
@@ -534,7 +534,9 @@ impl Block {
 /// then have been served, and served the same bytes, by the same cache
 /// page.
 pub(super) struct BlockCache {
-    entries: Vec<Block>,
+    /// The entries, two to a set (a cache line), entry `i` the way
+    /// `i % 2` of set `i / 2`.
+    sets: Vec<BlockSet>,
     /// The instruction words of each entry's block, for blocks of up to
     /// [`BLOCK_WORDS`] instructions: made once a block was found under
     /// another token than its own (callback memory read again after a
@@ -542,6 +544,15 @@ pub(super) struct BlockCache {
     words: Vec<[u8; 4 * BLOCK_WORDS]>,
     /// Blocks decoded since the size last changed.
     puts: usize,
+    /// Sets less one.
+    set_mask: usize,
+}
+
+/// Two entries: the block put last first.
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(64))]
+struct BlockSet {
+    ways: [Block; 2],
 }
 
 /// Longest block whose instruction words are kept ([`BlockCache::words`]).
@@ -549,14 +560,46 @@ pub(super) const BLOCK_WORDS: usize = 16;
 
 impl BlockCache {
     pub(super) fn new() -> Self {
-        BlockCache { entries: Vec::new(), words: Vec::new(), puts: 0 }
+        BlockCache { sets: Vec::new(), words: Vec::new(), puts: 0, set_mask: 0 }
     }
 
-    /// The entry for a block at `addr` (entries are a power of two; none
-    /// yet: 0, which `get` then does not find).
+    /// The set where a block at `addr` may be (sets are a power of two;
+    /// none yet: 0, which the lookups then do not find).
+    #[inline(always)]
+    fn set(&self, addr: ocsd_vaddr_t) -> usize {
+        ((addr >> 2) ^ (addr >> 14)) as usize & self.set_mask
+    }
+
+    /// Entries in all.
     #[inline]
-    pub(super) fn slot(&self, addr: ocsd_vaddr_t) -> usize {
-        ((addr >> 2) ^ (addr >> 14)) as usize & self.entries.len().wrapping_sub(1)
+    fn len(&self) -> usize {
+        2 * self.sets.len()
+    }
+
+    #[inline(always)]
+    fn entry_mut(&mut self, i: usize) -> Option<&mut Block> {
+        self.sets.get_mut(i / 2).map(|s| &mut s.ways[i % 2])
+    }
+
+    /// The entry holding a block that starts at `addr` (whatever bytes it
+    /// was cached under).
+    #[inline(always)]
+    pub(super) fn way(&self, addr: ocsd_vaddr_t) -> Option<usize> {
+        let k = self.set(addr);
+        let e = &self.sets.get(k)?.ways;
+        if e[0].start == addr && e[0].token != 0 {
+            Some(2 * k)
+        } else if e[1].start == addr && e[1].token != 0 {
+            Some(2 * k + 1)
+        } else {
+            None
+        }
+    }
+
+    /// The block in entry `i`.
+    #[inline(always)]
+    pub(super) fn entry(&self, i: usize) -> Option<&Block> {
+        self.sets.get(i / 2).map(|s| &s.ways[i % 2])
     }
 
     /// The block at `start` if its bytes are those of the window's view at
@@ -564,10 +607,10 @@ impl BlockCache {
     /// inside the view.
     #[inline]
     pub(super) fn get(&mut self, start: ocsd_vaddr_t, token: u64, aa64_chk: bool, off: usize, window: &MemWindow) -> Option<&Block> {
-        let i = self.slot(start);
-        let entries = self.entries.len();
-        let b = self.entries.get_mut(i)?;
-        if !(b.token != 0 && b.start == start && b.aa64_chk() == aa64_chk && token != 0) {
+        let i = self.way(start)?;
+        let entries = self.len();
+        let b = self.sets.get_mut(i / 2).map(|s| &mut s.ways[i % 2])?;
+        if !(b.aa64_chk() == aa64_chk && token != 0) {
             return None;
         }
         let n = b.num_instr as usize;
@@ -608,7 +651,9 @@ impl BlockCache {
     /// a taken indirect branch `rule` refuses.
     #[inline(always)]
     pub(super) fn replayable(&self, addr: ocsd_vaddr_t, token: u64, aa64_chk: bool, room: u64, executed: bool, rule: IndirectRule) -> Option<Block> {
-        let b = self.entries.get(self.slot(addr))?;
+        let e = &self.sets.get(self.set(addr))?.ways;
+        // (the way put last first: the common case)
+        let b = if e[0].start == addr { &e[0] } else { &e[1] };
         (b.token == token && b.replays_at(addr, aa64_chk, room, executed, rule)).then_some(*b)
     }
 
@@ -620,8 +665,8 @@ impl BlockCache {
     #[cold]
     #[inline(never)]
     pub(super) fn retag(&mut self, addr: ocsd_vaddr_t, token: u64, aa64_chk: bool, room: u64, executed: bool, rule: IndirectRule, window: &MemWindow) -> Option<Block> {
-        let i = self.slot(addr);
-        let b = self.entries.get_mut(i)?;
+        let i = self.way(addr)?;
+        let b = self.sets.get_mut(i / 2).map(|s| &mut s.ways[i % 2])?;
         if b.token == token || b.token == 0 || token == 0 || !b.replays_at(addr, aa64_chk, room, executed, rule) || addr < window.base {
             return None;
         }
@@ -648,39 +693,69 @@ impl BlockCache {
             return;
         }
         self.puts += 1;
-        if self.entries.is_empty() || (self.puts > 2 * self.entries.len() && self.entries.len() < BLOCK_CACHE_MAX) {
+        if self.sets.is_empty() || (self.puts > self.len() / 2 && self.len() < BLOCK_CACHE_MAX) {
             self.grow();
         }
-        let i = self.slot(start);
         let mut flags = if aa64_chk { Block::AA64_CHK } else { 0 } | (instr.is_link * Block::LINK) | (instr.is_conditional * Block::COND);
-        if let (Some(w), true) = (self.words.get_mut(i), num_instr as usize <= BLOCK_WORDS) {
+        let words = match bytes {
+            _ if self.words.is_empty() || num_instr as usize > BLOCK_WORDS => None,
+            Some(b) if b.len() <= 4 * BLOCK_WORDS => Some(b),
             // a block whose words cannot be kept is not kept
-            let Some(bytes) = bytes else { return };
-            let Some(d) = w.get_mut(..bytes.len()) else { return };
-            d.copy_from_slice(bytes);
+            _ => return,
+        };
+        let i = self.place(start);
+        if let (Some(w), Some(bytes)) = (self.words.get_mut(i), words) {
+            w[..bytes.len()].copy_from_slice(bytes);
             flags |= Block::WORDS;
         }
-        self.entries[i] = Block { start, token, opcode: instr.opcode, branch_off, num_instr, type_, sub_type, flags };
+        if let Some(e) = self.entry_mut(i) {
+            *e = Block { start, token, opcode: instr.opcode, branch_off, num_instr, type_, sub_type, flags };
+        }
+    }
+
+    /// The entry a block at `start` is put in: the one already holding a
+    /// block there, else the first way of its set, the block there moved
+    /// to the second (with its words), whose block is dropped.
+    #[inline]
+    fn place(&mut self, start: ocsd_vaddr_t) -> usize {
+        if let Some(i) = self.way(start) {
+            return i;
+        }
+        let k = self.set(start);
+        if let Some(e) = self.sets.get_mut(k) {
+            e.ways[1] = e.ways[0];
+        }
+        if let Some(w) = self.words.get_mut(2 * k..2 * k + 2) {
+            w[1] = w[0];
+        }
+        2 * k
     }
 
     /// Double the table (or make the first): the blocks cached move to
-    /// their slots in the new one (with their words), so that a trace ID
-    /// whose code outgrows the table does not decode again every block
-    /// it had.
+    /// their sets in the new one (with their words; of two, the one put
+    /// last stays first), so that a trace ID whose code outgrows the table
+    /// does not decode again every block it had.
     #[cold]
     #[inline(never)]
     fn grow(&mut self) {
-        let n = (2 * self.entries.len()).clamp(BLOCK_CACHE_MIN, BLOCK_CACHE_MAX);
-        let old = std::mem::replace(&mut self.entries, vec![Block::default(); n]);
+        let n = (2 * self.len()).clamp(BLOCK_CACHE_MIN, BLOCK_CACHE_MAX);
+        let old = std::mem::replace(&mut self.sets, vec![BlockSet::default(); n / 2]);
+        self.set_mask = n / 2 - 1;
         let old_words = std::mem::take(&mut self.words);
         if !old_words.is_empty() {
             self.words = vec![[0; 4 * BLOCK_WORDS]; n];
         }
-        for (i, b) in old.iter().enumerate().filter(|(_, b)| b.token != 0) {
-            let j = self.slot(b.start);
-            self.entries[j] = *b;
-            if let (Some(w), Some(from)) = (self.words.get_mut(j), old_words.get(i)) {
-                *w = *from;
+        // second ways first: the first ways, put later, go in front
+        for way in [1, 0] {
+            for (k, b) in old.iter().map(|s| &s.ways[way]).enumerate().filter(|(_, b)| b.token != 0) {
+                let i = 2 * k + way;
+                let j = self.place(b.start);
+                if let Some(e) = self.entry_mut(j) {
+                    *e = *b;
+                }
+                if let (Some(w), Some(from)) = (self.words.get_mut(j), old_words.get(i)) {
+                    *w = *from;
+                }
             }
         }
         self.puts = 0;
@@ -1116,7 +1191,7 @@ impl EtmV4IPktDecoder {
     /// window's bytes, the whole block inside the window, and no read is
     /// primed. Replays it (its reads are the window's) and returns its
     /// range; None: take the full path.
-    #[inline]
+    #[inline(always)]
     pub(super) fn replay_block(&mut self, space: ocsd_mem_space_acc_t, aa64_chk: bool) -> Option<InstrRange> {
         let st = self.instr.instr_addr;
         let w = &mut self.mem;
@@ -1124,8 +1199,8 @@ impl EtmV4IPktDecoder {
             return None;
         }
         let avail = (w.len as u64).checked_sub(st - w.base)?;
-        let b = self.blocks.entries.get(self.blocks.slot(st))?;
-        if !(b.start == st && b.token == w.token && b.aa64_chk() == aa64_chk) {
+        let b = self.blocks.entry(self.blocks.way(st)?)?;
+        if !(b.token == w.token && b.aa64_chk() == aa64_chk) {
             return None;
         }
         let n = b.num_instr as u32;
@@ -1170,20 +1245,42 @@ mod tests {
         let mut c = BlockCache::new();
         let (first, token) = (0x40_0000u64, 7u64);
         c.put(first, token, false, 3, &waypoint(first, 3), None);
-        assert_eq!(c.entries.len(), BLOCK_CACHE_MIN);
+        assert_eq!(c.len(), BLOCK_CACHE_MIN);
         // enough blocks elsewhere to double the table twice, none in the
-        // first one's slot at any size
-        let slot = |a: u64, n: usize| ((a >> 2) ^ (a >> 14)) as usize & (n - 1);
+        // first one's set at any size
+        let set = |a: u64, n: usize| ((a >> 2) ^ (a >> 14)) as usize & (n / 2 - 1);
         let mut addr = 0x80_0000u64;
-        while c.entries.len() < 4 * BLOCK_CACHE_MIN {
+        while c.len() < 4 * BLOCK_CACHE_MIN {
             addr += 4;
-            if [1, 2, 4].iter().any(|k| slot(addr, k * BLOCK_CACHE_MIN) == slot(first, k * BLOCK_CACHE_MIN)) {
+            if [1, 2, 4].iter().any(|k| set(addr, k * BLOCK_CACHE_MIN) == set(first, k * BLOCK_CACHE_MIN)) {
                 continue;
             }
             c.put(addr, token, false, 1, &waypoint(addr, 1), None);
         }
         let b = c.replayable(first, token, false, 64, true, IndirectRule { ete: false }).expect("block kept");
         assert_eq!((b.start, b.next_addr()), (first, first + 12));
+    }
+
+    #[test]
+    fn a_set_keeps_the_two_blocks_put_last() {
+        let mut c = BlockCache::new();
+        let (token, rule) = (7u64, IndirectRule { ete: false });
+        c.put(0x1000, token, false, 1, &waypoint(0x1000, 1), None);
+        // three more blocks of the first one's set
+        let n = c.len() as u64 / 2;
+        let same_set: Vec<u64> = (1..).map(|k| 0x1000 + 4 * n * k).filter(|&a| c.set(a) == c.set(0x1000)).take(3).collect();
+        c.put(same_set[0], token, false, 2, &waypoint(same_set[0], 2), None);
+        let found = |c: &BlockCache, a: u64| c.replayable(a, token, false, 64, true, rule).map(|b| b.num_instr);
+        assert_eq!((found(&c, 0x1000), found(&c, same_set[0])), (Some(1), Some(2)));
+        // a block put again stays where it is: both are still kept
+        c.put(0x1000, token, false, 1, &waypoint(0x1000, 1), None);
+        assert_eq!((found(&c, 0x1000), found(&c, same_set[0])), (Some(1), Some(2)));
+        // a third drops the one in the second way (put first: a block put
+        // again does not move)
+        c.put(same_set[1], token, false, 3, &waypoint(same_set[1], 3), None);
+        assert_eq!((found(&c, same_set[0]), found(&c, same_set[1])), (Some(2), Some(3)));
+        assert_eq!(found(&c, 0x1000), None);
+        assert_eq!(c.way(same_set[1]), Some(2 * c.set(0x1000)));
     }
 
     #[test]
@@ -1224,7 +1321,7 @@ mod tests {
         let other = window(start, vec![0xff; 16], 4);
         assert!(c.replayable(start, 4, false, 16, true, rule).is_none());
         assert!(c.retag(start, 4, false, 16, true, rule, &other).is_none());
-        assert_eq!(c.entries[c.slot(start)].token, 3);
+        assert_eq!(c.entry(c.way(start).expect("kept")).map(|b| b.token), Some(3));
         // not the whole block in the room left: not replayed
         let same = window(start, code.clone(), 5);
         assert!(c.retag(start, 5, false, 8, true, rule, &same).is_none());
