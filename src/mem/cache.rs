@@ -260,7 +260,7 @@ impl MemCache {
     /// `addr`'s bucket: taken in the search's order (from `mru` on, round
     /// to the first page), the first that holds it is the page the search
     /// finds.
-    #[inline]
+    #[inline(always)]
     pub fn find(&mut self, addr: u64, len: usize, trace_id: u8) -> bool {
         if self.index.is_empty() {
             return self.find_scan(addr, len, trace_id);
