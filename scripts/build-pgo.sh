@@ -3,9 +3,9 @@
 # commands of `cargo build --release --workspace`, compiled a second time
 # with the profile of an instrumented build decoding the shared snapshots
 # and perf recordings. Same code, same output; on bugfix-exact-match (a
-# trace the training does not decode) the C API decodes 4 to 6% faster
-# with file memory and 9 to 10% faster with callback memory (see README,
-# "Install"). RUSTFLAGS already set are kept.
+# trace the training does not decode) the C API decodes 0 to 2% faster
+# with file memory and about 3% faster with callback memory than the
+# plain build (see README, "Install"). RUSTFLAGS already set are kept.
 #
 #   bash scripts/build-pgo.sh [--target-dir DIR]
 #
