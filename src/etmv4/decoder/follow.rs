@@ -578,7 +578,13 @@ impl BlockCache {
 
     #[inline(always)]
     fn entry_mut(&mut self, i: usize) -> Option<&mut Block> {
-        self.sets.get_mut(i / 2).map(|s| &mut s.ways[i % 2])
+        Self::entry_in(&mut self.sets, i)
+    }
+
+    /// Entry `i` of `sets` (borrowing the sets alone, beside the words).
+    #[inline(always)]
+    fn entry_in(sets: &mut [BlockSet], i: usize) -> Option<&mut Block> {
+        sets.get_mut(i / 2).map(|s| &mut s.ways[i % 2])
     }
 
     /// The entry holding a block that starts at `addr` (whatever bytes it
@@ -609,7 +615,7 @@ impl BlockCache {
     pub(super) fn get(&mut self, start: ocsd_vaddr_t, token: u64, aa64_chk: bool, off: usize, window: &MemWindow) -> Option<&Block> {
         let i = self.way(start)?;
         let entries = self.len();
-        let b = self.sets.get_mut(i / 2).map(|s| &mut s.ways[i % 2])?;
+        let b = Self::entry_in(&mut self.sets, i)?;
         if !(b.aa64_chk() == aa64_chk && token != 0) {
             return None;
         }
@@ -666,7 +672,7 @@ impl BlockCache {
     #[inline(never)]
     pub(super) fn retag(&mut self, addr: ocsd_vaddr_t, token: u64, aa64_chk: bool, room: u64, executed: bool, rule: IndirectRule, window: &MemWindow) -> Option<Block> {
         let i = self.way(addr)?;
-        let b = self.sets.get_mut(i / 2).map(|s| &mut s.ways[i % 2])?;
+        let b = Self::entry_in(&mut self.sets, i)?;
         if b.token == token || b.token == 0 || token == 0 || !b.replays_at(addr, aa64_chk, room, executed, rule) || addr < window.base {
             return None;
         }
