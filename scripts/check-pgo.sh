@@ -31,13 +31,15 @@ ln -sf "$rel/libopencsd_c_api.so" "$work/pgo/libopencsd_c_api.so.1"
 ln -sf "$plain" "$work/plain/libopencsd_c_api.so.1"
 build_client gcc "$root" "$work/decode_snapshot" "$work/pgo"
 "$rel/trc_pkt_lister" -ss_dir "$shared/conformance/snapshots/bugfix-exact-match" -decode -print_plan "$work/bem.plan" >/dev/null
+for v in pgo plain; do
+    # (ldd's whole output first: `ldd | grep -q` under pipefail fails
+    # when grep leaves before ldd has written everything)
+    loads=$(LD_LIBRARY_PATH="$work/$v" ldd "$work/decode_snapshot")
+    grep -qF "$work/$v/libopencsd_c_api.so.1" <<<"$loads" ||
+        { echo "the client does not load the $v library:"; echo "$loads"; exit 1; }
+done
 for mem in file callback; do
     for v in pgo plain; do
-        # (ldd's whole output first: `ldd | grep -q` under pipefail fails
-        # when grep leaves before ldd has written everything)
-        loads=$(LD_LIBRARY_PATH="$work/$v" ldd "$work/decode_snapshot")
-        grep -qF "$work/$v/libopencsd_c_api.so.1" <<<"$loads" ||
-            { echo "the client does not load the $v library:"; echo "$loads"; exit 1; }
         LD_LIBRARY_PATH="$work/$v" "$work/decode_snapshot" -mem "$mem" "$work/bem.plan" >"$work/$v.$mem.txt"
     done
     cmp "$work/pgo.$mem.txt" "$work/plain.$mem.txt" || { echo "C API, $mem memory: the builds differ"; exit 1; }

@@ -544,7 +544,9 @@ pub(super) struct BlockCache {
     words: Vec<[u8; 4 * BLOCK_WORDS]>,
     /// Blocks decoded since the size last changed.
     puts: usize,
-    /// Sets less one.
+    /// Sets less one (0 with none): the set count less one, kept beside
+    /// it because the hot lookup then costs fewer instructions (derived
+    /// from `sets.len()` instead: 0.4% to 0.5% more on bugfix-exact-match).
     set_mask: usize,
 }
 
