@@ -11,6 +11,7 @@
 pub mod error;
 pub mod elem_queue;
 pub mod mem_view;
+pub mod read_window;
 
 use crate::abi::*;
 use crate::abi::gen_elem::ocsd_generic_trace_elem;
@@ -18,6 +19,7 @@ use crate::abi::gen_elem::ocsd_generic_trace_elem;
 pub use elem_queue::ElemQueue;
 pub use error::{ComponentLog, ErrorLog, OcsdError};
 pub use mem_view::{ChunkedBytes, MemView, ViewData};
+pub use read_window::ReadWindow;
 
 /// A protocol packet: the `#[repr(C)]` packet struct of the protocol
 /// (`ocsd_etmv4_i_pkt`, ...) that C clients receive through packet sink and

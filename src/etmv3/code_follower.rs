@@ -3,10 +3,10 @@
 //! classifies it and works out the executed range and the next address.
 
 use crate::abi::*;
-use crate::common::MemAccess;
+use crate::common::{MemAccess, ReadWindow};
 
 /// Follows one instruction per atom.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct CodeFollower {
     info: ocsd_instr_info,
     st_range: ocsd_vaddr_t,
@@ -17,6 +17,8 @@ pub struct CodeFollower {
     trace_id: u8,
     nacc_addr: ocsd_vaddr_t,
     nacc: bool,
+    /// Opcode reads served from the view of a memory run.
+    win: ReadWindow,
 }
 
 impl Default for CodeFollower {
@@ -35,6 +37,7 @@ impl Default for CodeFollower {
             trace_id: 0,
             nacc_addr: 0,
             nacc: false,
+            win: ReadWindow::default(),
         }
     }
 }
@@ -56,7 +59,20 @@ impl CodeFollower {
         self.info.isa = isa;
     }
 
-    /// Decode the instruction at `addr`, executed (`ATOM_E`) or not.
+    /// Before the atoms of a packet: the view of the last memory run is
+    /// kept only if the memory was not used or changed since.
+    pub fn begin_reads(&mut self, mem: &dyn MemAccess) {
+        self.win.check(mem);
+    }
+
+    /// After them, before anything else uses the memory: the reads served
+    /// from the view reported.
+    pub fn end_reads(&mut self, mem: &mut dyn MemAccess) {
+        self.win.report(mem);
+    }
+
+    /// Decode the instruction at `addr`, executed (`ATOM_E`) or not,
+    /// between [`CodeFollower::begin_reads`] and [`CodeFollower::end_reads`].
     /// Returns OpenCSD's error code; inaccessible memory sets the NACC
     /// flag and returns `OCSD_ERR_MEM_NACC`.
     pub fn follow_single_atom(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, atom: ocsd_atm_val) -> ocsd_err_t {
@@ -68,7 +84,7 @@ impl CodeFollower {
         self.info.instr_addr = addr;
 
         let mut buf = [0u8; 4];
-        let n = match mem.read(addr, self.mem_space, self.trace_id, &mut buf) {
+        let n = match self.win.read4(mem, addr, self.mem_space, self.trace_id, &mut buf) {
             Ok(n) => n,
             Err(e) => return e,
         };

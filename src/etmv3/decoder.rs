@@ -459,6 +459,8 @@ impl EtmV3Decoder {
         let ms = if self.pe_ctx.0.security_level == ocsd_sec_secure { OCSD_MEM_SPACE_S } else { OCSD_MEM_SPACE_N };
         self.follower.set_mem_space_access(ms);
 
+        // (nothing but the follower's reads uses the memory in the loop)
+        self.follower.begin_reads(ctx.mem);
         loop {
             if self.need_addr {
                 if !self.sent_unknown || ca {
@@ -493,17 +495,18 @@ impl EtmV3Decoder {
                     let _ = self.follower.follow_single_atom(ctx.mem, self.i_addr, a);
                     let mut cur = slot;
                     if self.follower.has_range() {
-                        let f = self.follower.clone();
+                        let f = &self.follower;
+                        let (en, size, type_, sub_type, cond) = (f.range_en(), f.instr_size(), f.instr_type(), f.instr_subtype(), f.is_cond());
                         let i_addr = self.i_addr;
                         let e = self.list_elem(cur);
                         e.st_addr = i_addr;
-                        e.en_addr = f.range_en();
+                        e.en_addr = en;
                         e.payload.num_instr_range = 1;
                         e.set_last_instr_exec((a == ATOM_E) as u32);
-                        e.set_last_instr_sz((f.instr_size() & 0x7) as u32);
-                        e.last_i_type = f.instr_type();
-                        e.last_i_subtype = f.instr_subtype();
-                        e.set_last_instr_cond(f.is_cond() as u32);
+                        e.set_last_instr_sz((size & 0x7) as u32);
+                        e.last_i_type = type_;
+                        e.last_i_subtype = sub_type;
+                        e.set_last_instr_cond(cond as u32);
                         set_isa(e, isa);
                         if self.follower.has_next_addr() {
                             self.i_addr = self.follower.next_addr();
@@ -541,6 +544,7 @@ impl EtmV3Decoder {
                 break;
             }
         }
+        self.follower.end_reads(ctx.mem);
 
         let n = self.list.num();
         if n >= 1 && self.list.elem_type(n - 1) == OCSD_GEN_TRC_ELEM_INSTR_RANGE {

@@ -14,7 +14,7 @@ use super::types::*;
 use super::config::*;
 use crate::abi::gen_elem::*;
 use crate::abi::*;
-use crate::common::{DecodeCtx, MemContext, OcsdError, PacketDecoder};
+use crate::common::{DecodeCtx, MemContext, OcsdError, PacketDecoder, ReadWindow};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -59,6 +59,8 @@ pub struct PtmDecoder {
     ret_stack: RetStack,
     elem: ocsd_generic_trace_elem,
     msg: String,
+    /// Instruction reads served from the view of a memory run.
+    win: ReadWindow,
 }
 
 
@@ -106,6 +108,7 @@ impl PtmDecoder {
             cont_pkt: ocsd_ptm_pkt::default(),
             ret_stack,
             elem,
+            win: ReadWindow::default(),
             msg: String::new(),
         };
         d.reset_decoder();
@@ -432,6 +435,14 @@ impl PtmDecoder {
     /// Walk instructions from `instr_info.instr_addr` to a waypoint (or to
     /// an address). Returns (error, waypoint found).
     fn trace_instr_to_wp(&mut self, op: WpOp, next_addr_match: ocsd_vaddr_t, ctx: &mut DecodeCtx) -> (ocsd_err_t, bool) {
+        // the reads served from the view of a run, reported at the end
+        self.win.check(ctx.mem);
+        let r = self.walk_to_wp(op, next_addr_match, ctx);
+        self.win.report(ctx.mem);
+        r
+    }
+
+    fn walk_to_wp(&mut self, op: WpOp, next_addr_match: ocsd_vaddr_t, ctx: &mut DecodeCtx) -> (ocsd_err_t, bool) {
         let ms = self.mem_space();
         self.elem.st_addr = self.instr_info.instr_addr;
         self.elem.en_addr = self.instr_info.instr_addr;
@@ -440,7 +451,7 @@ impl PtmDecoder {
         while !found && !self.mem_nacc_pending {
             let curr = self.instr_info.instr_addr;
             let mut buf = [0u8; 4];
-            let n = match ctx.mem.read(curr, ms, self.trace_id, &mut buf) {
+            let n = match self.win.read4(ctx.mem, curr, ms, self.trace_id, &mut buf) {
                 Ok(n) => n,
                 Err(e) => return (e, found),
             };
