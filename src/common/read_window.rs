@@ -20,6 +20,8 @@ pub struct ReadWindow {
     len: u64,
     space: ocsd_mem_space_acc_t,
     trace_id: u8,
+    /// The run's token ([`crate::common::MemRun::token`]; 0: no promise).
+    token: u64,
     /// The memory's epoch when the view was taken.
     epoch: Option<u64>,
     /// Reads served from the view not yet reported.
@@ -50,6 +52,32 @@ impl ReadWindow {
             mem.run_uses(self.uses);
             self.uses = 0;
         }
+    }
+
+    /// The token of the view (0: none, or no promise): a view with the
+    /// same nonzero token had the same bytes at the same addresses.
+    #[inline]
+    pub fn token(&self) -> u64 {
+        if self.view.is_some() {
+            self.token
+        } else {
+            0
+        }
+    }
+
+    /// Whether the reads of the bytes `[addr, addr + n)` by `trace_id` in
+    /// `space` would all be served from the view.
+    #[inline]
+    pub fn covers(&self, addr: ocsd_vaddr_t, n: u64, space: ocsd_mem_space_acc_t, trace_id: u8) -> bool {
+        let off = addr.wrapping_sub(self.base);
+        self.view.is_some() && space == self.space && trace_id == self.trace_id && off < self.len && self.len - off >= n
+    }
+
+    /// `n` reads served from the view without being made one by one (the
+    /// caller checked [`ReadWindow::covers`]).
+    #[inline]
+    pub fn add_uses(&mut self, n: u32) {
+        self.uses = self.uses.saturating_add(n);
     }
 
     /// Read the 4 bytes at `addr` into `out`, as [`MemAccess::read`] would:
@@ -97,6 +125,7 @@ impl ReadWindow {
                 self.len = v.len as u64;
                 self.space = space;
                 self.trace_id = trace_id;
+                self.token = run.token;
                 self.epoch = mem.epoch();
                 self.view = Some(v);
             }

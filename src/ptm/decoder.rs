@@ -10,6 +10,7 @@
 use std::fmt::Write;
 
 use super::ret_stack::RetStack;
+use super::walks::{Walk, Walks};
 use super::types::*;
 use super::config::*;
 use crate::abi::gen_elem::*;
@@ -61,6 +62,8 @@ pub struct PtmDecoder {
     msg: String,
     /// Instruction reads served from the view of a memory run.
     win: ReadWindow,
+    /// Walks to a waypoint made before.
+    walks: Walks,
 }
 
 
@@ -109,6 +112,7 @@ impl PtmDecoder {
             ret_stack,
             elem,
             win: ReadWindow::default(),
+            walks: Walks::default(),
             msg: String::new(),
         };
         d.reset_decoder();
@@ -444,10 +448,33 @@ impl PtmDecoder {
 
     fn walk_to_wp(&mut self, op: WpOp, next_addr_match: ocsd_vaddr_t, ctx: &mut DecodeCtx) -> (ocsd_err_t, bool) {
         let ms = self.mem_space();
-        self.elem.st_addr = self.instr_info.instr_addr;
-        self.elem.en_addr = self.instr_info.instr_addr;
+        let start = self.instr_info.instr_addr;
+        self.elem.st_addr = start;
+        self.elem.en_addr = start;
         self.elem.payload.num_instr_range = 0;
+        // (a walk to a waypoint, its decode a function of the bytes alone)
+        let cached = op == WpOp::Waypoint && self.instr_info.track_it_block == 0;
+        // whether to look again after the first read, which may move the
+        // view (to the page of a branch target)
+        let mut again = false;
+        if cached && !self.mem_nacc_pending {
+            let t = self.win.token();
+            match self.walks.get(start, self.instr_info.isa, t) {
+                Some(w) if self.win.covers(start, u64::from(w.span), ms, self.trace_id) => {
+                    // every read of the walk would be served from the view
+                    let w = *w;
+                    self.win.add_uses(w.num);
+                    self.take_walk(&w);
+                    return (OCSD_OK, true);
+                }
+                Some(_) => again = true,
+                None => again = t == 0,
+            }
+        }
         let mut found = false;
+        // the token of the views that served every read so far (None:
+        // none yet; 0: no promise)
+        let mut token = None;
         while !found && !self.mem_nacc_pending {
             let curr = self.instr_info.instr_addr;
             let mut buf = [0u8; 4];
@@ -456,6 +483,21 @@ impl PtmDecoder {
                 Err(e) => return (e, found),
             };
             if n == 4 {
+                let t = self.win.token();
+                if again && token.is_none() {
+                    // the first read made: the walk from here made before
+                    // over the same bytes, every read after it served
+                    // from the view, is taken as it was
+                    if let Some(w) = self.walks.get(start, self.instr_info.isa, t) {
+                        if self.win.covers(start, u64::from(w.span), ms, self.trace_id) {
+                            let w = *w;
+                            self.win.add_uses(w.num - 1);
+                            self.take_walk(&w);
+                            return (OCSD_OK, true);
+                        }
+                    }
+                }
+                token = Some(if token.unwrap_or(t) == t { t } else { 0 });
                 self.instr_info.opcode = u32::from_le_bytes(buf);
                 let err = crate::instr::decode_instruction(&mut self.instr_info);
                 if err != OCSD_OK {
@@ -475,7 +517,32 @@ impl PtmDecoder {
                 self.nacc_addr = self.instr_info.instr_addr;
             }
         }
+        if found && cached {
+            self.keep_walk(start, token.unwrap_or(0), ms);
+        }
         (OCSD_OK, found)
+    }
+
+    /// The state walk `w` left, as the walk leaves it.
+    fn take_walk(&mut self, w: &Walk) {
+        self.instr_info = w.info;
+        self.elem.en_addr = w.info.instr_addr;
+        self.elem.payload.num_instr_range = w.num;
+        self.elem.last_i_type = w.info.type_;
+    }
+
+    /// Keep the walk just made from `start`, all its reads served by views
+    /// of `token`, if the view now holds all it read.
+    fn keep_walk(&mut self, start: ocsd_vaddr_t, token: u64, ms: ocsd_mem_space_acc_t) {
+        let last = self.instr_info.instr_addr.wrapping_sub(self.instr_info.instr_size as u64);
+        let Some(span) = last.checked_sub(start).and_then(|d| d.checked_add(4)).and_then(|s| u32::try_from(s).ok()) else {
+            return;
+        };
+        if token == 0 || token != self.win.token() || !self.win.covers(start, u64::from(span), ms, self.trace_id) {
+            return;
+        }
+        let num = self.elem.num_instr_range();
+        self.walks.put(Walk { start, token, isa: self.instr_info.isa, num, span, info: self.instr_info });
     }
 }
 

@@ -6,7 +6,8 @@
 //! - [`pkt_proc`]: [`PtmPktProc`], bytes to packets;
 //! - [`packet`]: packet field updates and OpenCSD's packet text;
 //! - [`decoder`]: [`PtmDecoder`], packets to generic trace elements;
-//! - [`ret_stack`]: the return address stack.
+//! - [`ret_stack`]: the return address stack;
+//! - `walks`: the decoder's cache of instruction walks.
 #![forbid(unsafe_code)]
 
 pub mod types;
@@ -15,6 +16,7 @@ pub mod packet;
 pub mod pkt_proc;
 pub mod ret_stack;
 pub mod decoder;
+mod walks;
 
 pub use types::*;
 pub use config::*;
