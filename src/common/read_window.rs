@@ -91,16 +91,14 @@ impl ReadWindow {
         trace_id: u8,
         out: &mut [u8; WORD],
     ) -> Result<usize, ocsd_err_t> {
-        if let Some(v) = &self.view {
-            let off = addr.wrapping_sub(self.base);
-            if space == self.space && trace_id == self.trace_id && off < self.len && self.len - off >= WORD as u64 {
-                // (a chunk of a file that cannot be read: asked of the
-                // memory, which reports it as it does)
-                if let Ok(w) = v.word(off as usize) {
-                    *out = w.to_le_bytes();
-                    self.uses += 1;
-                    return Ok(WORD);
-                }
+        if self.covers(addr, WORD as u64, space, trace_id) {
+            let off = addr.wrapping_sub(self.base) as usize;
+            // (a chunk of a file that cannot be read: asked of the memory,
+            // which reports it as it does)
+            if let Some(Ok(w)) = self.view.as_ref().map(|v| v.word(off)) {
+                *out = w.to_le_bytes();
+                self.uses += 1;
+                return Ok(WORD);
             }
         }
         self.read_new(mem, addr, space, trace_id, out)
