@@ -249,24 +249,27 @@ pub(crate) const fn it_block_size(op: u32) -> u8 {
     4 - mask.trailing_zeros() as u8
 }
 
-/// Decode a T32 opcode into `info`. `info.opcode` comes in as the
-/// little-endian word read at the instruction address and is written back
-/// with its halfwords swapped.
-pub(crate) fn decode(info: &mut ocsd_instr_info) -> Decoded {
-    let op = info.opcode.rotate_left(16);
-    info.opcode = op;
+/// Instructions none of whose encodings is a branch, IT or hint, barrier
+/// or conditional: 16-bit ones whose first four bits are `0b0000`-`0b0011`,
+/// `0b0101`-`0b1010` or `0b1100` (shifts, adds, moves and compares with
+/// immediates, loads and stores, ADR and SP adds, LDM/STM without PC), and
+/// 32-bit ones starting `0b1111` whose second halfword's top bit is clear
+/// (data processing, loads and stores without PC as the destination,
+/// multiplies: every branch, `LDR PC`, `SUBS PC, LR`, barrier and WFI/WFE
+/// there has it set). Such an instruction is plain (`OCSD_INSTR_OTHER`,
+/// unconditional outside IT blocks) without asking each of the
+/// classifications in [`classify`], which the test
+/// `plain_halfwords_are_none_of_the_classes` checks.
+#[inline(always)]
+const fn is_plain(op: u32) -> bool {
+    const PLAIN_T16: u32 = 0b0001_0111_1110_1111;
+    (PLAIN_T16 >> (op >> 28)) & 1 != 0 || (op >> 28 == 0xF && op & 0x8000 == 0)
+}
 
-    info.instr_size = if is_wide_thumb((op >> 16) as u16) {
-        4
-    } else {
-        2
-    };
-    info.type_ = OCSD_INSTR_OTHER;
-    info.next_isa = info.isa;
-    info.is_link = 0;
-    info.is_conditional = 0;
-
-    let mut sub_type = OCSD_S_INSTR_NONE;
+/// The branch, barrier and condition classification of `op` (the
+/// halfwords swapped) into `info`, its subtype into `sub_type`.
+#[inline(always)]
+fn classify(info: &mut ocsd_instr_info, op: u32, sub_type: &mut ocsd_instr_subtype) {
     if let Some(kind) = direct(op) {
         let npc = direct_target(kind, info.instr_addr as u32, op);
         info.type_ = OCSD_INSTR_BR;
@@ -281,12 +284,12 @@ pub(crate) fn decode(info: &mut ocsd_instr_info) -> Decoded {
         };
         if link {
             info.is_link = 1;
-            sub_type = OCSD_S_INSTR_BR_LINK;
+            *sub_type = OCSD_S_INSTR_BR_LINK;
         }
     } else if let Some((link, sub)) = indirect(op) {
         info.type_ = OCSD_INSTR_BR_INDIRECT;
         info.is_link = link as u8;
-        sub_type = sub;
+        *sub_type = sub;
     } else {
         match barrier(op) {
             Barrier::Isb => info.type_ = OCSD_INSTR_ISB,
@@ -306,6 +309,29 @@ pub(crate) fn decode(info: &mut ocsd_instr_info) -> Decoded {
     if is_conditional(op) {
         info.is_conditional = 1;
     }
+}
+
+/// Decode a T32 opcode into `info`. `info.opcode` comes in as the
+/// little-endian word read at the instruction address and is written back
+/// with its halfwords swapped.
+pub(crate) fn decode(info: &mut ocsd_instr_info) -> Decoded {
+    let op = info.opcode.rotate_left(16);
+    info.opcode = op;
+
+    info.instr_size = if is_wide_thumb((op >> 16) as u16) {
+        4
+    } else {
+        2
+    };
+    info.type_ = OCSD_INSTR_OTHER;
+    info.next_isa = info.isa;
+    info.is_link = 0;
+    info.is_conditional = 0;
+
+    let mut sub_type = OCSD_S_INSTR_NONE;
+    if !is_plain(op) {
+        classify(info, op, &mut sub_type);
+    }
 
     if info.track_it_block != 0 {
         if info.thumb_it_conditions == 0 {
@@ -322,5 +348,45 @@ pub(crate) fn decode(info: &mut ocsd_instr_info) -> Decoded {
     Decoded {
         err: OCSD_OK,
         sub_type,
+    }
+}
+
+#[cfg(test)]
+mod plain_tests {
+    use super::*;
+
+    #[test]
+    fn plain_halfwords_are_none_of_the_classes() {
+        let mut plain = 0u64;
+        // any second halfword with its top bit clear, and set
+        let mut seconds: Vec<u32> = vec![0x0000, 0x0001, 0x0F00, 0x0F9A, 0x0FBA, 0x0F95, 0x4000, 0x7000, 0x7FFF, 0x4770, 0x3F00];
+        seconds.extend([0x8000, 0xC001, 0xF000, 0xFFFF, 0xBF00, 0x8F4F, 0xF800]);
+        let mut x = 0x2545_F491u32;
+        for _ in 0..48 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            seconds.push(x & 0xFFFF);
+        }
+        for hw in 0..=0xFFFFu32 {
+            for &next in &seconds {
+                let op = (hw << 16) | next;
+                if !is_plain(op) {
+                    continue;
+                }
+                plain += 1;
+                assert_eq!(is_wide_thumb(hw as u16), hw >= 0xF000, "{op:#010x}");
+                assert!(direct(op).is_none(), "{op:#010x}");
+                assert!(indirect(op).is_none(), "{op:#010x}");
+                assert!(barrier(op) == Barrier::None, "{op:#010x}");
+                assert!(!is_wfx(op), "{op:#010x}");
+                assert!(!is_conditional(op), "{op:#010x}");
+                assert_eq!(it_block_size(op), 0, "{op:#010x}");
+            }
+        }
+        // eleven of the sixteen first nibbles whatever follows, and 0b1111
+        // with the second halfword's top bit clear
+        let clear = seconds.iter().filter(|&&n| n & 0x8000 == 0).count() as u64;
+        assert_eq!(plain, 11 * 4096 * seconds.len() as u64 + 4096 * clear);
     }
 }
