@@ -136,6 +136,22 @@ const fn is_wfx(op: u32) -> bool {
 }
 
 /// Decode an A32 opcode into `info`.
+/// Instructions none of the classes in [`decode`] can be: conditional
+/// (not the `0b1111` space), in the data-processing, load/store and
+/// miscellaneous space (bit 27 clear), not writing PC (bits 15:12 not
+/// `0b1111`: every branch by data processing or load, and WFI/WFE, has
+/// them set) and not BX, BLX (register) or BXJ (which the decoder
+/// takes whatever their bits 15:12 hold). The test
+/// `plain_opcodes_are_none_of_the_classes` checks it.
+#[inline(always)]
+const fn is_plain(op: u32) -> bool {
+    op >> 28 != 0xF
+        && op & 0x0800_0000 == 0
+        && op & 0x0000_F000 != 0x0000_F000
+        && op & 0x0FF0_00D0 != 0x0120_0010
+        && op & 0x0FF0_00F0 != 0x0120_0020
+}
+
 pub(crate) fn decode(info: &mut ocsd_instr_info) -> Decoded {
     let op = info.opcode;
     info.instr_size = 4;
@@ -145,7 +161,9 @@ pub(crate) fn decode(info: &mut ocsd_instr_info) -> Decoded {
     info.thumb_it_conditions = 0;
 
     let mut sub_type = OCSD_S_INSTR_NONE;
-    if let Some(sub) = indirect(op) {
+    if is_plain(op) {
+        // (none of the classes below)
+    } else if let Some(sub) = indirect(op) {
         info.type_ = OCSD_INSTR_BR_INDIRECT;
         sub_type = sub;
         if is_link(op) {
@@ -183,5 +201,45 @@ pub(crate) fn decode(info: &mut ocsd_instr_info) -> Decoded {
     Decoded {
         err: OCSD_OK,
         sub_type,
+    }
+}
+
+#[cfg(test)]
+mod plain_tests {
+    use super::*;
+
+    #[test]
+    fn plain_opcodes_are_none_of_the_classes() {
+        let mut fill = 0x9E37_79B9u32;
+        let mut plain = 0u64;
+        // every value of the bits the classes look at most (31:20, 15:12,
+        // 7:4), the others from a few patterns
+        for top in 0..0x1000u32 {
+            for rd in 0..16u32 {
+                for mid in 0..16u32 {
+                    for k in 0..4 {
+                        fill ^= fill << 13;
+                        fill ^= fill >> 17;
+                        fill ^= fill << 5;
+                        let rest = match k {
+                            0 => 0,
+                            1 => 0x000F_0F0F,
+                            2 => 0x000D_0A0E,
+                            _ => fill,
+                        } & 0x000F_0F0F;
+                        let op = (top << 20) | (rd << 12) | (mid << 4) | rest;
+                        if !is_plain(op) {
+                            continue;
+                        }
+                        plain += 1;
+                        assert!(indirect(op).is_none(), "{op:#010x}");
+                        assert!(!is_direct(op), "{op:#010x}");
+                        assert!(barrier(op) == Barrier::None, "{op:#010x}");
+                        assert!(!is_wfx(op), "{op:#010x}");
+                    }
+                }
+            }
+        }
+        assert!(plain > 1_000_000, "{plain}");
     }
 }
