@@ -70,11 +70,15 @@ impl ElemQueue {
     /// answers anything but continue. Returns the last response.
     pub fn deliver(&mut self, sink: &mut dyn GenElemSink) -> ocsd_datapath_resp_t {
         let mut resp = OCSD_RESP_CONT;
-        while let Some(mut e) = self.q.pop_front() {
+        // each element handed over where it is queued, then dropped (taking
+        // it out first copies it to the stack, field by field and then in
+        // wide moves that wait for those narrow stores)
+        while let Some(e) = self.q.front_mut() {
             if e.has_ext {
                 e.elem.ptr_extended_data = e.ext.as_ptr() as *const std::os::raw::c_void;
             }
             resp = sink.trace_elem_in(e.index, e.trace_id, &e.elem);
+            self.q.pop_front();
             if !resp_is_cont(resp) {
                 break;
             }
