@@ -3,6 +3,7 @@
 //! ([`BlockCache`]) and the walk to the next waypoint.
 
 use super::*;
+use crate::common::MemRun;
 
 /// A view of program memory, renewed on demand. OpenCSD reads each
 /// instruction with a 4-byte read through its memory access cache; the
@@ -332,18 +333,22 @@ impl MemWindow {
         // never wrapping past the top of memory
         let room = (u64::MAX - addr).saturating_add(1).min(4) as usize;
         let mut b = [0u8; 4];
-        let run = mem.read_run_known(addr, space, trace_id, room, &mut b[..room], uses, &self.serials)?;
-        let got = run.got.min(room);
-        b[got..].fill(0);
+        // (the run taken apart field by field where the memory left it:
+        // moved whole, it is read back in wide moves that wait for the
+        // memory's narrow stores)
+        let MemRun { got, token, view, before, page } = mem.read_run_known(addr, space, trace_id, room, &mut b[..room], uses, &self.serials)?;
+        let got = got.min(room);
+        // the bytes not got read as zeros
+        let opcode = u32::from_le_bytes(b) & u32::MAX.checked_shr(32 - 8 * got as u32).unwrap_or(0);
         self.base = addr;
         self.space = space;
-        self.token = run.token;
+        self.token = token;
         self.epoch = mem.epoch();
         if got == 4 {
-            match (run.view, run.page) {
+            match (view, page) {
                 (Some(v), page) => {
                     // the view may start before the read (never below 0)
-                    let before = run.before.min(v.len).min(addr as usize);
+                    let before = before.min(v.len).min(addr as usize);
                     self.base = addr - before as u64;
                     // never past the top of memory
                     let after = (v.len - before).min((u64::MAX - addr).saturating_add(1).min(usize::MAX as u64) as usize);
@@ -356,7 +361,7 @@ impl MemWindow {
                         }
                         None => OWN,
                     };
-                    self.kept[k] = Kept { base: self.base, len: self.len, token: run.token, view: Some(v) };
+                    self.kept[k] = Kept { base: self.base, len: self.len, token, view: Some(v) };
                     self.cur = k;
                     self.page = page;
                 }
@@ -374,7 +379,7 @@ impl MemWindow {
                 (None, None) => {}
             }
         }
-        Ok(Fetch { opcode: u32::from_le_bytes(b), avail: got })
+        Ok(Fetch { opcode, avail: got })
     }
 
     #[inline]
