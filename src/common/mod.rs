@@ -615,3 +615,14 @@ pub(crate) fn xorshift64(mut seed: u64) -> impl FnMut() -> u64 {
         seed
     }
 }
+
+/// [`xorshift64`]'s 32-bit sibling (shifts 13, 17, 5).
+#[cfg(test)]
+pub(crate) fn xorshift32(mut seed: u32) -> impl FnMut() -> u32 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        seed
+    }
+}

@@ -1721,13 +1721,11 @@ mod tests {
     /// Trace for an ETMv4 decoder: A-sync and trace info, then bytes of a
     /// pseudo-random generator (every kind of packet, errors included).
     fn noise(seed: u32, n: usize) -> Vec<u8> {
-        let mut x = seed;
+        let mut rnd = crate::common::xorshift32(seed);
         let mut d = vec![0u8; 11];
         d.extend_from_slice(&[0x80, 0x01, 0x00]);
         for _ in 0..n {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
+            let x = rnd();
             // mostly atoms and addresses, as real trace
             d.push(match x % 4 {
                 0 => 0xF7,

@@ -210,7 +210,7 @@ mod plain_tests {
 
     #[test]
     fn plain_opcodes_are_none_of_the_classes() {
-        let mut fill = 0x9E37_79B9u32;
+        let mut rnd = crate::common::xorshift32(0x9E37_79B9);
         let mut plain = 0u64;
         // every value of the bits the classes look at most (31:20, 15:12,
         // 7:4), the others from a few patterns
@@ -218,9 +218,7 @@ mod plain_tests {
             for rd in 0..16u32 {
                 for mid in 0..16u32 {
                     for k in 0..4 {
-                        fill ^= fill << 13;
-                        fill ^= fill >> 17;
-                        fill ^= fill << 5;
+                        let fill = rnd();
                         let rest = match k {
                             0 => 0,
                             1 => 0x000F_0F0F,

@@ -361,13 +361,8 @@ mod plain_tests {
         // any second halfword with its top bit clear, and set
         let mut seconds: Vec<u32> = vec![0x0000, 0x0001, 0x0F00, 0x0F9A, 0x0FBA, 0x0F95, 0x4000, 0x7000, 0x7FFF, 0x4770, 0x3F00];
         seconds.extend([0x8000, 0xC001, 0xF000, 0xFFFF, 0xBF00, 0x8F4F, 0xF800]);
-        let mut x = 0x2545_F491u32;
-        for _ in 0..48 {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            seconds.push(x & 0xFFFF);
-        }
+        let mut rnd = crate::common::xorshift32(0x2545_F491);
+        seconds.extend((0..48).map(|_| rnd() & 0xFFFF));
         for hw in 0..=0xFFFFu32 {
             for &next in &seconds {
                 let op = (hw << 16) | next;

@@ -753,7 +753,7 @@ fn unsupported_isas() {
 #[test]
 fn no_panic_on_any_input() {
     // xorshift over many opcodes, extreme addresses, every ISA and option.
-    let mut x: u32 = 0x1234_5678;
+    let mut rnd = crate::common::xorshift32(0x1234_5678);
     let addrs = [
         0u64,
         1,
@@ -774,9 +774,7 @@ fn no_panic_on_any_input() {
         i32::MAX,
     ];
     for n in 0..200_000u32 {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
+        let x = rnd();
         let op = if n < 4 {
             [0, u32::MAX, 0x8000_0000, 0x7FFF_FFFF][n as usize]
         } else {

@@ -953,11 +953,9 @@ fn raw_frames() {
 fn fast_number_formatting_matches_fmt() {
     use crate::printers::gen_elem::{push_dec, push_hex};
     let mut vals = vec![0u64, 1, 9, 10, 15, 16, 255, 256, 0xffff_ffff, u64::MAX, u64::MAX - 1, 1 << 63];
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut rnd = crate::common::xorshift64(0x9E37_79B9_7F4A_7C15);
     for _ in 0..2000 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        let x = rnd();
         vals.push(x >> (x % 64));
     }
     for v in vals {
