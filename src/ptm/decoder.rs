@@ -459,15 +459,9 @@ impl PtmDecoder {
         let mut again = false;
         if cached && !self.mem_nacc_pending {
             let t = self.win.token();
-            match self.walks.get(start, self.instr_info.isa, t) {
-                Some(w) if self.win.covers(start, u64::from(w.span), ms, self.trace_id) => {
-                    // every read of the walk would be served from the view
-                    let w = *w;
-                    self.win.add_uses(w.num);
-                    self.take_walk(&w);
-                    return (OCSD_OK, true);
-                }
-                Some(_) => again = true,
+            match self.take_known_walk(start, t, ms, 0) {
+                Some(true) => return (OCSD_OK, true),
+                Some(false) => again = true,
                 None => again = t == 0,
             }
         }
@@ -484,18 +478,10 @@ impl PtmDecoder {
             };
             if n == 4 {
                 let t = self.win.token();
-                if again && token.is_none() {
-                    // the first read made: the walk from here made before
-                    // over the same bytes, every read after it served
-                    // from the view, is taken as it was
-                    if let Some(w) = self.walks.get(start, self.instr_info.isa, t) {
-                        if self.win.covers(start, u64::from(w.span), ms, self.trace_id) {
-                            let w = *w;
-                            self.win.add_uses(w.num - 1);
-                            self.take_walk(&w);
-                            return (OCSD_OK, true);
-                        }
-                    }
+                // the first read made: the walk from here made before over
+                // the same bytes, every read after it served from the view
+                if again && token.is_none() && self.take_known_walk(start, t, ms, 1) == Some(true) {
+                    return (OCSD_OK, true);
                 }
                 token = Some(if token.unwrap_or(t) == t { t } else { 0 });
                 self.instr_info.opcode = u32::from_le_bytes(buf);
@@ -523,12 +509,23 @@ impl PtmDecoder {
         (OCSD_OK, found)
     }
 
-    /// The state walk `w` left, as the walk leaves it.
-    fn take_walk(&mut self, w: &Walk) {
+    /// The walk from `start` made before over bytes of `token`, taken as
+    /// that walk left the state, when the view holds every byte it read:
+    /// its reads after the `made` first ones (already made) reported as
+    /// uses of the view. Some(true): taken; Some(false): kept, but its
+    /// bytes are not all in the view; None: none kept.
+    fn take_known_walk(&mut self, start: ocsd_vaddr_t, token: u64, ms: ocsd_mem_space_acc_t, made: u32) -> Option<bool> {
+        let w = self.walks.get(start, self.instr_info.isa, token)?;
+        if !self.win.covers(start, u64::from(w.span), ms, self.trace_id) {
+            return Some(false);
+        }
+        let w = *w;
+        self.win.add_uses(w.num - made);
         self.instr_info = w.info;
         self.elem.en_addr = w.info.instr_addr;
         self.elem.payload.num_instr_range = w.num;
         self.elem.last_i_type = w.info.type_;
+        Some(true)
     }
 
     /// Keep the walk just made from `start`, all its reads served by views
