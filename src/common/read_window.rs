@@ -120,7 +120,9 @@ impl ReadWindow {
         if run.got == WORD {
             if let Some(v) = run.view {
                 self.base = addr.wrapping_sub(run.before as u64);
-                self.len = v.len as u64;
+                // never past the top of memory (as the ETMv4 window: reads
+                // wrapped to address 0 are not the view's)
+                self.len = (v.len as u64).min((u64::MAX - self.base).saturating_add(1));
                 self.space = space;
                 self.trace_id = trace_id;
                 self.token = run.token;
@@ -200,6 +202,21 @@ mod tests {
         assert_eq!((m.reads, m.used), (1, 2));
         // past the view's end: asked of the memory, which has 2 bytes
         assert_eq!(w.read4(&mut m, 0x100e, OCSD_MEM_SPACE_ANY, 1, &mut b), Ok(2));
+        assert_eq!(m.reads, 2);
+    }
+
+    #[test]
+    fn a_view_never_serves_reads_past_the_top_of_memory() {
+        let mut m = mem();
+        m.base = u64::MAX - 7;
+        let mut w = ReadWindow::default();
+        let mut b = [0u8; 4];
+        assert_eq!(w.read4(&mut m, u64::MAX - 7, OCSD_MEM_SPACE_ANY, 1, &mut b), Ok(4));
+        assert_eq!(w.read4(&mut m, u64::MAX - 3, OCSD_MEM_SPACE_ANY, 1, &mut b), Ok(4));
+        assert_eq!(m.reads, 1);
+        // address 0 is not the view's byte 8, whatever the view holds
+        assert!(!w.covers(0, 4, OCSD_MEM_SPACE_ANY, 1));
+        w.read4(&mut m, 0, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap();
         assert_eq!(m.reads, 2);
     }
 
