@@ -151,6 +151,9 @@ pub struct EtmV3Decoder {
     unsync_info: unsync_info_t,
     i_addr: ocsd_vaddr_t,
     pe_ctx: PeContext,
+    /// The context the memory was last told ([`Self::process_phdr`]);
+    /// None after a reset, when it is told again.
+    mem_ctx_told: Option<MemContext>,
     follower: CodeFollower,
     list: ElemList,
     index: ocsd_trc_index_t,
@@ -177,6 +180,7 @@ impl EtmV3Decoder {
             unsync_info: UNSYNC_INIT_DECODER,
             i_addr: 0,
             pe_ctx: PeContext::reset(),
+            mem_ctx_told: None,
             follower,
             list: ElemList::new(),
             index: 0,
@@ -210,6 +214,7 @@ impl EtmV3Decoder {
         self.need_addr = true;
         self.sent_unknown = false;
         self.wait_isync = false;
+        self.mem_ctx_told = None;
         self.list.reset();
     }
 
@@ -425,8 +430,13 @@ impl EtmV3Decoder {
     }
 
     fn process_phdr(&mut self, pkt: &ocsd_etmv3_pkt, ctx: &mut DecodeCtx) -> Result<(), OcsdError> {
-        // memory images selected by context follow the trace's context
-        ctx.mem.update_context(self.trace_id, MemContext::from_pe_context(&self.pe_ctx.0));
+        // memory images selected by context follow the trace's context (told
+        // when it changed: a call per P-header was 4% of TC2's instructions)
+        let mem_ctx = MemContext::from_pe_context(&self.pe_ctx.0);
+        if self.mem_ctx_told != Some(mem_ctx) {
+            ctx.mem.update_context(self.trace_id, mem_ctx);
+            self.mem_ctx_told = Some(mem_ctx);
+        }
         let idx = self.index;
         let ca = self.cfg.is_cycle_acc();
         let mut atom = pkt.atom;
