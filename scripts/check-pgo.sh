@@ -3,7 +3,8 @@
 # the plain build does: every conformance case, normal and corrupted, with
 # its lister (the logs byte for byte), and its C API library through the
 # benchmark client on bugfix-exact-match, with file and with callback
-# memory, giving the elements and memory callbacks of the plain library
+# memory, giving the elements and memory callbacks of the plain library, in
+# the same order
 # (target/release, built by the test command's first suite).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,10 +39,14 @@ for v in pgo plain; do
     grep -qF "$work/$v/libopencsd_c_api.so.1" <<<"$loads" ||
         { echo "the client does not load the $v library:"; echo "$loads"; exit 1; }
 done
+# every element's text and every memory callback (address, size, answer),
+# in order, the same with both builds
 for mem in file callback; do
     for v in pgo plain; do
+        LD_LIBRARY_PATH="$work/$v" "$work/decode_snapshot" -mem "$mem" -print -print-mem "$work/bem.plan" | md5sum >"$work/$v.$mem.sum"
         LD_LIBRARY_PATH="$work/$v" "$work/decode_snapshot" -mem "$mem" "$work/bem.plan" >"$work/$v.$mem.txt"
     done
+    cmp "$work/pgo.$mem.sum" "$work/plain.$mem.sum" || { echo "C API, $mem memory: the builds give other elements or callbacks"; exit 1; }
     cmp "$work/pgo.$mem.txt" "$work/plain.$mem.txt" || { echo "C API, $mem memory: the builds differ"; exit 1; }
-    echo "C API, $mem memory: $(tr '\n' ' ' <"$work/pgo.$mem.txt")(both builds)"
+    echo "C API, $mem memory: $(tr '\n' ' ' <"$work/pgo.$mem.txt")(both builds, the same elements and callbacks in order)"
 done

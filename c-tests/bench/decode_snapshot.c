@@ -27,6 +27,8 @@
  *
  * Options:
  *   -print      print each element (ocsd_gen_elem_str) as trc_pkt_lister does
+ *   -print-mem  print each memory callback (address, space, trace ID,
+ *               bytes asked and given), in order with the elements
  *   -pkt        packet processing only: count packets, not elements
  *   -mem M      memory as above
  *   -cache P,N  ocsd_dt_set_mem_acc_cacheing(1, P, N); -nocache: (0, 0, 0)
@@ -333,6 +335,7 @@ static int load_regions(plan_t *plan)
 typedef struct {
     const plan_t *plan;
     uint64_t calls;
+    int print;
 } cb_mem_t;
 
 #ifdef DECODE_SNAPSHOT_NO_MAIN
@@ -379,9 +382,13 @@ static uint32_t mem_cb(const void *ctx, const ocsd_vaddr_t address, const ocsd_m
                        const uint8_t trc_id, const uint32_t req, uint8_t *buf)
 {
     cb_mem_t *c = (cb_mem_t *)(uintptr_t)ctx;
-    (void)trc_id;
+    uint32_t got;
     c->calls++;
-    return plan_read(c->plan, address, mem_space, req, buf);
+    got = plan_read(c->plan, address, mem_space, req, buf);
+    if (c->print)
+        printf("MEM 0x%" PRIx64 " space %d id %x asked %" PRIu32 " got %" PRIu32 "\n", (uint64_t)address, (int)mem_space, trc_id,
+               req, got);
+    return got;
 }
 
 /* ------------------------------------------------------------------ */
@@ -618,7 +625,7 @@ static double now(void)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: decode_snapshot [-print] [-pkt] [-mem file|callback] [-cache PAGE_SIZE,PAGES | -nocache] [-chunk N] [-repeat N] [-wait N] [-time] [-per-id] PLAN\n");
+    fprintf(stderr, "usage: decode_snapshot [-print] [-print-mem] [-pkt] [-mem file|callback] [-cache PAGE_SIZE,PAGES | -nocache] [-chunk N] [-repeat N] [-wait N] [-time] [-per-id] PLAN\n");
     exit(2);
 }
 
@@ -639,6 +646,8 @@ int main(int argc, char **argv)
     for (i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-print") == 0)
             sink.print = 1;
+        else if (strcmp(argv[i], "-print-mem") == 0)
+            mo.cb.print = 1;
         else if (strcmp(argv[i], "-pkt") == 0)
             pkt_only = 1;
         else if (strcmp(argv[i], "-time") == 0)
