@@ -414,3 +414,96 @@ fn ptm_reset_keeps_the_bytes_of_the_packet_being_read() {
     assert_eq!(last.1, "ASYNC : Alignment Synchronisation Packet; ");
     assert_eq!(last.2, [0, 0, 0, 0, 0, 0, 0, 0x80], "{t:?}");
 }
+
+/// Two process images at 0x8000 selected by context ID (1: two NOPs then
+/// `B 0x8000`; 2: `B 0x8008`, then NOPs), and the contexts the decoder
+/// told the memory.
+struct ContextImages {
+    ctx: MemContext,
+    told: Vec<MemContext>,
+}
+impl MemAccess for ContextImages {
+    fn read(&mut self, addr: ocsd_vaddr_t, _: ocsd_mem_space_acc_t, _: u8, buf: &mut [u8]) -> Result<usize, ocsd_err_t> {
+        let words: &[u32] = match self.ctx.context_id {
+            Some(1) => &[0xe1a0_0000, 0xe1a0_0000, 0xeaff_fffc],
+            Some(2) => &[0xea00_0000, 0xe1a0_0000, 0xe1a0_0000, 0xe1a0_0000],
+            _ => &[],
+        };
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let off = addr.wrapping_sub(0x8000) as usize;
+        if off >= bytes.len() {
+            return Ok(0);
+        }
+        let n = buf.len().min(bytes.len() - off);
+        buf[..n].copy_from_slice(&bytes[off..off + n]);
+        Ok(n)
+    }
+
+    fn update_context(&mut self, _: u8, ctx: MemContext) {
+        self.told.push(ctx);
+        self.ctx.merge(ctx);
+    }
+}
+
+/// The decoder tells the memory its context when it changes (before the
+/// atoms read memory in it), not at every P-header, and again after a
+/// reset: each range is read from the image of its context.
+#[test]
+fn etmv3_memory_follows_the_context_id() {
+    // 1-byte context IDs
+    let cfg = etm_cfg(1 << 14, 0x410C_F240, 0);
+    let isync = |ctxt: u8| [0x08, ctxt, 0x00, 0x00, 0x80, 0x00, 0x00]; // I-Sync @0x8000 ARM
+    let mut data = ASYNC.to_vec();
+    data.extend_from_slice(&isync(1));
+    data.extend_from_slice(&[0x8c, 0x84]); // 3 E atoms, 1 E atom
+    data.extend_from_slice(&[0x6e, 0x02]); // context ID 2
+    data.extend_from_slice(&[0x8c]); // 3 E atoms
+    let reset_at = data.len() as u32;
+    data.extend_from_slice(&ASYNC);
+    data.extend_from_slice(&isync(2));
+    data.extend_from_slice(&[0x84]);
+    let mut pp = EtmV3PktProc::new(&cfg);
+    let c = run(&mut pp, &data);
+    let mut dec = EtmV3Decoder::new(&cfg);
+    let mut mem = ContextImages { ctx: MemContext::default(), told: vec![] };
+    let mut q = ElemQueue::new();
+    let mut log = NullLog;
+    for (i, p, _) in &c.pkts {
+        if *i == reset_at {
+            dec.reset(*i);
+        }
+        let mut ctx = DecodeCtx::new(&mut q, &mut mem, &mut log);
+        dec.packet_in(*i, p, &mut ctx);
+    }
+    dec.eot(&mut DecodeCtx::new(&mut q, &mut mem, &mut log));
+    struct S(Vec<(u64, u64, ocsd_instr_type)>);
+    impl GenElemSink for S {
+        fn trace_elem_in(&mut self, _: ocsd_trc_index_t, _: u8, e: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
+            if e.elem_type == OCSD_GEN_TRC_ELEM_INSTR_RANGE {
+                self.0.push((e.st_addr, e.en_addr, e.last_i_type));
+            }
+            OCSD_RESP_CONT
+        }
+    }
+    let mut s = S(vec![]);
+    q.deliver(&mut s);
+    let ctx = |id| MemContext { context_id: Some(id), vmid: None };
+    assert_eq!(mem.told, [ctx(1), ctx(2), ctx(2)]);
+    let (other, br) = (OCSD_INSTR_OTHER, OCSD_INSTR_BR);
+    assert_eq!(
+        s.0,
+        [
+            // context 1: NOP, NOP, B 0x8000; NOP
+            (0x8000, 0x8004, other),
+            (0x8004, 0x8008, other),
+            (0x8008, 0x800c, br),
+            (0x8000, 0x8004, other),
+            // context 2, from 0x8004: NOP, NOP, NOP
+            (0x8004, 0x8008, other),
+            (0x8008, 0x800c, other),
+            (0x800c, 0x8010, other),
+            // after the reset, context 2 from 0x8000: B 0x8008
+            (0x8000, 0x8004, br),
+        ]
+    );
+}
