@@ -5,27 +5,81 @@
 //! reads served from the view ([`MemAccess::run_uses`]) before anything
 //! else uses it, so that what it counts (a cache's use of its pages) is
 //! what the reads one by one would have left.
+//!
+//! Views of cache pages are kept by page: when a read leaves the view for
+//! a page the window had a view of, the memory finds the page as it would
+//! ([`MemAccess::read_known_word`], [`MemAccess::read_run_known`]) and the
+//! window goes back to that view instead of being given a new one.
 #![forbid(unsafe_code)]
 
-use super::{MemAccess, MemView};
+use super::{CachePage, MemAccess, MemRun, MemView};
 use crate::abi::*;
 
-/// The view of the last run of `WORD`-byte reads, while the memory still
-/// vouches for it.
+/// Views kept by cache page (index modulo this): OpenCSD's default number
+/// of cache pages.
+const KEPT: usize = crate::mem::cache::DEFAULT_PAGES;
+
+/// The place in [`ReadWindow::views`] of a view that is not a cache page's.
+const OWN: usize = KEPT;
+
+/// [`ReadWindow::cur`] when the window has no view.
+const NO_VIEW: usize = usize::MAX;
+
+/// A view the window had: its bytes from `base`, `len` of them, under
+/// `token` (`view` None: none).
 #[derive(Debug, Default)]
-pub struct ReadWindow {
+struct Kept {
+    base: ocsd_vaddr_t,
+    len: u64,
+    token: u64,
     view: Option<MemView>,
-    /// The address of the view's first byte, and its length.
+}
+
+impl Kept {
+    #[inline]
+    fn holds(&self, addr: ocsd_vaddr_t, n: u64) -> bool {
+        let off = addr.wrapping_sub(self.base);
+        self.view.is_some() && off < self.len && self.len - off >= n
+    }
+}
+
+/// The view of the last run of `WORD`-byte reads, while the memory still
+/// vouches for it, and the views of the cache pages it had before.
+#[derive(Debug)]
+pub struct ReadWindow {
+    /// Where the view is in `views` ([`NO_VIEW`]: none).
+    cur: usize,
+    /// The view's first byte's address and its length (a copy of its
+    /// entry's, for the reads it serves).
     base: ocsd_vaddr_t,
     len: u64,
     space: ocsd_mem_space_acc_t,
     trace_id: u8,
-    /// The run's token ([`crate::common::MemRun::token`]; 0: no promise).
-    token: u64,
     /// The memory's epoch when the view was taken.
     epoch: Option<u64>,
     /// Reads served from the view not yet reported.
     uses: u32,
+    /// Views of cache pages by page index modulo [`KEPT`], then at [`OWN`]
+    /// the last view that was not a cache page's.
+    views: [Kept; KEPT + 1],
+    /// The [`CachePage::serial`] of each kept page view (0: none).
+    serials: [u64; KEPT],
+}
+
+impl Default for ReadWindow {
+    fn default() -> Self {
+        ReadWindow {
+            cur: NO_VIEW,
+            base: 0,
+            len: 0,
+            space: OCSD_MEM_SPACE_NONE,
+            trace_id: 0,
+            epoch: None,
+            uses: 0,
+            views: Default::default(),
+            serials: [0; KEPT],
+        }
+    }
 }
 
 /// The size of the reads a [`ReadWindow`] serves (the decoders read 4
@@ -35,11 +89,12 @@ const WORD: usize = 4;
 impl ReadWindow {
     /// At the start of a run of reads (a walk): keep the view only if the
     /// memory has not been used or changed since it was taken (by another
-    /// decoder, or by the client in a callback).
+    /// decoder, or by the client in a callback). Views of cache pages stay
+    /// kept, to go back to if the memory still serves from those pages.
     #[inline]
     pub fn check(&mut self, mem: &dyn MemAccess) {
-        if self.view.is_some() && (self.epoch.is_none() || mem.epoch() != self.epoch) {
-            self.view = None;
+        if self.cur != NO_VIEW && (self.epoch.is_none() || mem.epoch() != self.epoch) {
+            self.cur = NO_VIEW;
         }
     }
 
@@ -58,10 +113,9 @@ impl ReadWindow {
     /// same nonzero token had the same bytes at the same addresses.
     #[inline]
     pub fn token(&self) -> u64 {
-        if self.view.is_some() {
-            self.token
-        } else {
-            0
+        match self.views.get(self.cur) {
+            Some(k) => k.token,
+            None => 0,
         }
     }
 
@@ -70,7 +124,7 @@ impl ReadWindow {
     #[inline]
     pub fn covers(&self, addr: ocsd_vaddr_t, n: u64, space: ocsd_mem_space_acc_t, trace_id: u8) -> bool {
         let off = addr.wrapping_sub(self.base);
-        self.view.is_some() && space == self.space && trace_id == self.trace_id && off < self.len && self.len - off >= n
+        self.cur != NO_VIEW && space == self.space && trace_id == self.trace_id && off < self.len && self.len - off >= n
     }
 
     /// `n` reads served from the view without being made one by one (the
@@ -95,7 +149,7 @@ impl ReadWindow {
             let off = addr.wrapping_sub(self.base) as usize;
             // (a chunk of a file that cannot be read: asked of the memory,
             // which reports it as it does)
-            if let Some(Ok(w)) = self.view.as_ref().map(|v| v.word(off)) {
+            if let Some(Ok(w)) = self.views.get(self.cur).and_then(|k| k.view.as_ref()).map(|v| v.word(off)) {
                 *out = w.to_le_bytes();
                 self.uses += 1;
                 return Ok(WORD);
@@ -104,7 +158,21 @@ impl ReadWindow {
         self.read_new(mem, addr, space, trace_id, out)
     }
 
-    /// A read outside the view: made by the memory, its view kept.
+    /// The window on kept view `k` (whose view holds the read at `addr`)
+    /// for reads by `trace_id` in `space`, taken at `epoch`; without a
+    /// view if it does not.
+    #[inline]
+    fn go_to(&mut self, k: usize, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, epoch: Option<u64>) {
+        self.cur = NO_VIEW;
+        if let Some(v) = self.views.get(k).filter(|v| v.holds(addr, WORD as u64)) {
+            (self.cur, self.base, self.len) = (k, v.base, v.len);
+            (self.space, self.trace_id, self.epoch) = (space, trace_id, epoch);
+        }
+    }
+
+    /// A read outside the view: made by the memory (the reads served from
+    /// the view reported first); the window then on the view of the page
+    /// the memory served it from, kept or new.
     #[inline(never)]
     fn read_new(
         &mut self,
@@ -114,23 +182,44 @@ impl ReadWindow {
         trace_id: u8,
         out: &mut [u8; WORD],
     ) -> Result<usize, ocsd_err_t> {
-        self.report(mem);
-        self.view = None;
-        let run = mem.read_run(addr, space, trace_id, WORD, out)?;
-        if run.got == WORD {
-            if let Some(v) = run.view {
-                self.base = addr.wrapping_sub(run.before as u64);
-                // never past the top of memory (as the ETMv4 window: reads
-                // wrapped to address 0 are not the view's)
-                self.len = (v.len as u64).min((u64::MAX - self.base).saturating_add(1));
-                self.space = space;
-                self.trace_id = trace_id;
-                self.token = run.token;
-                self.epoch = mem.epoch();
-                self.view = Some(v);
+        if addr <= u64::MAX - (WORD as u64 - 1) {
+            if let Some((page, word, epoch)) = mem.read_known_word(addr, space, trace_id, self.uses, &self.serials) {
+                self.uses = 0;
+                *out = word;
+                self.go_to(page.index as usize % KEPT, addr, space, trace_id, epoch);
+                return Ok(WORD);
             }
         }
-        Ok(run.got)
+        let uses = std::mem::take(&mut self.uses);
+        self.cur = NO_VIEW;
+        // (the run taken apart where the memory left it: moved whole, it is
+        // read back in wide moves that wait for the memory's narrow stores)
+        let MemRun { got, token, view, before, page } = mem.read_run_known(addr, space, trace_id, WORD, out, uses, &self.serials)?;
+        if got == WORD {
+            let epoch = mem.epoch();
+            match (view, page) {
+                (Some(v), page) => {
+                    let base = addr.wrapping_sub(before as u64);
+                    // never past the top of memory (reads wrapped to address
+                    // 0 are not the view's)
+                    let len = (v.len as u64).min((u64::MAX - base).saturating_add(1));
+                    let k = match page {
+                        Some(CachePage { index, serial }) => {
+                            let k = index as usize % KEPT;
+                            self.serials[k] = serial;
+                            k
+                        }
+                        None => OWN,
+                    };
+                    self.views[k] = Kept { base, len, token, view: Some(v) };
+                    self.go_to(k, addr, space, trace_id, epoch);
+                }
+                // a page the window kept a view of
+                (None, Some(p)) => self.go_to(p.index as usize % KEPT, addr, space, trace_id, epoch),
+                (None, None) => {}
+            }
+        }
+        Ok(got)
     }
 }
 
@@ -239,5 +328,112 @@ mod tests {
         w.read4(&mut m, 0x1008, OCSD_MEM_SPACE_ANY, 2, &mut b).unwrap();
         w.read4(&mut m, 0x1008, OCSD_MEM_SPACE_N, 2, &mut b).unwrap();
         assert_eq!(m.reads, 5);
+    }
+
+    /// Two cache pages of 16 bytes (index 0 at 0x1000, index 1 at
+    /// 0x2000), as a cache serves them: a read of a page the caller names
+    /// in `known` gives no view, only the page; counts the calls.
+    struct Pages {
+        runs: u32,
+        known_words: u32,
+        uses: Vec<u32>,
+        epoch: u64,
+        bytes: Arc<Vec<u8>>,
+    }
+
+    impl Pages {
+        fn page(addr: u64) -> Option<(u32, u64)> {
+            match addr {
+                0x1000..=0x100c => Some((0, 0x1000)),
+                0x2000..=0x200c => Some((1, 0x2000)),
+                _ => None,
+            }
+        }
+    }
+
+    impl MemAccess for Pages {
+        fn read(&mut self, _: ocsd_vaddr_t, _: ocsd_mem_space_acc_t, _: u8, _: &mut [u8]) -> Result<usize, ocsd_err_t> {
+            unreachable!("reads go through read_run_known")
+        }
+
+        fn read_run_known(
+            &mut self,
+            addr: ocsd_vaddr_t,
+            _: ocsd_mem_space_acc_t,
+            _: u8,
+            req: usize,
+            out: &mut [u8],
+            uses: u32,
+            known: &[u64],
+        ) -> Result<crate::common::MemRun, ocsd_err_t> {
+            self.runs += 1;
+            self.uses.push(uses);
+            self.epoch += 1;
+            let Some((index, base)) = Self::page(addr) else { return Ok(crate::common::MemRun::default()) };
+            let off = (addr - base) as usize;
+            out[..req].copy_from_slice(&self.bytes[off..off + req]);
+            let page = CachePage { index, serial: 100 + u64::from(index) };
+            let view = (known[index as usize % known.len()] != page.serial).then(|| MemView { data: ViewData::Whole(self.bytes.clone()), off, len: 16 - off });
+            Ok(crate::common::MemRun { got: req, token: 7, view, before: 0, page: Some(page) })
+        }
+
+        fn read_known_word(&mut self, addr: ocsd_vaddr_t, _: ocsd_mem_space_acc_t, _: u8, uses: u32, known: &[u64]) -> Option<(CachePage, [u8; 4], Option<u64>)> {
+            let (index, base) = Self::page(addr)?;
+            let page = CachePage { index, serial: 100 + u64::from(index) };
+            if known[index as usize % known.len()] != page.serial {
+                return None;
+            }
+            self.known_words += 1;
+            self.uses.push(uses);
+            self.epoch += 1;
+            let off = (addr - base) as usize;
+            let mut w = [0u8; 4];
+            w.copy_from_slice(&self.bytes[off..off + 4]);
+            Some((page, w, Some(self.epoch)))
+        }
+
+        fn epoch(&self) -> Option<u64> {
+            Some(self.epoch)
+        }
+    }
+
+    #[test]
+    fn a_page_viewed_before_is_gone_back_to_without_a_new_view() {
+        let mut m = Pages { runs: 0, known_words: 0, uses: vec![], epoch: 0, bytes: Arc::new((0u8..16).collect()) };
+        let mut w = ReadWindow::default();
+        let mut b = [0u8; 4];
+        let sp = OCSD_MEM_SPACE_ANY;
+        // page 0 then page 1: each run gives a view
+        assert_eq!(w.read4(&mut m, 0x1000, sp, 1, &mut b), Ok(4));
+        assert_eq!(w.read4(&mut m, 0x1004, sp, 1, &mut b), Ok(4));
+        assert_eq!(w.read4(&mut m, 0x2008, sp, 1, &mut b), Ok(4));
+        assert_eq!(b, [8, 9, 10, 11]);
+        assert_eq!(w.read4(&mut m, 0x200c, sp, 1, &mut b), Ok(4));
+        assert_eq!((m.runs, m.known_words), (2, 0));
+        assert_eq!(w.token(), 7);
+        // back to page 0: the memory finds the page the window knows (the
+        // read in page 1 told with it), then page 0's kept view serves
+        assert_eq!(w.read4(&mut m, 0x1008, sp, 1, &mut b), Ok(4));
+        assert_eq!(b, [8, 9, 10, 11]);
+        assert_eq!(w.read4(&mut m, 0x100c, sp, 1, &mut b), Ok(4));
+        assert_eq!(b, [12, 13, 14, 15]);
+        assert_eq!((m.runs, m.known_words), (2, 1));
+        assert!(w.covers(0x1000, 16, sp, 1));
+        // each move told the memory of the reads served from the view left
+        assert_eq!(m.uses, [0, 1, 1]);
+        // the walk ends (its reads told), the memory is used by another: the
+        // view is dropped, the page's is gone back to through the memory
+        w.report(&mut m);
+        m.epoch += 1;
+        w.check(&m);
+        assert!(!w.covers(0x1000, 4, sp, 1));
+        assert_eq!(w.read4(&mut m, 0x1000, sp, 1, &mut b), Ok(4));
+        assert_eq!((m.runs, m.known_words), (2, 2));
+        assert!(w.covers(0x1000, 16, sp, 1));
+        // outside both pages: a run, which finds nothing
+        assert_eq!(w.read4(&mut m, 0x3000, sp, 1, &mut b), Ok(0));
+        assert_eq!((m.runs, m.known_words), (3, 2));
+        assert_eq!(m.uses, [0, 1, 1, 0, 0]);
+        assert!(!w.covers(0x1000, 4, sp, 1));
     }
 }
