@@ -2,9 +2,10 @@
 //! the first of them got ([`MemAccess::read_run`]), for the decoders that
 //! read memory one instruction at a time (PTM, ETMv3): the memory is asked
 //! once per run of reads instead of once per instruction, and told of the
-//! reads served from the view ([`MemAccess::run_uses`]) before anything
-//! else uses it, so that what it counts (a cache's use of its pages) is
-//! what the reads one by one would have left.
+//! reads served from a cache page's view ([`MemAccess::run_uses`]) before
+//! anything else uses it, so that what it counts (a cache's use of its
+//! pages) is what the reads one by one would have left (a view that is no
+//! cache page's has no uses to count).
 //!
 //! Views of cache pages are kept by page: when a read leaves the view for
 //! a page the window had a view of, the memory finds the page as it would
@@ -35,6 +36,7 @@ struct Kept {
     view: Option<MemView>,
 }
 
+
 impl Kept {
     #[inline]
     fn holds(&self, addr: ocsd_vaddr_t, n: u64) -> bool {
@@ -59,6 +61,11 @@ pub struct ReadWindow {
     epoch: Option<u64>,
     /// Reads served from the view not yet reported.
     uses: u32,
+    /// Whether `uses` are to be told to the memory: they were served from
+    /// a cache page's view, and order the cache's pages. A view that is no
+    /// page's (files and buffers read straight from their accessor, memory
+    /// read without a cache) has no uses to tell.
+    count_uses: bool,
     /// Views of cache pages by page index modulo [`KEPT`], then at [`OWN`]
     /// the last view that was not a cache page's.
     views: [Kept; KEPT + 1],
@@ -76,6 +83,7 @@ impl Default for ReadWindow {
             trace_id: 0,
             epoch: None,
             uses: 0,
+            count_uses: false,
             views: Default::default(),
             serials: [0; KEPT],
         }
@@ -103,10 +111,10 @@ impl ReadWindow {
     /// view).
     #[inline]
     pub fn report(&mut self, mem: &mut dyn MemAccess) {
-        if self.uses > 0 {
+        if self.uses > 0 && self.count_uses {
             mem.run_uses(self.uses);
-            self.uses = 0;
         }
+        self.uses = 0;
     }
 
     /// The token of the view (0: none, or no promise): a view with the
@@ -167,6 +175,7 @@ impl ReadWindow {
         if let Some(v) = self.views.get(k).filter(|v| v.holds(addr, WORD as u64)) {
             (self.cur, self.base, self.len) = (k, v.base, v.len);
             (self.space, self.trace_id, self.epoch) = (space, trace_id, epoch);
+            self.count_uses = k < OWN;
         }
     }
 
@@ -182,6 +191,9 @@ impl ReadWindow {
         trace_id: u8,
         out: &mut [u8; WORD],
     ) -> Result<usize, ocsd_err_t> {
+        if !self.count_uses {
+            self.uses = 0;
+        }
         if addr <= u64::MAX - (WORD as u64 - 1) {
             if let Some((page, word, epoch)) = mem.read_known_word(addr, space, trace_id, self.uses, &self.serials) {
                 self.uses = 0;
@@ -237,6 +249,8 @@ mod tests {
         reads: u32,
         used: u32,
         epoch: u64,
+        /// The cache page its runs come from (None: none).
+        page: Option<CachePage>,
     }
 
     impl MemAccess for ViewMem {
@@ -260,7 +274,7 @@ mod tests {
             let got = self.read(addr, space, trace_id, &mut out[..req])?;
             let off = addr.wrapping_sub(self.base) as usize;
             let view = (got == req).then(|| MemView { data: ViewData::Whole(self.bytes.clone()), off, len: self.bytes.len() - off });
-            Ok(crate::common::MemRun { got, token: 1, view, before: 0, page: None })
+            Ok(crate::common::MemRun { got, token: 1, view, before: 0, page: self.page })
         }
 
         fn run_uses(&mut self, n: u32) {
@@ -272,8 +286,9 @@ mod tests {
         }
     }
 
+    /// A cache page's bytes.
     fn mem() -> ViewMem {
-        ViewMem { base: 0x1000, bytes: Arc::new((0u8..16).collect()), reads: 0, used: 0, epoch: 0 }
+        ViewMem { base: 0x1000, bytes: Arc::new((0u8..16).collect()), reads: 0, used: 0, epoch: 0, page: Some(CachePage { index: 3, serial: 9 }) }
     }
 
     #[test]
@@ -292,6 +307,24 @@ mod tests {
         // past the view's end: asked of the memory, which has 2 bytes
         assert_eq!(w.read4(&mut m, 0x100e, OCSD_MEM_SPACE_ANY, 1, &mut b), Ok(2));
         assert_eq!(m.reads, 2);
+    }
+
+    #[test]
+    fn reads_from_a_view_of_no_cache_page_are_not_told() {
+        // (files read straight from their accessor, memory without a cache:
+        // no page's order of use to keep)
+        let mut m = ViewMem { page: None, ..mem() };
+        let mut w = ReadWindow::default();
+        let mut b = [0u8; 4];
+        for a in [0x1000, 0x1004, 0x1008] {
+            assert_eq!(w.read4(&mut m, a, OCSD_MEM_SPACE_ANY, 1, &mut b), Ok(4));
+        }
+        w.report(&mut m);
+        assert_eq!((m.reads, m.used), (1, 0));
+        // nor with the next run
+        w.read4(&mut m, 0x100c, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap();
+        w.read4(&mut m, 0x100e, OCSD_MEM_SPACE_ANY, 1, &mut b).unwrap();
+        assert_eq!((m.reads, m.used), (2, 0));
     }
 
     #[test]
