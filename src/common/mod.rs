@@ -415,13 +415,18 @@ pub struct DecodeCtx<'a> {
     sink: Option<&'a mut dyn GenElemSink>,
     /// The client's last answer at the gate (CONT while it is not waiting).
     client_resp: ocsd_datapath_resp_t,
+    /// The client's answer to an element given to it early
+    /// ([`DecodeCtx::send_one`]), not yet acted on: the next gate, or the
+    /// delivery after the decoder returns, takes it as the answer it would
+    /// have had there.
+    sent_resp: ocsd_datapath_resp_t,
 }
 
 impl<'a> DecodeCtx<'a> {
     /// A context whose queued elements are delivered by the caller after
     /// the decoder returns (no client behind the gate: it always opens).
     pub fn new(out: &'a mut ElemQueue, mem: &'a mut dyn MemAccess, log: &'a mut dyn ErrorLog) -> Self {
-        DecodeCtx { out, mem, log, sink: None, client_resp: OCSD_RESP_CONT }
+        DecodeCtx { out, mem, log, sink: None, client_resp: OCSD_RESP_CONT, sent_resp: OCSD_RESP_CONT }
     }
 
     /// A context that delivers to `sink` at the gate.
@@ -431,7 +436,7 @@ impl<'a> DecodeCtx<'a> {
         log: &'a mut dyn ErrorLog,
         sink: Option<&'a mut dyn GenElemSink>,
     ) -> Self {
-        DecodeCtx { out, mem, log, sink, client_resp: OCSD_RESP_CONT }
+        DecodeCtx { out, mem, log, sink, client_resp: OCSD_RESP_CONT, sent_resp: OCSD_RESP_CONT }
     }
 
     /// The gate before a memory read: deliver every queued element to the
@@ -441,10 +446,46 @@ impl<'a> DecodeCtx<'a> {
     /// [`DecodeCtx::client_resp`]. Costs one branch when nothing is queued.
     #[inline]
     pub fn gate(&mut self) -> bool {
+        if !resp_is_cont(self.sent_resp) {
+            // the client answered an element given early: as if at this gate
+            self.client_resp = std::mem::replace(&mut self.sent_resp, OCSD_RESP_CONT);
+            return false;
+        }
         if self.out.is_empty() || self.sink.is_none() {
             return resp_is_cont(self.client_resp);
         }
         self.gate_deliver()
+    }
+
+    /// Queue `elem` (index, element) of trace ID `trace_id` for the next
+    /// gate or the delivery after the decoder returns, as pushing it to
+    /// [`DecodeCtx::out`] does, where nothing the decoder does before that
+    /// point can tell from its delivery (no memory read, no message): it
+    /// goes to the client now, without a copy into the queue, while
+    /// nothing is queued and the client answered nothing but CONT. Its
+    /// answer is kept ([`DecodeCtx::sent_resp`]) for that gate or
+    /// delivery, and the elements after a WAIT (or fatal) answer are
+    /// queued.
+    #[inline]
+    pub fn send_one(&mut self, index: ocsd_trc_index_t, trace_id: u8, elem: &ocsd_generic_trace_elem) {
+        if self.out.is_empty() && resp_is_cont(self.client_resp) && resp_is_cont(self.sent_resp) {
+            if let Some(s) = self.sink.as_deref_mut() {
+                let r = s.trace_elem_in(index, trace_id, elem);
+                if !resp_is_cont(r) {
+                    self.sent_resp = r;
+                }
+                return;
+            }
+        }
+        self.out.push(index, trace_id, elem);
+    }
+
+    /// The client's answer to an element [`DecodeCtx::send_one`] gave it
+    /// that no gate has taken yet (CONT: none): the caller delivering the
+    /// queue after the decoder returns takes it as the answer to that
+    /// delivery, leaving the queue as it is.
+    pub fn sent_resp(&self) -> ocsd_datapath_resp_t {
+        self.sent_resp
     }
 
     /// Queue `elems` (index, element) of trace ID `trace_id`, then pass
@@ -454,7 +495,7 @@ impl<'a> DecodeCtx<'a> {
     /// only those left after a WAIT (or fatal) answer are queued.
     #[inline]
     pub fn send_and_gate(&mut self, elems: &[(ocsd_trc_index_t, ocsd_generic_trace_elem)], trace_id: u8) -> bool {
-        if !self.out.is_empty() || !resp_is_cont(self.client_resp) {
+        if !self.out.is_empty() || !resp_is_cont(self.client_resp) || !resp_is_cont(self.sent_resp) {
             for (idx, e) in elems {
                 self.out.push(*idx, trace_id, e);
             }
@@ -624,5 +665,59 @@ pub(crate) fn xorshift32(mut seed: u32) -> impl FnMut() -> u32 {
         seed ^= seed >> 17;
         seed ^= seed << 5;
         seed
+    }
+}
+
+#[cfg(test)]
+mod send_one_tests {
+    use super::*;
+    use crate::abi::gen_elem::OCSD_GEN_TRC_ELEM_INSTR_RANGE;
+    use crate::common::error::NullLog;
+
+    /// Takes the indexes of the elements it gets; answers WAIT to those in
+    /// `wait_at`.
+    struct Client {
+        got: Vec<u32>,
+        wait_at: Vec<u32>,
+    }
+    impl GenElemSink for Client {
+        fn trace_elem_in(&mut self, index: ocsd_trc_index_t, _: u8, _: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
+            self.got.push(index);
+            if self.wait_at.contains(&index) {
+                OCSD_RESP_WAIT
+            } else {
+                OCSD_RESP_CONT
+            }
+        }
+    }
+
+    /// An element given early reaches the client at once; a WAIT answer to
+    /// it closes the next gate (as if the gate had delivered it), and the
+    /// elements given after it wait in the queue until then.
+    #[test]
+    fn early_elements_and_the_gate() {
+        let e = gen_elem::ocsd_generic_trace_elem::new(OCSD_GEN_TRC_ELEM_INSTR_RANGE);
+        let (mut q, mut mem, mut log) = (ElemQueue::new(), NoMemory, NullLog);
+        let mut c = Client { got: vec![], wait_at: vec![1] };
+        let mut ctx = DecodeCtx::with_sink(&mut q, &mut mem, &mut log, Some(&mut c));
+        ctx.send_one(0, 7, &e);
+        assert!(ctx.gate());
+        ctx.send_one(1, 7, &e);
+        assert_eq!(ctx.sent_resp(), OCSD_RESP_WAIT);
+        assert!(!ctx.gate_closed());
+        ctx.send_one(2, 7, &e);
+        ctx.send_one(3, 7, &e);
+        assert_eq!(ctx.out.len(), 2);
+        assert!(!ctx.gate());
+        assert!(ctx.gate_closed());
+        assert_eq!((ctx.client_resp(), ctx.sent_resp()), (OCSD_RESP_WAIT, OCSD_RESP_CONT));
+        // later elements queue behind the waiting ones
+        ctx.send_one(4, 7, &e);
+        assert_eq!(ctx.out.len(), 3);
+        assert_eq!(c.got, [0, 1]);
+        // without a sink everything waits in the queue
+        let mut ctx = DecodeCtx::new(&mut q, &mut mem, &mut log);
+        ctx.send_one(5, 7, &e);
+        assert_eq!((ctx.out.len(), ctx.sent_resp()), (4, OCSD_RESP_CONT));
     }
 }

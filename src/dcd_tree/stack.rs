@@ -222,6 +222,7 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
         let mut dlog = ComponentLog::new(&mut *env.log, !self.numbered, false);
         let mut ctx = DecodeCtx::with_sink(&mut self.queue, &mut *env.mem, &mut dlog, sink_of(&mut env.elem_sink));
         let rf = d.flush(&mut ctx);
+        let sent = ctx.sent_resp();
         if ctx.gate_closed() {
             self.dec_suspended = true;
             if resp_is_fatal(rf) {
@@ -232,7 +233,8 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
         if resp_is_fatal(rf) {
             self.pending_resp = self.pending_resp.max(rf);
         }
-        let r = self.deliver(env);
+        // (an answer to an element given early is this delivery's)
+        let r = if resp_is_cont(sent) { self.deliver(env) } else { sent };
         if !self.queue.is_empty() || !resp_is_cont(r) {
             return if resp_is_cont(r) { OCSD_RESP_WAIT } else { r };
         }
@@ -291,7 +293,8 @@ impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, 
             let mut ctx = DecodeCtx::with_sink(self.queue, &mut *self.mem, &mut dlog, sink_of(&mut self.elem_sink));
             let r = d.packet_in(index_sop, pkt, &mut ctx);
             let gate = ctx.gate_closed().then(|| ctx.client_resp());
-            self.decoded(r, gate)
+            let sent = ctx.sent_resp();
+            self.decoded(r, gate, sent)
         } else if let Some(s) = self.sink.as_deref_mut() {
             s.packet(OCSD_OP_DATA, index_sop, Some(pkt), ptr, &[])
         } else {
@@ -356,16 +359,19 @@ impl<P: TracePacket, D: PacketDecoder<Packet = P>> PacketOut<P> for Out<'_, '_, 
             return (0, OCSD_RESP_CONT);
         }
         let gate = ctx.gate_closed().then(|| ctx.client_resp());
-        (n, self.decoded(r, gate))
+        let sent = ctx.sent_resp();
+        (n, self.decoded(r, gate, sent))
     }
 }
 
 impl<P: TracePacket, D: PacketDecoder<Packet = P>> Out<'_, '_, P, D> {
     /// After the decoder took a packet and answered `r` (`gate`: what the
-    /// client answered if the decoder stopped at its memory-access gate):
-    /// what it queued goes to the client, and the response to the packet.
+    /// client answered if the decoder stopped at its memory-access gate;
+    /// `sent`: its answer to an element given to it early, which it takes
+    /// as this delivery's): what it queued goes to the client, and the
+    /// response to the packet.
     #[inline]
-    fn decoded(&mut self, r: ocsd_datapath_resp_t, gate: Option<ocsd_datapath_resp_t>) -> ocsd_datapath_resp_t {
+    fn decoded(&mut self, r: ocsd_datapath_resp_t, gate: Option<ocsd_datapath_resp_t>, sent: ocsd_datapath_resp_t) -> ocsd_datapath_resp_t {
         if let Some(cr) = gate {
             // the decoder stopped at its memory-access gate: it resumes
             // on FLUSH (whatever is still queued goes out first)
@@ -376,6 +382,8 @@ impl<P: TracePacket, D: PacketDecoder<Packet = P>> Out<'_, '_, P, D> {
             return cr;
         }
         let rd = match self.elem_sink.as_deref_mut() {
+            // (the client stopped at that element: what is queued waits)
+            _ if !resp_is_cont(sent) => sent,
             Some(s) => self.queue.deliver(s),
             None => {
                 self.queue.clear();

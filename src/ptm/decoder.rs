@@ -147,7 +147,9 @@ impl PtmDecoder {
     }
 
     fn output(&mut self, ctx: &mut DecodeCtx) {
-        ctx.out.push(self.index, self.trace_id, &self.elem);
+        // (nothing the decoder does between an output and the next gate
+        // or its return can be told from the element's delivery)
+        ctx.send_one(self.index, self.trace_id, &self.elem);
         if self.elem.elem_type == OCSD_GEN_TRC_ELEM_PE_CONTEXT {
             // memory images selected by context follow the trace's context
             ctx.mem.update_context(self.trace_id, MemContext::from_pe_context(&self.pe_context));
