@@ -17,14 +17,15 @@ use super::{CachePage, MemAccess, MemRun, MemView};
 use crate::abi::*;
 
 /// Views kept by cache page (index modulo this): OpenCSD's default number
-/// of cache pages.
-const KEPT: usize = crate::mem::cache::DEFAULT_PAGES;
+/// of cache pages. The ETMv4 window keeps as many.
+pub(crate) const KEPT: usize = crate::mem::cache::DEFAULT_PAGES;
 
-/// The place in [`ReadWindow::views`] of a view that is not a cache page's.
-const OWN: usize = KEPT;
+/// The place in a window's kept views of a view that is not a cache
+/// page's (after those of pages).
+pub(crate) const OWN: usize = KEPT;
 
-/// [`ReadWindow::cur`] when the window has no view.
-const NO_VIEW: usize = usize::MAX;
+/// A window's current view when it has none.
+pub(crate) const NO_VIEW: usize = usize::MAX;
 
 /// A view the window had: its bytes from `base`, `len` of them, under
 /// `token` (`view` None: none).
@@ -35,7 +36,6 @@ struct Kept {
     token: u64,
     view: Option<MemView>,
 }
-
 
 impl Kept {
     #[inline]

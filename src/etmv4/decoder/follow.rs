@@ -4,6 +4,9 @@
 
 use super::*;
 use crate::common::MemRun;
+// the page views the window keeps (as many as the PTM/ETMv3 read
+// window), where the one of no cache page is, and no view
+use crate::common::read_window::{KEPT, NO_VIEW, OWN};
 
 /// A view of program memory, renewed on demand. OpenCSD reads each
 /// instruction with a 4-byte read through its memory access cache; the
@@ -39,16 +42,6 @@ pub(super) struct MemWindow {
     /// The [`CachePage::serial`] of each kept view (0: none).
     serials: [u64; KEPT],
 }
-
-/// Number of page views a [`MemWindow`] keeps: OpenCSD's default number
-/// of cache pages.
-pub(super) const KEPT: usize = crate::mem::cache::DEFAULT_PAGES;
-
-/// The place in [`MemWindow::kept`] of a view that is not a cache page's.
-const OWN: usize = KEPT;
-
-/// [`MemWindow::cur`] when the window has no view.
-const NO_VIEW: usize = usize::MAX;
 
 /// The decode state a replay of atoms keeps in locals
 /// ([`EtmV4IPktDecoder::commit_replayed_atoms`]).
