@@ -21,99 +21,6 @@ mod common;
 use common::*;
 
 
-/// A minimal AArch64 ELF: one R+X PT_LOAD over the whole file, a GNU
-/// build-ID note, `.text` at 0x1000..0x2000 filled with `words` repeated.
-fn synthetic_elf(build_id: &[u8], words: &[u32]) -> Vec<u8> {
-    synthetic_elf_syms(build_id, words, &[])
-}
-
-/// As [`synthetic_elf`], with FUNC symbols (name, address, size) in a
-/// `.symtab`.
-fn synthetic_elf_syms(build_id: &[u8], words: &[u32], funcs: &[(&str, u64, u64)]) -> Vec<u8> {
-    let size = 0x3000usize;
-    let mut b = vec![0u8; size];
-    let put = |b: &mut Vec<u8>, at: usize, bytes: &[u8]| b[at..at + bytes.len()].copy_from_slice(bytes);
-    let mut note = Vec::new();
-    note.extend(4u32.to_le_bytes());
-    note.extend((build_id.len() as u32).to_le_bytes());
-    note.extend(3u32.to_le_bytes());
-    note.extend(b"GNU\0");
-    note.extend(build_id);
-    put(&mut b, 0x200, &note);
-    for (i, o) in (0x1000..0x2000).step_by(4).enumerate() {
-        put(&mut b, o, &words[i % words.len()].to_le_bytes());
-    }
-    let shstr = b"\0.note.gnu.build-id\0.text\0.shstrtab\0.symtab\0.strtab\0";
-    put(&mut b, 0x2000, shstr);
-    let (phoff, shoff) = (64u64, 0x2100u64);
-    let mut eh = Vec::new();
-    eh.extend(b"\x7fELF\x02\x01\x01\0");
-    eh.extend([0u8; 8]);
-    eh.extend(3u16.to_le_bytes()); // ET_DYN
-    eh.extend(183u16.to_le_bytes()); // EM_AARCH64
-    eh.extend(1u32.to_le_bytes());
-    eh.extend(0u64.to_le_bytes());
-    eh.extend(phoff.to_le_bytes());
-    eh.extend(shoff.to_le_bytes());
-    eh.extend(0u32.to_le_bytes());
-    for v in [64u16, 56, 2, 64, 6, 3] {
-        eh.extend(v.to_le_bytes());
-    }
-    put(&mut b, 0, &eh);
-    let ph = |t: u32, f: u32, off: u64, sz: u64, al: u64| {
-        let mut v = Vec::new();
-        v.extend(t.to_le_bytes());
-        v.extend(f.to_le_bytes());
-        for x in [off, off, off, sz, sz, al] {
-            v.extend(x.to_le_bytes());
-        }
-        v
-    };
-    let mut phs = ph(1, 5, 0, size as u64, 0x1000);
-    phs.extend(ph(4, 4, 0x200, note.len() as u64, 4));
-    put(&mut b, phoff as usize, &phs);
-    let sh = |name: u32, t: u32, flags: u64, addr: u64, off: u64, sz: u64, al: u64| {
-        let mut v = Vec::new();
-        v.extend(name.to_le_bytes());
-        v.extend(t.to_le_bytes());
-        for x in [flags, addr, off, sz] {
-            v.extend(x.to_le_bytes());
-        }
-        v.extend(0u32.to_le_bytes());
-        v.extend(0u32.to_le_bytes());
-        v.extend(al.to_le_bytes());
-        v.extend(0u64.to_le_bytes());
-        v
-    };
-    let mut shs = sh(0, 0, 0, 0, 0, 0, 0);
-    shs.extend(sh(1, 7, 2, 0x200, 0x200, note.len() as u64, 4));
-    shs.extend(sh(20, 1, 6, 0x1000, 0x1000, 0x1000, 4));
-    shs.extend(sh(26, 3, 0, 0, 0x2000, shstr.len() as u64, 1));
-    // .symtab (link: .strtab = section 5, info: first global = 1)
-    let mut strtab = vec![0u8];
-    let mut symtab = vec![0u8; 24];
-    for (name, addr, size) in funcs {
-        let off = strtab.len() as u32;
-        strtab.extend(name.as_bytes());
-        strtab.push(0);
-        symtab.extend(off.to_le_bytes());
-        symtab.push(0x12); // STB_GLOBAL, STT_FUNC
-        symtab.push(0);
-        symtab.extend(2u16.to_le_bytes()); // .text
-        symtab.extend(addr.to_le_bytes());
-        symtab.extend(size.to_le_bytes());
-    }
-    put(&mut b, 0x2400, &symtab);
-    put(&mut b, 0x2800, &strtab);
-    let mut st = sh(36, 2, 0, 0, 0x2400, symtab.len() as u64, 8);
-    st[40..44].copy_from_slice(&5u32.to_le_bytes()); // sh_link
-    st[44..48].copy_from_slice(&1u32.to_le_bytes()); // sh_info
-    st[56..64].copy_from_slice(&24u64.to_le_bytes()); // sh_entsize
-    shs.extend(st);
-    shs.extend(sh(44, 3, 0, 0, 0x2800, strtab.len() as u64, 1));
-    put(&mut b, shoff as usize, &shs);
-    b
-}
 
 struct Lines(Vec<String>);
 impl SampleSink for Lines {
@@ -204,9 +111,6 @@ fn missing_binaries_warn_once_each_and_decode_goes_on() {
     }
 }
 
-fn hex(s: &str) -> Vec<u8> {
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
-}
 
 #[test]
 fn functions_and_flamegraph_from_symbols() {

@@ -45,3 +45,76 @@ fn perf_version_and_usage_errors() {
     let d = ocsd(&["decode", "--help"]);
     assert!(d.status.success() && text(&d.stdout).contains("Usage: ocsd decode"));
 }
+
+mod common;
+
+/// Without another output, `ocsd perf FILE` prints every decoded element,
+/// block by block: a `#` line naming each AUX block, then its elements as
+/// `trc_pkt_lister -decode_only` prints them; `--format json` gives the
+/// same elements as JSON lines (a `block` object before each block's), and
+/// `-o` writes them to a file. With the traced binary found (a synthetic
+/// stand-in under `--symfs`), the instruction ranges are those the branch
+/// samples of `--branches` come from.
+#[test]
+fn perf_prints_the_decoded_elements_by_default() {
+    let Some(shared) = common::shared_or_skip() else { return };
+    let rec = shared.join("perf/etm_test_loop.perf.data");
+    let symfs = std::env::temp_dir().join(format!("ocsd-perf-cli-{}", std::process::id()));
+    let bin = symfs.join("data/local/tmp/etm_test_loop");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    // nop, b.ne .+4, bl .+8, ret
+    let words = [0xd503_201f, 0x5400_0021, 0x9400_0002, 0xd65f_03c0];
+    std::fs::write(&bin, common::synthetic_elf(&common::hex("0c9a20bf9c009d0e4e8bbf9fad0300ae"), &words)).unwrap();
+    let rec_s = rec.to_str().unwrap();
+    let symfs_s = symfs.to_str().unwrap();
+
+    let t = ocsd(&["perf", rec_s, "--symfs", symfs_s]);
+    assert!(t.status.success(), "{}", text(&t.stderr));
+    let lines: Vec<String> = text(&t.stdout).lines().map(str::to_string).collect();
+    let blocks: Vec<&String> = lines.iter().filter(|l| l.starts_with("# CPU ")).collect();
+    assert!(!blocks.is_empty() && lines[0].starts_with("# CPU "), "{:?}", &lines[..lines.len().min(3)]);
+    assert!(lines.iter().all(|l| l.starts_with("# CPU ") || (l.starts_with("Idx:") && l.contains("; OCSD_GEN_TRC_ELEM_"))), "{}", text(&t.stdout));
+    let ranges: Vec<u64> = lines
+        .iter()
+        .filter_map(|l| l.split("exec range=0x").nth(1))
+        .map(|r| u64::from_str_radix(r.split(':').next().unwrap(), 16).unwrap())
+        .collect();
+    assert!(!ranges.is_empty(), "no instruction range with the binary found:\n{}", text(&t.stdout));
+
+    // JSON: the same blocks and elements, in the same order
+    let out = symfs.join("elements.json");
+    let j = ocsd(&["perf", rec_s, "--symfs", symfs_s, "--format", "json", "-o", out.to_str().unwrap()]);
+    assert!(j.status.success() && j.stdout.is_empty(), "{}", text(&j.stderr));
+    let json = std::fs::read_to_string(&out).unwrap();
+    let objs: Vec<serde_json::Value> = json.lines().map(|l| serde_json::from_str(l).expect("a JSON object a line")).collect();
+    assert_eq!(objs.len(), lines.len());
+    for (o, l) in objs.iter().zip(&lines) {
+        if l.starts_with("# CPU ") {
+            let b = &o["block"];
+            assert!(l.starts_with(&format!("# CPU {}, queue {}: {} bytes", b["cpu"], b["queue"], b["bytes"])), "{} / {}", l, o);
+        } else {
+            assert!(l.starts_with(&format!("Idx:{}; ID:{:x}; ", o["index"], o["trace_id"].as_u64().unwrap())), "{} / {}", l, o);
+        }
+    }
+
+    // every branch sample's target after a range is the start of a range
+    // the elements show (0: trace stopped)
+    let b = ocsd(&["perf", rec_s, "--symfs", symfs_s, "--branches"]);
+    assert!(b.status.success());
+    let targets: Vec<u64> = text(&b.stdout)
+        .lines()
+        .filter_map(|l| l.split("=>").nth(1))
+        .map(|t| u64::from_str_radix(t.trim(), 16).unwrap())
+        .filter(|&t| t != 0)
+        .collect();
+    assert!(!targets.is_empty());
+    assert!(targets.iter().all(|t| ranges.contains(t)), "{:x?} not all in {:x?}", targets, ranges);
+    // --branches alone prints no elements
+    assert!(!text(&b.stdout).contains("OCSD_GEN_TRC_ELEM_"));
+    let _ = std::fs::remove_dir_all(&symfs);
+
+    // an output file that cannot be made: one line, exit status 2
+    let e = ocsd(&["perf", rec_s, "-o", "/nonexistent-dir/x.txt"]);
+    assert_eq!(e.status.code(), Some(2));
+    assert_eq!(text(&e.stderr).lines().filter(|l| l.starts_with("ocsd perf:")).count(), 1, "{}", text(&e.stderr));
+}

@@ -68,6 +68,16 @@ pub trait SampleSink {
     fn range(&mut self, _r: &RangeSample, _spaces: &mut Spaces) {}
     /// A TRACE_ON element of source `id` (a discontinuity in its trace).
     fn trace_on(&mut self, _id: u8, _spaces: &mut Spaces) {}
+    /// Whether the sink takes every decoded element ([`SampleSink::element`])
+    /// and the start of each block ([`SampleSink::block_start`]). Asked
+    /// once per decode tree; such a decode is serial and timeless.
+    fn wants_elements(&self) -> bool {
+        false
+    }
+    /// A block of trace starts, decoded from a reset decoder.
+    fn block_start(&mut self, _b: &Block) {}
+    /// Every element as the decoder gives it: trace index, trace ID.
+    fn element(&mut self, _index: ocsd_trc_index_t, _id: u8, _e: &ocsd_generic_trace_elem) {}
 }
 
 /// The target of the direct branch that ends range `r` (its last
@@ -260,6 +270,8 @@ impl Samples {
 struct ElemSink {
     shared: Arc<Mutex<Shared>>,
     out: Rc<RefCell<dyn SampleSink>>,
+    /// `out` takes every element ([`SampleSink::wants_elements`]).
+    elements: bool,
     samples: Samples,
     pid_in_vmid: bool,
     /// Timestamped decode: where a timestamp element ends the segment.
@@ -270,8 +282,11 @@ struct ElemSink {
 }
 
 impl GenElemSink for ElemSink {
-    fn trace_elem_in(&mut self, _idx: ocsd_trc_index_t, id: u8, e: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
+    fn trace_elem_in(&mut self, idx: ocsd_trc_index_t, id: u8, e: &ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
         let i = (id & 0x7f) as usize;
+        if self.elements {
+            self.out.borrow_mut().element(idx, id, e);
+        }
         if let Some(c) = &self.clock {
             let mut c = c.borrow_mut();
             if c.cleared {
@@ -399,7 +414,8 @@ fn make_tree(
         }
     });
     let stamp = Arc::new(AtomicU64::new(0));
-    let sink = Box::new(ElemSink { shared: shared.clone(), out, samples: Samples::new(cpu_of_id), pid_in_vmid, clock, stamp: stamp.clone() });
+    let elements = out.borrow().wants_elements();
+    let sink = Box::new(ElemSink { shared: shared.clone(), out, elements, samples: Samples::new(cpu_of_id), pid_in_vmid, clock, stamp: stamp.clone() });
     let ids = trace_ids(pd, blocks);
     tree_for(blocks[0], ids, meta, read, stamp, sink, warnings)
 }
@@ -509,11 +525,13 @@ pub(super) struct QueueRun<'a> {
     /// Timestamped decode: the queue's samples (a block's end ends a
     /// decode pass).
     seg: Option<Rc<RefCell<Segment>>>,
+    /// Told of each block's start ([`SampleSink::block_start`]).
+    notify: Option<Rc<RefCell<dyn SampleSink>>>,
 }
 
 impl<'a> QueueRun<'a> {
     pub(super) fn new(tree: DecodeTree, blocks: Vec<&'a Block>, seg: Option<Rc<RefCell<Segment>>>) -> Self {
-        QueueRun { tree, blocks, bi: 0, used: 0, started: false, flush: false, seg }
+        QueueRun { tree, blocks, bi: 0, used: 0, started: false, flush: false, seg, notify: None }
     }
 
     /// Decode on until the sink answers WAIT (true) or the queue's data
@@ -541,6 +559,9 @@ impl<'a> QueueRun<'a> {
                 let _ = self.tree.data_in(OCSD_OP_RESET, 0, &[]);
                 self.started = true;
                 self.used = 0;
+                if let Some(n) = &self.notify {
+                    n.borrow_mut().block_start(blk);
+                }
             }
             let data = &pd.aux_data(&blk.rec)[blk.start..blk.start + blk.len];
             if self.used >= data.len() {
@@ -684,7 +705,11 @@ fn decode_ordered(
     // whatever the count
     let total: usize = all.iter().map(|b| b.len).sum();
     let largest = all.iter().map(|b| b.len).max().unwrap_or(0);
+    // (every element, in queue order)
+    let elements = out.borrow().wants_elements();
+    let by_time = by_time && !elements;
     let threads = match threads {
+        _ if elements => 1,
         0 if total - largest < AUTO_PARALLEL_MIN_SPARE => 1,
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
@@ -699,6 +724,9 @@ fn decode_ordered(
         for q in &queues {
             let tree = make_tree(pd, q, meta, &shared, out.clone(), None, cpu_of_id, pid_in_vmid, &mut warnings)?;
             let mut run = QueueRun::new(tree, q.clone(), None);
+            if elements {
+                run.notify = Some(out.clone());
+            }
             // no clock: the sink never waits, the queue runs to its end
             while run.run(pd, &mut warnings) {}
         }

@@ -6,6 +6,7 @@
 //! - [`dump`]: the packet dump `perf report -D` prints;
 //! - [`spaces`]: processes' address spaces and the binaries behind them;
 //! - [`decode`]: instruction ranges and perf's branch samples;
+//! - [`elements`]: every decoded element as text or JSON lines;
 //! - [`parallel`]: the same decode, AUX blocks on several threads;
 //! - [`autofdo`]: simpleperf inject's AutoFDO text profile;
 //! - `counts`: the event counts behind the profiles;
@@ -16,6 +17,7 @@ pub mod autofdo;
 mod counts;
 pub mod cs_meta;
 pub mod decode;
+pub mod elements;
 pub mod dump;
 pub mod file;
 pub mod parallel;

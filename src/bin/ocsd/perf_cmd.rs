@@ -10,11 +10,31 @@ use opencsd_c_api::perf::{self, dump::{BlockMode, TextStyle}, PerfData, PerfErro
 
 use crate::profiles::{write_profiles, ProfileError, ProfileOuts};
 
+/// Element text of `ocsd perf`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ElementFormat {
+    /// `Idx:..; ID:..; OCSD_GEN_TRC_ELEM_...` lines as trc_pkt_lister -decode_only prints them.
+    Text,
+    /// One JSON object per element and line.
+    Json,
+}
+
 #[derive(clap::Args, Debug, Clone)]
-#[command(about = "Decode the CoreSight trace of a perf.data recording (perf record -e cs_etm// or simpleperf record -e cs-etm)")]
+#[command(
+    about = "Decode the CoreSight trace of a perf.data recording (perf record -e cs_etm// or simpleperf record -e cs-etm)",
+    after_help = "Without --dump, --branches or a profile option, prints every decoded element, block by block \
+(a `#` line naming each AUX block, then its elements), as `ocsd decode` prints them."
+)]
 pub struct PerfArgs {
     /// The perf.data file.
     pub file: PathBuf,
+    /// Format of the decoded elements, printed when no other output is
+    /// asked for (or with this option or -o).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<ElementFormat>,
+    /// Write the decoded elements to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Look for the traced binaries under this folder (as perf's --symfs).
     #[arg(long, value_name = "DIR")]
     pub symfs: Option<PathBuf>,
@@ -98,6 +118,26 @@ fn block_mode(s: &str) -> Result<BlockMode, String> {
     }
 }
 
+/// Decode every block, queue after queue, and write its elements where
+/// the options say.
+fn write_elements(pd: &PerfData, meta: &perf::CsMeta, mode: BlockMode, args: &PerfArgs, warn: &dyn Fn(Vec<String>)) -> Result<(), PerfError> {
+    let format = match args.format {
+        Some(ElementFormat::Json) => opencsd_c_api::api::TextFormat::Json,
+        _ => opencsd_c_api::api::TextFormat::Lister,
+    };
+    let w: Box<dyn Write> = match &args.output {
+        Some(p) => Box::new(std::fs::File::create(p).map_err(|e| PerfError::Io(format!("{}: cannot create: {}", p.display(), e)))?),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let text = Rc::new(RefCell::new(perf::elements::ElementText::new(format, w)));
+    let spaces = spaces_for(pd, args);
+    let (spaces, ws) = perf::decode::decode_timeless(pd, meta, mode, spaces, text.clone(), 1)?;
+    warn(ws);
+    std::mem::forget(spaces);
+    let mut t = text.borrow_mut();
+    t.finish().map_err(|e| PerfError::Io(e.to_string()))
+}
+
 /// Run the subcommand: 0 on success, 2 on an error (bad or missing input).
 pub fn run(args: &PerfArgs) -> u8 {
     match run_inner(args) {
@@ -162,6 +202,10 @@ fn run_inner(args: &PerfArgs) -> Result<(), PerfError> {
         std::mem::forget(a);
     }
     let outs = ProfileOuts { functions: args.functions, folded: args.folded.as_ref(), flamegraph: args.flamegraph.as_ref(), lcov: args.lcov.as_ref() };
+    // the elements: asked for, or nothing else was
+    if args.format.is_some() || args.output.is_some() || !(args.dump || args.branches || args.autofdo.is_some() || outs.any()) {
+        write_elements(&pd, &meta, mode, args, &warn)?;
+    }
     if outs.any() {
         let spaces = spaces_for(&pd, args);
         let prof = Rc::new(RefCell::new(perf::profile::Profile::default()));
