@@ -512,3 +512,22 @@ fn profiles_from_elf_files_and_snapshots() {
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// Without an input, the usage error names both ways to give one
+/// (a snapshot, or a trace file with its configuration), exit status 2.
+#[test]
+fn usage_error_without_input_names_both_inputs() {
+    for cmd in [&["decode"][..], &["compare", "--reference", "x"][..]] {
+        let o = ocsd(cmd);
+        assert_eq!(o.status.code(), Some(2), "{cmd:?}");
+        let e = stderr(&o);
+        assert!(e.contains("<--snapshot <DIR>|--trace <FILE>>"), "{cmd:?}: {e}");
+    }
+    // a trace without its configuration, or both inputs: usage errors too
+    let o = ocsd(&["decode", "--trace", "t.bin"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--config <FILE>"), "{}", stderr(&o));
+    let o = ocsd(&["decode", "--snapshot", "d", "--trace", "t.bin", "--config", "c.toml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
+}

@@ -43,10 +43,12 @@ enum Cmd {
 }
 
 /// Where the trace and its configuration come from, and the memory images.
+/// (One of --snapshot and --trace is required: the usage error names both.)
 #[derive(Args, Debug, Clone)]
+#[command(group(clap::ArgGroup::new("input").required(true).args(["snapshot", "trace"])))]
 pub struct InputArgs {
     /// A snapshot directory (snapshot.ini, device .ini files, trace and memory dumps).
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["trace", "config"], required_unless_present = "trace")]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["trace", "config"])]
     pub snapshot: Option<std::path::PathBuf>,
     /// With --snapshot: the trace buffer to decode (default: the first listed).
     #[arg(long, value_name = "NAME", requires = "snapshot")]
