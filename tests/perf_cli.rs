@@ -113,6 +113,17 @@ fn perf_prints_the_decoded_elements_by_default() {
     assert!(!text(&b.stdout).contains("OCSD_GEN_TRC_ELEM_"));
     let _ = std::fs::remove_dir_all(&symfs);
 
+    // unformatted trace cut as perf cuts it (as formatted): no element, and
+    // a warning saying what to try; cut at the AUX records, its elements
+    let ete = shared.join("perf/ete_unformatted.perf.data");
+    let u = ocsd(&["perf", ete.to_str().unwrap()]);
+    assert!(u.status.success());
+    assert!(!text(&u.stdout).contains("OCSD_GEN_TRC_ELEM_"), "{}", text(&u.stdout));
+    assert!(text(&u.stderr).contains("decoded to no element") && text(&u.stderr).contains("--blocks aux"), "{}", text(&u.stderr));
+    let a = ocsd(&["perf", ete.to_str().unwrap(), "--blocks", "aux"]);
+    assert!(a.status.success() && text(&a.stdout).contains("OCSD_GEN_TRC_ELEM_TRACE_ON"), "{}", text(&a.stdout));
+    assert!(!text(&a.stderr).contains("decoded to no element"), "{}", text(&a.stderr));
+
     // an output file that cannot be made: one line, exit status 2
     let e = ocsd(&["perf", rec_s, "-o", "/nonexistent-dir/x.txt"]);
     assert_eq!(e.status.code(), Some(2));

@@ -40,15 +40,38 @@ pub struct ElementText<W: Write> {
     /// Elements and blocks written.
     pub elements: u64,
     pub blocks: u64,
+    /// Blocks that gave no element (counted when the next one starts, and
+    /// by [`ElementText::finish`]).
+    pub empty_blocks: u64,
+    /// Elements when the current block started; None: no block open.
+    block_first: Option<u64>,
 }
 
 impl<W: Write> ElementText<W> {
     pub fn new(format: TextFormat, w: W) -> Self {
-        ElementText { format, lines: ListerLines::new(), buf: LineBuf::with_capacity(CHUNK + (1 << 12)), w, err: None, elements: 0, blocks: 0 }
+        ElementText {
+            format,
+            lines: ListerLines::new(),
+            buf: LineBuf::with_capacity(CHUNK + (1 << 12)),
+            w,
+            err: None,
+            elements: 0,
+            blocks: 0,
+            empty_blocks: 0,
+            block_first: None,
+        }
+    }
+
+    /// The current block (if any) ends.
+    fn end_block(&mut self) {
+        if self.block_first.take() == Some(self.elements) {
+            self.empty_blocks += 1;
+        }
     }
 
     /// Write what is left; the first write error, if any.
     pub fn finish(&mut self) -> std::io::Result<()> {
+        self.end_block();
         self.write_out();
         if let Some(e) = self.err.take() {
             return Err(e);
@@ -72,6 +95,8 @@ impl<W: Write> SampleSink for ElementText<W> {
     }
 
     fn block_start(&mut self, b: &Block) {
+        self.end_block();
+        self.block_first = Some(self.elements);
         self.blocks += 1;
         let line = match self.format {
             TextFormat::Lister => format!(

@@ -135,7 +135,16 @@ fn write_elements(pd: &PerfData, meta: &perf::CsMeta, mode: BlockMode, args: &Pe
     warn(ws);
     std::mem::forget(spaces);
     let mut t = text.borrow_mut();
-    t.finish().map_err(|e| PerfError::Io(e.to_string()))
+    t.finish().map_err(|e| PerfError::Io(e.to_string()))?;
+    if t.empty_blocks > 0 && mode == BlockMode::Auto {
+        // (perf, whose way of cutting the trace `auto` follows, decodes
+        // nothing there either: often unformatted trace taken as formatted)
+        warn(vec![format!(
+            "warning: {} of {} AUX block(s) decoded to no element; if the trace is not frame formatted (TRBE, or recorded by simpleperf), try --blocks aux",
+            t.empty_blocks, t.blocks
+        )]);
+    }
+    Ok(())
 }
 
 /// Run the subcommand: 0 on success, 2 on an error (bad or missing input).
