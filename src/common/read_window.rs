@@ -27,21 +27,100 @@ pub(crate) const OWN: usize = KEPT;
 /// A window's current view when it has none.
 pub(crate) const NO_VIEW: usize = usize::MAX;
 
-/// A view the window had: its bytes from `base`, `len` of them, under
+/// A view a window had: its bytes from `base`, `len` of them, under
 /// `token` (`view` None: none).
 #[derive(Debug, Default)]
-struct Kept {
-    base: ocsd_vaddr_t,
-    len: u64,
-    token: u64,
-    view: Option<MemView>,
+pub(crate) struct Kept {
+    pub(crate) base: ocsd_vaddr_t,
+    pub(crate) len: u64,
+    pub(crate) token: u64,
+    pub(crate) view: Option<MemView>,
 }
 
 impl Kept {
+    /// Whether the view holds the `n` bytes at `addr`.
     #[inline]
-    fn holds(&self, addr: ocsd_vaddr_t, n: u64) -> bool {
+    pub(crate) fn holds(&self, addr: ocsd_vaddr_t, n: u64) -> bool {
         let off = addr.wrapping_sub(self.base);
         self.view.is_some() && off < self.len && self.len - off >= n
+    }
+}
+
+/// The views a window keeps, shared by the PTM/ETMv3 [`ReadWindow`] and
+/// the ETMv4/ETE decoder's window: those of cache pages by page index
+/// modulo [`KEPT`], each with its page's [`CachePage::serial`] (what the
+/// memory is shown, [`KeptViews::serials`], to tell whether it serves a
+/// read from a page the window has a view of), then at [`OWN`] the last
+/// view that was no cache page's.
+#[derive(Debug, Default)]
+pub(crate) struct KeptViews {
+    views: [Kept; KEPT + 1],
+    /// The serial of each kept page view (0: none).
+    serials: [u64; KEPT],
+}
+
+impl KeptViews {
+    /// Where the view of cache page `p` is kept.
+    #[inline(always)]
+    pub(crate) fn slot(p: CachePage) -> usize {
+        p.index as usize % KEPT
+    }
+
+    /// The view kept at `k` ([`OWN`] or a page's slot).
+    #[inline(always)]
+    pub(crate) fn get(&self, k: usize) -> Option<&Kept> {
+        self.views.get(k)
+    }
+
+    /// The serials of the pages kept, by slot.
+    #[inline(always)]
+    pub(crate) fn serials(&self) -> &[u64] {
+        &self.serials
+    }
+
+    /// Keep `view`, the view of the memory run that got the read at
+    /// `addr`, under `token`: `before` bytes of it before `addr` (never
+    /// below address 0), none past the top of memory; at its cache page's
+    /// slot (with the page's serial), or at [`OWN`] when it is no cache
+    /// page's. Returns the slot.
+    #[inline]
+    pub(crate) fn keep_run(&mut self, addr: ocsd_vaddr_t, token: u64, view: MemView, before: usize, page: Option<CachePage>) -> usize {
+        let before = before.min(view.len).min(usize::try_from(addr).unwrap_or(usize::MAX));
+        let base = addr - before as u64;
+        let len = (view.len as u64).min((u64::MAX - base).saturating_add(1));
+        let k = match page {
+            Some(p) => {
+                let k = Self::slot(p);
+                self.serials[k] = p.serial;
+                k
+            }
+            None => OWN,
+        };
+        self.views[k] = Kept { base, len, token, view: Some(view) };
+        k
+    }
+
+    /// Forget which pages the views were of: the memory then serves no
+    /// read from them. (The views stay, as the bytes of their tokens.)
+    #[inline]
+    pub(crate) fn forget_pages(&mut self) {
+        self.serials = [0; KEPT];
+    }
+
+    /// Whether a kept page view of bytes under `token` holds `bytes` at
+    /// `addr`.
+    pub(crate) fn holds_bytes(&self, token: u64, addr: ocsd_vaddr_t, bytes: &[u8]) -> bool {
+        self.views[..KEPT].iter().any(|k| {
+            k.token == token
+                && k.holds(addr, bytes.len() as u64)
+                && matches!(&k.view, Some(v) if matches!(v.slice((addr - k.base) as usize, bytes.len()), Ok(Some(b)) if b == bytes))
+        })
+    }
+
+    /// Keep `kept` at `k` (tests).
+    #[cfg(test)]
+    pub(crate) fn set(&mut self, k: usize, kept: Kept) {
+        self.views[k] = kept;
     }
 }
 
@@ -66,11 +145,8 @@ pub struct ReadWindow {
     /// page's (files and buffers read straight from their accessor, memory
     /// read without a cache) has no uses to tell.
     count_uses: bool,
-    /// Views of cache pages by page index modulo [`KEPT`], then at [`OWN`]
-    /// the last view that was not a cache page's.
-    views: [Kept; KEPT + 1],
-    /// The [`CachePage::serial`] of each kept page view (0: none).
-    serials: [u64; KEPT],
+    /// The views kept: of cache pages, and the last that was no page's.
+    views: KeptViews,
 }
 
 impl Default for ReadWindow {
@@ -84,8 +160,7 @@ impl Default for ReadWindow {
             epoch: None,
             uses: 0,
             count_uses: false,
-            views: Default::default(),
-            serials: [0; KEPT],
+            views: KeptViews::default(),
         }
     }
 }
@@ -195,10 +270,10 @@ impl ReadWindow {
             self.uses = 0;
         }
         if addr <= u64::MAX - (WORD as u64 - 1) {
-            if let Some((page, word, epoch)) = mem.read_known_word(addr, space, trace_id, self.uses, &self.serials) {
+            if let Some((page, word, epoch)) = mem.read_known_word(addr, space, trace_id, self.uses, self.views.serials()) {
                 self.uses = 0;
                 *out = word;
-                self.go_to(page.index as usize % KEPT, addr, space, trace_id, epoch);
+                self.go_to(KeptViews::slot(page), addr, space, trace_id, epoch);
                 return Ok(WORD);
             }
         }
@@ -206,28 +281,16 @@ impl ReadWindow {
         self.cur = NO_VIEW;
         // (the run taken apart where the memory left it: moved whole, it is
         // read back in wide moves that wait for the memory's narrow stores)
-        let MemRun { got, token, view, before, page } = mem.read_run_known(addr, space, trace_id, WORD, out, uses, &self.serials)?;
+        let MemRun { got, token, view, before, page } = mem.read_run_known(addr, space, trace_id, WORD, out, uses, self.views.serials())?;
         if got == WORD {
             let epoch = mem.epoch();
             match (view, page) {
                 (Some(v), page) => {
-                    let base = addr.wrapping_sub(before as u64);
-                    // never past the top of memory (reads wrapped to address
-                    // 0 are not the view's)
-                    let len = (v.len as u64).min((u64::MAX - base).saturating_add(1));
-                    let k = match page {
-                        Some(CachePage { index, serial }) => {
-                            let k = index as usize % KEPT;
-                            self.serials[k] = serial;
-                            k
-                        }
-                        None => OWN,
-                    };
-                    self.views[k] = Kept { base, len, token, view: Some(v) };
+                    let k = self.views.keep_run(addr, token, v, before, page);
                     self.go_to(k, addr, space, trace_id, epoch);
                 }
                 // a page the window kept a view of
-                (None, Some(p)) => self.go_to(p.index as usize % KEPT, addr, space, trace_id, epoch),
+                (None, Some(p)) => self.go_to(KeptViews::slot(p), addr, space, trace_id, epoch),
                 (None, None) => {}
             }
         }

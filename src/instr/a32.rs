@@ -152,6 +152,7 @@ const fn is_plain(op: u32) -> bool {
         && op & 0x0FF0_00F0 != 0x0120_0020
 }
 
+#[inline]
 pub(crate) fn decode(info: &mut ocsd_instr_info) -> Decoded {
     let op = info.opcode;
     info.instr_size = 4;

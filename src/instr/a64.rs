@@ -146,6 +146,7 @@ const fn is_conditional(op: u32) -> bool {
 }
 
 /// Decode an A64 opcode into `info`; returns the error and the sub-type.
+#[inline]
 pub(crate) fn decode(info: &mut ocsd_instr_info, arch: u16, err_bad_opcode: bool) -> Decoded {
     let op = info.opcode;
     info.instr_size = 4;

@@ -314,6 +314,7 @@ fn classify(info: &mut ocsd_instr_info, op: u32, sub_type: &mut ocsd_instr_subty
 /// Decode a T32 opcode into `info`. `info.opcode` comes in as the
 /// little-endian word read at the instruction address and is written back
 /// with its halfwords swapped.
+#[inline]
 pub(crate) fn decode(info: &mut ocsd_instr_info) -> Decoded {
     let op = info.opcode.rotate_left(16);
     info.opcode = op;

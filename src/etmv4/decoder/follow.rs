@@ -4,9 +4,11 @@
 
 use super::*;
 use crate::common::MemRun;
-// the page views the window keeps (as many as the PTM/ETMv3 read
-// window), where the one of no cache page is, and no view
-use crate::common::read_window::{KEPT, NO_VIEW, OWN};
+// the page views the window keeps (the PTM/ETMv3 read window's kind), and
+// no view
+use crate::common::read_window::{KeptViews, NO_VIEW};
+#[cfg(test)]
+use crate::common::read_window::{Kept, OWN};
 
 /// A view of program memory, renewed on demand. OpenCSD reads each
 /// instruction with a 4-byte read through its memory access cache; the
@@ -21,9 +23,9 @@ pub(super) struct MemWindow {
     space: ocsd_mem_space_acc_t,
     /// [`crate::common::MemRun::token`] of the window's bytes.
     token: u64,
-    /// Where the window's view is in `kept` (a cache page's at its index
-    /// modulo [`KEPT`], another at [`OWN`]; [`NO_VIEW`]: none): going back
-    /// to a kept page's view copies nothing.
+    /// Where the window's view is in `views` (a cache page's at its
+    /// [`KeptViews::slot`], another at `OWN`; [`NO_VIEW`]: none): going
+    /// back to a kept page's view copies nothing.
     cur: usize,
     /// The cache page of the view, if it is one.
     page: Option<CachePage>,
@@ -33,14 +35,11 @@ pub(super) struct MemWindow {
     primed: Option<(ocsd_vaddr_t, ocsd_mem_space_acc_t, Fetch)>,
     /// The memory's [`MemAccess::epoch`] when the view was taken.
     epoch: Option<u64>,
-    /// The views of cache pages the window had, by page index (modulo
-    /// [`KEPT`]): when the memory serves a read from one of them
-    /// ([`MemAccess::read_run_known`]), the window goes back to its view
-    /// instead of being given a new one. Then, at [`OWN`], the last view
-    /// that was not a cache page's.
-    kept: [Kept; KEPT + 1],
-    /// The [`CachePage::serial`] of each kept view (0: none).
-    serials: [u64; KEPT],
+    /// The views of cache pages the window had: when the memory serves a
+    /// read from one of them ([`MemAccess::read_run_known`]), the window
+    /// goes back to its view instead of being given a new one. Then the
+    /// last view that was not a cache page's.
+    views: KeptViews,
 }
 
 /// The decode state a replay of atoms keeps in locals
@@ -82,15 +81,6 @@ impl IndirectRule {
     }
 }
 
-/// A page view a [`MemWindow`] had (`view` None: none).
-#[derive(Default)]
-pub(super) struct Kept {
-    base: ocsd_vaddr_t,
-    len: usize,
-    token: u64,
-    view: Option<MemView>,
-}
-
 /// One instruction fetch: the opcode word (zero-filled) and the bytes
 /// available (0..=4).
 #[derive(Clone, Copy)]
@@ -111,8 +101,7 @@ impl MemWindow {
             uses: 0,
             primed: None,
             epoch: None,
-            kept: Default::default(),
-            serials: [0; KEPT],
+            views: KeptViews::default(),
         }
     }
 
@@ -129,17 +118,12 @@ impl MemWindow {
         self.primed = None;
         // the views stay as the bytes of their tokens (see
         // `kept_equal`), no longer of pages the memory serves from
-        self.serials = [0; KEPT];
+        self.views.forget_pages();
     }
 
     /// Whether a kept view of bytes under `token` holds `bytes` at `addr`.
     pub(super) fn kept_equal(&self, token: u64, addr: ocsd_vaddr_t, bytes: &[u8]) -> bool {
-        self.kept[..KEPT].iter().any(|k| {
-            k.token == token
-                && addr >= k.base
-                && (addr - k.base).saturating_add(bytes.len() as u64) <= k.len as u64
-                && matches!(&k.view, Some(v) if matches!(v.slice((addr - k.base) as usize, bytes.len()), Ok(Some(b)) if b == bytes))
-        })
+        self.views.holds_bytes(token, addr, bytes)
     }
 
     /// Nothing to report to the memory ([`MemWindow::report`] would do
@@ -163,6 +147,20 @@ impl MemWindow {
         }
     }
 
+    /// The window on kept view `k`, page `p`'s, if it holds the read at
+    /// `addr` (else left without a view); the view's token either way.
+    #[inline(always)]
+    fn go_to(&mut self, k: usize, p: CachePage, addr: ocsd_vaddr_t) -> u64 {
+        let Some(kept) = self.views.get(k) else { return 0 };
+        if kept.holds(addr, 4) {
+            self.base = kept.base;
+            self.len = kept.len as usize;
+            self.cur = k;
+            self.page = Some(p);
+        }
+        kept.token
+    }
+
     /// No current view any more (those of cache pages stay kept).
     #[inline]
     pub(super) fn stash(&mut self) {
@@ -174,7 +172,7 @@ impl MemWindow {
     /// The window's view.
     #[inline(always)]
     fn view(&self) -> Option<&MemView> {
-        self.kept.get(self.cur)?.view.as_ref()
+        self.views.get(self.cur)?.view.as_ref()
     }
 
     /// Report the reads served from the window (at the end of a decoder
@@ -285,23 +283,15 @@ impl MemWindow {
     /// done.
     #[inline]
     fn switch_known(&mut self, mem: &mut dyn MemAccess, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> Option<Fetch> {
-        let (p, w, epoch) = mem.read_known_word(addr, space, trace_id, self.uses, &self.serials)?;
+        let (p, w, epoch) = mem.read_known_word(addr, space, trace_id, self.uses, self.views.serials())?;
         self.uses = 0;
         self.primed = None;
         self.stash();
-        let i = p.index as usize % KEPT;
-        let k = &self.kept[i];
-        // a known page's view was kept with the page's token
-        self.token = k.token;
         self.base = addr;
         self.space = space;
         self.epoch = epoch;
-        if addr >= k.base && (addr - k.base).saturating_add(4) <= k.len as u64 {
-            self.base = k.base;
-            self.len = k.len;
-            self.cur = i;
-            self.page = Some(p);
-        }
+        // a known page's view was kept with the page's token
+        self.token = self.go_to(KeptViews::slot(p), p, addr);
         Some(Fetch { opcode: u32::from_le_bytes(w), avail: 4 })
     }
 
@@ -329,7 +319,7 @@ impl MemWindow {
         // (the run taken apart field by field where the memory left it:
         // moved whole, it is read back in wide moves that wait for the
         // memory's narrow stores)
-        let MemRun { got, token, view, before, page } = mem.read_run_known(addr, space, trace_id, room, &mut b[..room], uses, &self.serials)?;
+        let MemRun { got, token, view, before, page } = mem.read_run_known(addr, space, trace_id, room, &mut b[..room], uses, self.views.serials())?;
         let got = got.min(room);
         // the bytes not got read as zeros
         let opcode = u32::from_le_bytes(b) & u32::MAX.checked_shr(32 - 8 * got as u32).unwrap_or(0);
@@ -340,34 +330,17 @@ impl MemWindow {
         if got == 4 {
             match (view, page) {
                 (Some(v), page) => {
-                    // the view may start before the read (never below 0)
-                    let before = before.min(v.len).min(addr as usize);
-                    self.base = addr - before as u64;
-                    // never past the top of memory
-                    let after = (v.len - before).min((u64::MAX - addr).saturating_add(1).min(usize::MAX as u64) as usize);
-                    self.len = before + after;
-                    let k = match page {
-                        Some(p) => {
-                            let k = p.index as usize % KEPT;
-                            self.serials[k] = p.serial;
-                            k
-                        }
-                        None => OWN,
-                    };
-                    self.kept[k] = Kept { base: self.base, len: self.len, token, view: Some(v) };
+                    let k = self.views.keep_run(addr, token, v, before, page);
+                    if let Some(kept) = self.views.get(k) {
+                        self.base = kept.base;
+                        self.len = kept.len as usize;
+                    }
                     self.cur = k;
                     self.page = page;
                 }
+                // a page viewed before: back to its view if it holds the read
                 (None, Some(p)) => {
-                    // a page viewed before: back to its view if it holds the read
-                    let i = p.index as usize % KEPT;
-                    let k = &self.kept[i];
-                    if addr >= k.base && (addr - k.base).saturating_add(4) <= k.len as u64 {
-                        self.base = k.base;
-                        self.len = k.len;
-                        self.cur = i;
-                        self.page = Some(p);
-                    }
+                    self.go_to(KeptViews::slot(p), p, addr);
                 }
                 (None, None) => {}
             }
@@ -1244,7 +1217,7 @@ mod tests {
         let mut w = MemWindow::new();
         let len = bytes.len();
         let view = MemView { data: crate::common::ViewData::Whole(std::sync::Arc::new(bytes)), off: 0, len };
-        w.kept[OWN] = Kept { base, len, token, view: Some(view) };
+        w.views.set(OWN, Kept { base, len: len as u64, token, view: Some(view) });
         (w.base, w.len, w.token, w.cur) = (base, len, token, OWN);
         w
     }
