@@ -331,7 +331,11 @@ impl EtmV4IPktDecoder {
             op_flags: 0,
             max_spec_depth: cfg.max_spec_depth().min(i32::MAX as u32) as i32,
             is_ete: cfg.maj_version() >= 5,
-            ete_has_ts_marker: cfg.full_version() >= 0x46 && cfg.regs().reg_idr0 & 0x80_0000 != 0,
+            // timestamps wait for the first timestamp marker only on ETE 1.1
+            // and later with TRCIDR0.TSMARK: an ETMv4.6 (which has the
+            // marker packet, see the packet processor) sends timestamps
+            // from the start, whatever TRCIDR0 bit 23 says
+            ete_has_ts_marker: cfg.full_version() >= 0x51 && cfg.regs().reg_idr0 & 0x80_0000 != 0,
             v7m_eret_p0: arch == ARCH_V7 && m_profile,
             v8m_func_ret: (ARCH_V8..=ARCH_V8_max).contains(&arch) && m_profile,
             comm_trans_p0: cfg.comm_trans_p0(),
