@@ -42,20 +42,7 @@ fn standin_vmlinux() -> Vec<u8> {
     let sh_off = (str_off + strtab.len() as u64 + 7) & !7;
     let mut b = vec![0u8; sh_off as usize + 6 * 64];
     let put = |b: &mut Vec<u8>, at: u64, bytes: &[u8]| b[at as usize..at as usize + bytes.len()].copy_from_slice(bytes);
-    let mut eh = Vec::new();
-    eh.extend(b"\x7fELF\x02\x01\x01\0");
-    eh.extend([0u8; 8]);
-    eh.extend(2u16.to_le_bytes()); // ET_EXEC
-    eh.extend(183u16.to_le_bytes()); // EM_AARCH64
-    eh.extend(1u32.to_le_bytes());
-    for v in [TEXT_ADDR, 64, sh_off] {
-        eh.extend(v.to_le_bytes());
-    }
-    eh.extend(0u32.to_le_bytes());
-    for v in [64u16, 56, 2, 64, 6, 3] {
-        eh.extend(v.to_le_bytes());
-    }
-    put(&mut b, 0, &eh);
+    put(&mut b, 0, &elf64_header(2, TEXT_ADDR, 64, sh_off)); // ET_EXEC
     let ph = |t: u32, f: u32, off: u64, addr: u64, sz: u64, al: u64| {
         let mut v = Vec::new();
         v.extend(t.to_le_bytes());

@@ -451,20 +451,9 @@ fn timestamps_and_cycle_counts_survive_cancel_and_discard() {
     assert_eq!(h.take(), vec!["9:10:OCSD_GEN_TRC_ELEM_EO_TRACE( [end-of-trace])"]);
 }
 
-/// The elements of a timestamp between a sync and a timestamp marker on
-/// a configuration with TRCIDR0.TSMARK (bit 23) set.
-fn timestamp_before_a_marker(reg_idr0: u32, reg_idr1: u32) -> Vec<String> {
-    let c = EtmV4Config::new(&ocsd_etmv4_cfg {
-        reg_idr0,
-        reg_idr1,
-        reg_idr2: 0x00000488,
-        reg_idr8: 0,
-        reg_configr: 0xC1 | 1 << 11,
-        reg_traceidr: 0x10,
-        arch_ver: ARCH_V8,
-        core_prof: profile_CortexA,
-        ..Default::default()
-    });
+/// The timestamp elements of a sync, a timestamp (no marker before it)
+/// and an atom on configuration `c`.
+fn timestamps_without_a_marker(c: EtmV4Config) -> Vec<String> {
     let mut h = Harness::new(c, &program());
     h.sync_at(0x1000, 0);
     let mut ts = typed(ETM4_PKT_I_TIMESTAMP);
@@ -475,39 +464,48 @@ fn timestamp_before_a_marker(reg_idr0: u32, reg_idr1: u32) -> Vec<String> {
     h.take().into_iter().filter(|e| e.contains("TIMESTAMP")).collect()
 }
 
+/// An ETMv4 configuration (TRCIDR0, TRCIDR1) with timestamps on.
+fn etmv4_ts(reg_idr0: u32, reg_idr1: u32) -> EtmV4Config {
+    EtmV4Config::new(&ocsd_etmv4_cfg {
+        reg_idr0,
+        reg_idr1,
+        reg_idr2: 0x00000488,
+        reg_configr: 0xC1 | 1 << 11,
+        reg_traceidr: 0x10,
+        arch_ver: ARCH_V8,
+        core_prof: profile_CortexA,
+        ..Default::default()
+    })
+}
+
+/// An ETE configuration (TRCDEVARCH) with timestamps on and
+/// TRCIDR0.TSMARK (bit 23) set.
+fn ete_ts(reg_devarch: u32) -> EtmV4Config {
+    EtmV4Config::from_ete(&crate::ete::types::ocsd_ete_cfg {
+        reg_idr0: 0x2880_0EA1,
+        reg_idr1: 0x4100_FFF0,
+        reg_idr2: 0x00000488,
+        reg_idr8: 0,
+        reg_devarch,
+        reg_configr: 0xC1 | 1 << 11,
+        reg_traceidr: 0x10,
+        arch_ver: ARCH_AA64,
+        core_prof: profile_CortexA,
+    })
+}
+
 #[test]
 fn timestamps_wait_for_a_marker_only_from_ete_1_1() {
     // ETMv4.6 (Cortex-M7 / M33 ETMs report TRCIDR0 0x28800CA1): TRCIDR0
     // bit 23 does not hold timestamps back (OpenCSD's eteHasTSMarker needs
     // version 5.1)
-    assert_eq!(timestamp_before_a_marker(0x2880_0EA1, 0x4100_F463), ["4:10:OCSD_GEN_TRC_ELEM_TIMESTAMP( [ TS=0x000000000060]; )"]);
+    assert_eq!(timestamps_without_a_marker(etmv4_ts(0x2880_0EA1, 0x4100_F463)), ["4:10:OCSD_GEN_TRC_ELEM_TIMESTAMP( [ TS=0x000000000060]; )"]);
     // the same without bit 23, and ETMv4.3 with it
-    assert_eq!(timestamp_before_a_marker(0x2800_0EA1, 0x4100_F463).len(), 1);
-    assert_eq!(timestamp_before_a_marker(0x2880_0EA1, 0x4100_F433).len(), 1);
-}
-
-#[test]
-fn ete_1_1_with_ts_markers_holds_timestamps_until_the_first_marker() {
-    let mut regs = crate::ete::types::ocsd_ete_cfg::default();
-    regs.reg_idr0 = 0x2880_0EA1;
-    regs.reg_idr1 = 0x4100_FFF0;
-    regs.reg_idr2 = 0x00000488;
-    regs.reg_configr = 0xC1 | 1 << 11;
-    regs.reg_traceidr = 0x10;
-    regs.arch_ver = ARCH_AA64;
-    regs.core_prof = profile_CortexA;
-    for (devarch, held) in [(0x4771_5A13u32, true), (0x4770_5A13, false)] {
-        regs.reg_devarch = devarch;
-        let mut h = Harness::new(EtmV4Config::from_ete(&regs), &program());
-        h.sync_at(0x1000, 0);
-        let mut ts = typed(ETM4_PKT_I_TIMESTAMP);
-        ts.ts.timestamp = 0x60;
-        h.pkt(ts);
-        h.pkt(atoms("E"));
-        h.eot();
-        let n = h.take().iter().filter(|e| e.contains("TIMESTAMP")).count();
-        assert_eq!(n, if held { 0 } else { 1 }, "TRCDEVARCH {devarch:#x}");
-    }
+    assert_eq!(timestamps_without_a_marker(etmv4_ts(0x2800_0EA1, 0x4100_F463)).len(), 1);
+    assert_eq!(timestamps_without_a_marker(etmv4_ts(0x2880_0EA1, 0x4100_F433)).len(), 1);
+    // ETE 1.0 sends them; ETE 1.1 with TSMARK holds them until a marker
+    assert_eq!(timestamps_without_a_marker(ete_ts(0x4770_5A13)).len(), 1);
+    assert!(timestamps_without_a_marker(ete_ts(0x4771_5A13)).is_empty());
 }
 
 #[test]

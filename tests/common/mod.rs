@@ -106,6 +106,26 @@ unsafe impl std::alloc::GlobalAlloc for Counting {
     }
 }
 
+/// The 64-byte header of a little-endian AArch64 ELF64 file of type
+/// `e_type` (2 ET_EXEC, 3 ET_DYN) with two program headers at `phoff` and
+/// six section headers at `shoff`, the section names in section 3.
+pub fn elf64_header(e_type: u16, entry: u64, phoff: u64, shoff: u64) -> Vec<u8> {
+    let mut eh = Vec::new();
+    eh.extend(b"\x7fELF\x02\x01\x01\0");
+    eh.extend([0u8; 8]);
+    eh.extend(e_type.to_le_bytes());
+    eh.extend(183u16.to_le_bytes()); // EM_AARCH64
+    eh.extend(1u32.to_le_bytes());
+    for v in [entry, phoff, shoff] {
+        eh.extend(v.to_le_bytes());
+    }
+    eh.extend(0u32.to_le_bytes());
+    for v in [64u16, 56, 2, 64, 6, 3] {
+        eh.extend(v.to_le_bytes());
+    }
+    eh
+}
+
 /// A minimal AArch64 ELF: one R+X PT_LOAD over the whole file, a GNU
 /// build-ID note, `.text` at 0x1000..0x2000 filled with `words` repeated.
 pub fn synthetic_elf(build_id: &[u8], words: &[u32]) -> Vec<u8> {
@@ -131,20 +151,7 @@ pub fn synthetic_elf_syms(build_id: &[u8], words: &[u32], funcs: &[(&str, u64, u
     let shstr = b"\0.note.gnu.build-id\0.text\0.shstrtab\0.symtab\0.strtab\0";
     put(&mut b, 0x2000, shstr);
     let (phoff, shoff) = (64u64, 0x2100u64);
-    let mut eh = Vec::new();
-    eh.extend(b"\x7fELF\x02\x01\x01\0");
-    eh.extend([0u8; 8]);
-    eh.extend(3u16.to_le_bytes()); // ET_DYN
-    eh.extend(183u16.to_le_bytes()); // EM_AARCH64
-    eh.extend(1u32.to_le_bytes());
-    eh.extend(0u64.to_le_bytes());
-    eh.extend(phoff.to_le_bytes());
-    eh.extend(shoff.to_le_bytes());
-    eh.extend(0u32.to_le_bytes());
-    for v in [64u16, 56, 2, 64, 6, 3] {
-        eh.extend(v.to_le_bytes());
-    }
-    put(&mut b, 0, &eh);
+    put(&mut b, 0, &elf64_header(3, 0, phoff, shoff)); // ET_DYN
     let ph = |t: u32, f: u32, off: u64, sz: u64, al: u64| {
         let mut v = Vec::new();
         v.extend(t.to_le_bytes());
