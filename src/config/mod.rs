@@ -356,11 +356,15 @@ impl ProtocolConfig {
     }
 }
 
-/// Architecture and profile for a core name (OpenCSD's core map, plus the
-/// `ARMvM[.m]-P` and `ARM-AA64[-P]` patterns); `ARCH_UNKNOWN` when unknown.
+/// Architecture and profile for a core name (OpenCSD 1.8.0's core map,
+/// plus the `ARMvM[.m]-P` and `ARM-AA64[-P]` patterns); `ARCH_UNKNOWN` when
+/// unknown. Names later releases added (Cortex-A78, Cortex-M7, Cortex-M85)
+/// are unknown here, as to 1.8.0's snapshot reader: a snapshot naming one
+/// gets its "Unrecognized Core name" error; `ARMv8-M` and the like name
+/// any core.
 pub fn arch_profile(core: &str) -> ocsd_arch_profile_t {
     let (arch, profile) = match core {
-        "Cortex-A78" | "Cortex-A73" | "Cortex-A72" | "Cortex-A57" | "Cortex-A53" | "Cortex-A35" | "Cortex-A32" => {
+        "Cortex-A73" | "Cortex-A72" | "Cortex-A57" | "Cortex-A53" | "Cortex-A35" | "Cortex-A32" => {
             (ARCH_V8, profile_CortexA)
         }
         "Cortex-A77" | "Cortex-A76" | "Cortex-A75" | "Cortex-A65" | "Cortex-A55" => (ARCH_V8r3, profile_CortexA),
@@ -369,8 +373,7 @@ pub fn arch_profile(core: &str) -> ocsd_arch_profile_t {
         }
         "Cortex-R52" => (ARCH_V8, profile_CortexR),
         "Cortex-R8" | "Cortex-R7" | "Cortex-R5" | "Cortex-R4" => (ARCH_V7, profile_CortexR),
-        "Cortex-M55" | "Cortex-M85" => (ARCH_V8r3, profile_CortexM),
-        "Cortex-M33" | "Cortex-M23" => (ARCH_V8, profile_CortexM),
+        "Cortex-M33" | "Cortex-M55" | "Cortex-M23" => (ARCH_V8, profile_CortexM),
         "Cortex-M0" | "Cortex-M0+" | "Cortex-M3" | "Cortex-M4" => (ARCH_V7, profile_CortexM),
         _ => return pattern_arch_profile(core),
     };
@@ -454,6 +457,11 @@ mod tests {
         assert_eq!(arch_profile("ARMv8.3-A").arch, ARCH_V8r3);
         assert_eq!(arch_profile("ARMv7-M").profile, profile_CortexM);
         assert_eq!(arch_profile("Banana").arch, ARCH_UNKNOWN);
+        // 1.8.0's map: Cortex-M55 is v8 (not v8.3); no Cortex-A78, M7, M85
+        assert_eq!((arch_profile("Cortex-M55").arch, arch_profile("Cortex-M55").profile), (ARCH_V8, profile_CortexM));
+        for later in ["Cortex-A78", "Cortex-M7", "Cortex-M85"] {
+            assert_eq!(arch_profile(later).arch, ARCH_UNKNOWN, "{later}");
+        }
         assert_eq!(arch_profile("ARMv").arch, ARCH_UNKNOWN);
     }
 
