@@ -483,6 +483,55 @@ fn decoders_need_their_interfaces() {
     ocsd_destroy_dcd_tree(h);
 }
 
+/// OpenCSD's instruction trace decoders refuse data trace, and ETMv4 also
+/// LSP0 and conditional non-branch trace: created all the same, they fail
+/// every operation, interfaces attached or not, with every refused TRCCONFIGR.
+#[test]
+fn decoders_refuse_data_trace_configurations() {
+    let _g = global();
+    use crate::etmv3::ocsd_etmv3_cfg;
+    use crate::etmv4::types::ocsd_etmv4_cfg;
+    let mut v4: ocsd_etmv4_cfg = unsafe { std::mem::zeroed() };
+    v4.reg_idr0 = 0x28000EF9; // data trace (0x18) and LSP0 (0x6) implemented
+    v4.reg_idr1 = 0x4100F403;
+    v4.reg_idr2 = 0x00000488;
+    v4.reg_traceidr = 0x10;
+    v4.arch_ver = ARCH_V8;
+    v4.core_prof = profile_CortexA;
+    let mut v3: ocsd_etmv3_cfg = unsafe { std::mem::zeroed() };
+    v3.reg_idr = 0x4114F250;
+    v3.reg_trc_id = 0x10;
+    v3.arch_ver = ARCH_V7;
+    v3.core_prof = profile_CortexA;
+    let async_and_info = [0u8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x01, 0x00];
+    let v3_async = [0u8, 0, 0, 0, 0, 0x80];
+    // (TRCCONFIGR / ETMCR, accepted)
+    let v4_cases = [(0x1u32, true), (0x3, false), (0x6, false), (0x2_0003, false), (0x101, false), (0x701, false), (0x401, true)];
+    let v3_cases = [(0x0u32, true), (0x4, false), (0x8, false), (0x10_0000, false)];
+    let cases = v4_cases.iter().map(|&(c, ok)| (true, c, ok)).chain(v3_cases.iter().map(|&(c, ok)| (false, c, ok)));
+    for (is_v4, reg, ok) in cases {
+        let h = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
+        let (name, cfg, data): (&str, *const c_void, &[u8]) = if is_v4 {
+            v4.reg_configr = reg;
+            (OCSD_BUILTIN_DCD_ETMV4I, &v4 as *const _ as *const c_void, &async_and_info)
+        } else {
+            v3.reg_ctrl = reg;
+            (OCSD_BUILTIN_DCD_ETMV3, &v3 as *const _ as *const c_void, &v3_async)
+        };
+        let name = CString::new(name).unwrap();
+        let mut id = 0u8;
+        assert_eq!(ocsd_dt_create_decoder(h, name.as_ptr(), OCSD_CREATE_FLG_FULL_DECODER as c_int, cfg, &mut id), OCSD_OK);
+        assert_eq!(ocsd_dt_set_gen_elem_outfn(h, Some(elem_cb), null()), OCSD_OK);
+        assert_eq!(ocsd_dt_add_callback_mem_acc(h, 0x1000, 0x1fff, OCSD_MEM_SPACE_ANY, Some(mem_cb), null()), OCSD_OK);
+        let mut n = 0u32;
+        let want = if ok { OCSD_RESP_CONT } else { OCSD_RESP_FATAL_NOT_INIT };
+        let what = format!("{} config {reg:#x}", if is_v4 { "ETMv4" } else { "ETMv3" });
+        assert_eq!(ocsd_dt_process_data(h, OCSD_OP_DATA, 0, data.len() as u32, data.as_ptr(), &mut n), want, "{what}");
+        assert_eq!(ocsd_dt_process_data(h, OCSD_OP_EOT, 0, 0, null(), null_mut()), want, "{what}");
+        ocsd_destroy_dcd_tree(h);
+    }
+}
+
 unsafe extern "C" fn sink_cb(_: *const c_void, _: ocsd_datapath_op_t, _: ocsd_trc_index_t, _: *const c_void) -> ocsd_datapath_resp_t {
     OCSD_RESP_CONT
 }

@@ -562,6 +562,15 @@ pub trait PacketDecoder {
         true
     }
 
+    /// Whether the decoder accepted its configuration. OpenCSD's decoder
+    /// that refuses one (ETMv3 with data trace) logs why nowhere (no error
+    /// logger is attached yet when it is configured) and then answers every
+    /// operation with `OCSD_ERR_NOT_INIT` "No decoder configuration
+    /// information" and `OCSD_RESP_FATAL_NOT_INIT`.
+    fn config_ok(&self) -> bool {
+        true
+    }
+
     /// Decode one packet that started at trace index `index_sop`.
     fn packet_in(&mut self, index_sop: ocsd_trc_index_t, pkt: &Self::Packet, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t;
 

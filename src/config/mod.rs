@@ -346,6 +346,16 @@ impl ProtocolConfig {
                 return Err(ConfigError::Invalid("the core's architecture and profile are needed for instruction trace".into()));
             }
         }
+        // what OpenCSD's decoders refuse (they decode instruction trace only)
+        let refusal = match self {
+            ProtocolConfig::EtmV4(c) => crate::etmv4::EtmV4Config::new(c).decode_refusal(),
+            ProtocolConfig::Ete(c) => crate::etmv4::EtmV4Config::from_ete(c).decode_refusal(),
+            ProtocolConfig::EtmV3(c) => crate::etmv3::EtmV3Config::new(c).decode_refusal(),
+            _ => None,
+        };
+        if let Some(why) = refusal {
+            return Err(ConfigError::Invalid(why.to_string()));
+        }
         if let ProtocolConfig::EtmV4(c) = self {
             // TRCIDR1.ARCHMAJOR is 4 for ETMv4 (0b0100 at bits [11:8])
             if (c.reg_idr1 >> 8) & 0xf != 4 {
@@ -495,5 +505,14 @@ mod tests {
         let cfg = ProtocolConfig::from_registers(Protocol::Stm, &regs, ap, &mut |_, _| {}).unwrap();
         assert_eq!(cfg.validate(true), Err(ConfigError::InvalidTraceId(0)));
         assert!(cfg.validate(false).is_ok());
+
+        // what OpenCSD's decoders refuse is a configuration error here
+        let regs = [("TRCCONFIGR", 0x6u32), ("TRCTRACEIDR", 0x10), ("TRCIDR0", 0x28000EA1), ("TRCIDR2", 0x20001088)];
+        let cfg = ProtocolConfig::from_registers(Protocol::EtmV4, &regs, ap, &mut |_, _| {}).unwrap();
+        assert_eq!(cfg.validate(true), Err(ConfigError::Invalid("ETMv4 instruction decode : LSP0 elements not supported.".into())));
+        let v7 = arch_profile("Cortex-A15");
+        let regs = [("ETMCR", 0x0000_000Cu32), ("ETMTRACEIDR", 0x11), ("ETMIDR", 0x4114F250), ("ETMCCER", 0)];
+        let cfg = ProtocolConfig::from_registers(Protocol::EtmV3, &regs, v7, &mut |_, _| {}).unwrap();
+        assert!(matches!(cfg.validate(true), Err(ConfigError::Invalid(m)) if m.contains("data trace")));
     }
 }

@@ -49,9 +49,12 @@ pub struct Interfaces {
 impl Interfaces {
     pub const ALL: Interfaces = Interfaces { elem_out: true, mem: true };
 
-    /// OpenCSD's message for the first missing interface `dec` needs.
+    /// OpenCSD's message for the first thing `dec` lacks to run: an
+    /// accepted configuration, then the interfaces it needs.
     fn missing_for<D: PacketDecoder>(&self, dec: &D) -> Option<&'static str> {
-        if !self.elem_out {
+        if !dec.config_ok() {
+            Some("No decoder configuration information")
+        } else if !self.elem_out {
             Some("No element output interface attached and enabled")
         } else if dec.uses_memory() && !self.mem {
             Some("No memory access interface attached and enabled")

@@ -56,6 +56,14 @@ impl EtmV3Config {
         EtmV3Config { regs: *regs }
     }
 
+    /// Why OpenCSD's ETMv3 decoder refuses this configuration, in its
+    /// words: any trace mode but instruction only (it decodes no data
+    /// trace). Refused, its decoder answers every operation with
+    /// `OCSD_ERR_NOT_INIT`.
+    pub fn decode_refusal(&self) -> Option<&'static str> {
+        (self.trace_mode() != EtmTraceMode::InstrOnly).then_some("ETMv3 trace decoder : data trace decode not yet supported")
+    }
+
     pub fn trace_mode(&self) -> EtmTraceMode {
         let mode = self.is_data_val_trace() as u32
             + 2 * self.is_data_addr_trace() as u32

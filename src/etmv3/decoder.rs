@@ -157,6 +157,7 @@ pub struct EtmV3Decoder {
     follower: CodeFollower,
     list: ElemList,
     index: ocsd_trc_index_t,
+    /// The configuration is one OpenCSD refuses ([`EtmV3Config::decode_refusal`]).
     config_err: bool,
 }
 
@@ -184,7 +185,7 @@ impl EtmV3Decoder {
             follower,
             list: ElemList::new(),
             index: 0,
-            config_err: cfg.trace_mode() != EtmTraceMode::InstrOnly,
+            config_err: cfg.decode_refusal().is_some(),
         };
         d.reset_decoder();
         d
@@ -193,20 +194,6 @@ impl EtmV3Decoder {
     /// The component name used in error messages.
     pub fn name(&self) -> &str {
         &self.name
-    }
-
-    /// Whether the configuration is one this decoder cannot decode (data
-    /// trace): OpenCSD reports `OCSD_ERR_HW_CFG_UNSUPP` when configured.
-    pub fn config_error(&self) -> Option<OcsdError> {
-        if self.config_err {
-            Some(OcsdError::with_msg(
-                OCSD_ERR_SEV_ERROR,
-                OCSD_ERR_HW_CFG_UNSUPP,
-                "ETMv3 trace decoder : data trace decode not yet supported",
-            ))
-        } else {
-            None
-        }
     }
 
     fn reset_decoder(&mut self) {
@@ -586,6 +573,10 @@ impl PacketDecoder for EtmV3Decoder {
 
     fn name(&self) -> &str {
         EtmV3Decoder::name(self)
+    }
+
+    fn config_ok(&self) -> bool {
+        !self.config_err
     }
 
     fn packet_in(&mut self, index_sop: ocsd_trc_index_t, pkt: &ocsd_etmv3_pkt, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {

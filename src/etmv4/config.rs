@@ -342,6 +342,21 @@ impl EtmV4Config {
             _ => CondITrace::Disabled,
         }
     }
+    /// Why OpenCSD's ETMv4 / ETE decoder refuses this configuration, in
+    /// its words: data trace, LSP0 elements or conditional non-branch
+    /// trace enabled, none of which it decodes. Refused, its decoder
+    /// answers every operation with `OCSD_ERR_NOT_INIT`.
+    pub fn decode_refusal(&self) -> Option<&'static str> {
+        if self.enabled_data_trace() {
+            Some("ETMv4 instruction decode : Data trace elements not supported")
+        } else if self.enabled_lsp0_trace() {
+            Some("ETMv4 instruction decode : LSP0 elements not supported.")
+        } else if self.enabled_cond_i_trace() != CondITrace::Disabled {
+            Some("ETMv4 instruction decode : Trace on conditional non-branch elements not supported.")
+        } else {
+            None
+        }
+    }
     pub fn enabled_ts(&self) -> bool {
         self.regs.reg_configr & (1 << 11) != 0
     }

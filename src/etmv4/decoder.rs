@@ -241,6 +241,8 @@ pub struct EtmV4IPktDecoder {
     ete_has_ts_marker: bool,
     v7m_eret_p0: bool,
     v8m_func_ret: bool,
+    /// The configuration is one OpenCSD refuses ([`EtmV4Config::decode_refusal`]).
+    cfg_refused: bool,
     comm_trans_p0: bool,
     enabled_cci: bool,
     m_profile: bool,
@@ -337,6 +339,7 @@ impl EtmV4IPktDecoder {
             // from the start, whatever TRCIDR0 bit 23 says
             ete_has_ts_marker: cfg.full_version() >= 0x51 && cfg.regs().reg_idr0 & 0x80_0000 != 0,
             v7m_eret_p0: arch == ARCH_V7 && m_profile,
+            cfg_refused: cfg.decode_refusal().is_some(),
             v8m_func_ret: (ARCH_V8..=ARCH_V8_max).contains(&arch) && m_profile,
             comm_trans_p0: cfg.comm_trans_p0(),
             enabled_cci: cfg.enabled_cci(),
@@ -2001,6 +2004,14 @@ impl PacketDecoder for EtmV4IPktDecoder {
 
     fn name(&self) -> &str {
         EtmV4IPktDecoder::name(self)
+    }
+
+    /// OpenCSD's decoder refuses data trace, LSP0 (load / store as P0)
+    /// and conditional non-branch trace when configured
+    /// (`OCSD_ERR_HW_CFG_UNSUPP`), then fails every operation.
+    #[inline]
+    fn config_ok(&self) -> bool {
+        !self.cfg_refused
     }
 
     /// An atom packet whose atoms, pushed, committed at once (no

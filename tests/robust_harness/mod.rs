@@ -662,6 +662,15 @@ pub fn run_pair(label: &str, build: &dyn Fn(&SharedRec) -> Option<DecodeTree>, s
     if misaligned(&a) || misaligned(&b) {
         return Ok(());
     }
+    // A decoder OpenCSD refuses for its configuration (data trace, LSP0,
+    // conditional trace) fails every operation, a FLUSH too: the FLUSHes
+    // another trace ID's WAITs bring make the client drop data the decode
+    // without WAITs went on to, in OpenCSD too. Such a decode is not
+    // compared with the other.
+    let refused = |r: &Record| r.log.iter().any(|s| s.contains("No decoder configuration information"));
+    if refused(&a) || refused(&b) {
+        return Ok(());
+    }
     // Per trace ID, elements must come in the same order; across IDs a
     // waiting client may see them interleaved differently at the end of
     // trace (EOT goes to every ID, as in OpenCSD), so compare per ID.

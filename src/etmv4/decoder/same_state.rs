@@ -28,6 +28,7 @@ impl EtmV4IPktDecoder {
             is_ete: _,
             ete_has_ts_marker: _,
             v7m_eret_p0: _,
+            cfg_refused: _,
             v8m_func_ret: _,
             comm_trans_p0: _,
             enabled_cci: _,
