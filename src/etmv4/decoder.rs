@@ -704,10 +704,6 @@ impl EtmV4IPktDecoder {
                 // wait for the following address before counting it
                 self.elem_pending_addr = true;
             }
-            ETE_PKT_I_PE_RESET => {
-                let ei = pkt.exception_info;
-                self.stack.push_except(t, idx, false, ei.exceptionType() as u16);
-            }
             ETM4_PKT_I_EXCEPT_RTN => {
                 self.stack.push_no_param(P0Kind::ExcepRet, self.v7m_eret_p0, t, idx, false);
                 if self.v7m_eret_p0 {
@@ -806,6 +802,8 @@ impl EtmV4IPktDecoder {
                     UNSYNC_BAD_PACKET,
                 );
             }
+            // (ETE's PE reset packet among them: OpenCSD 1.8.0's decoder
+            // has no case for it)
             _ => err = self.bad_packet(ctx.log, "Unknown packet type."),
         }
 
@@ -1581,6 +1579,9 @@ impl EtmV4IPktDecoder {
         let P0Data::Excep { prev_same: branch_target, num: excep_num } = exc.data else {
             return OCSD_OK;
         };
+        // (OpenCSD's exception processing has a PE reset branch, which its
+        // decoder never reaches: it takes the PE reset packet for an unknown
+        // one, as `decode_packet` does)
         let reset_pkt = exc.root_pkt == ETE_PKT_I_PE_RESET;
         let mut excep_ret_addr: ocsd_vaddr_t = 0;
         let mut ctxt_elem: Option<P0Elem> = None;

@@ -566,6 +566,22 @@ fn bad_packet_and_reset_unsync() {
     assert_eq!(h.take(), vec!["11:10:OCSD_GEN_TRC_ELEM_NO_SYNC( [reset-decoder])"]);
 }
 
+/// OpenCSD 1.8.0's decoder takes ETE's PE reset packet for an unknown
+/// packet: a bad packet, the decoder unsynchronised.
+#[test]
+fn ete_pe_reset_is_an_unknown_packet() {
+    let mut h = Harness::new(ete_ts(0x4770_5A13), &program());
+    h.sync_at(0x1000, 0);
+    h.take();
+    h.pkt(typed(ETE_PKT_I_PE_RESET));
+    assert_eq!(
+        h.log.0,
+        vec!["DCD_ETMV4_0016 : 0x0019 (OCSD_ERR_BAD_DECODE_PKT) [Reserved or unknown packet in decoder.]; TrcIdx=4; CS ID=10; Unknown packet type."]
+    );
+    h.pkt(atoms("E"));
+    assert_eq!(h.take(), vec!["5:10:OCSD_GEN_TRC_ELEM_NO_SYNC( [bad-packet])"]);
+}
+
 #[test]
 fn range_limit_and_bad_opcode_errors() {
     let dec = EtmV4IPktDecoder::with_env(16, cfg(0, false), 2, false);
