@@ -1222,11 +1222,13 @@ impl EtmV4IPktDecoder {
     #[inline(never)]
     fn discard_elements(&mut self) -> ocsd_err_t {
         // output the timestamps, cycle counts, events and markers still
-        // stacked, oldest first, and drop the rest
+        // stacked, oldest first, and drop the rest: instrumentation (ITE)
+        // elements too, as OpenCSD 1.8.0 drops them here (its test for
+        // them repeats the marker's, so they go where nothing is made of
+        // them)
         while let Some(e) = self.stack.pop_back() {
             match e.kind {
                 P0Kind::Marker => self.process_marker(&e),
-                P0Kind::Ite => self.process_ite(&e),
                 _ => self.process_ts_cc_event(&e),
             }
         }
@@ -1483,12 +1485,15 @@ impl EtmV4IPktDecoder {
                     if self.instr.is_link != 0 {
                         self.push_ret(next_addr, self.instr.isa);
                     }
+                    // a branch taken ends a T32 IT block
+                    self.instr.thumb_it_conditions = 0;
                 }
                 OCSD_INSTR_BR_INDIRECT => {
                     self.need_addr = true;
                     if self.instr.is_link != 0 {
                         self.push_ret(next_addr, self.instr.isa);
                     }
+                    self.instr.thumb_it_conditions = 0;
                     self.ret_stack.set_pop_pending();
                     // ETE has no exception return packets: an ERET
                     // taken gives the element
@@ -1704,6 +1709,8 @@ impl EtmV4IPktDecoder {
         }
         e.set_excep_ret_addr_br_tgt(branch_target as u32);
         e.set_exception_number(excep_num as u32);
+        // an exception taken inside a T32 IT block ends it
+        self.instr.thumb_it_conditions = 0;
         OCSD_OK
     }
 

@@ -350,6 +350,50 @@ fn exception_outputs_range_to_return_address() {
     );
 }
 
+/// T32 halfwords as the little-endian words of [`TestMem`].
+fn t32_words(halfwords: &[u16]) -> Vec<u32> {
+    halfwords.chunks(2).map(|p| u32::from(p[0]) | u32::from(*p.get(1).unwrap_or(&0)) << 16).collect()
+}
+
+/// An exception taken inside a T32 IT block ends the block: the handler's
+/// instructions are not conditional (OpenCSD clears the IT state on an
+/// exception and on a branch taken).
+#[test]
+fn exception_inside_an_it_block_ends_it() {
+    // 0x1000 ITTTT EQ, 0x1002.. NOP x4, 0x100a NOP x3, 0x1010 NOP,
+    // 0x1012 B 0x1010
+    let words = t32_words(&[0xBF01, 0xBF00, 0xBF00, 0xBF00, 0xBF00, 0xBF00, 0xBF00, 0xBF00, 0xBF00, 0xE7FD]);
+    let mut h = Harness::new(cfg(0, false), &words);
+    let t32_addr = |t, a| {
+        let mut p = typed(t);
+        p.v_addr.val = a;
+        p.v_addr_ISA = 1;
+        p
+    };
+    h.pkt(typed(ETM4_PKT_I_ASYNC));
+    h.pkt(typed(ETM4_PKT_I_TRACE_INFO));
+    h.pkt(typed(ETM4_PKT_I_TRACE_ON));
+    let mut ac = t32_addr(ETM4_PKT_I_ADDR_CTXT_L_32IS1, 0x1000);
+    ac.context.set_updated(1);
+    ac.context.set_EL(1);
+    ac.context.set_NS(1);
+    h.pkt(ac);
+    // the exception returns to 0x1004, inside the block
+    h.pkt(except(3));
+    h.pkt(t32_addr(ETM4_PKT_I_ADDR_L_32IS1, 0x1004));
+    h.pkt(t32_addr(ETM4_PKT_I_ADDR_L_32IS1, 0x1010));
+    h.pkt(atoms("E"));
+    let elems = h.take();
+    assert_eq!(
+        elems[elems.len() - 3..],
+        [
+            "4:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x1000:[0x1004] num_i(2) last_sz(2) (ISA=T32) E ---  <cond>)",
+            "4:10:OCSD_GEN_TRC_ELEM_EXCEPTION(pref ret addr:0x1004; excep num (0x03) )",
+            "7:10:OCSD_GEN_TRC_ELEM_INSTR_RANGE(exec range=0x1010:[0x1014] num_i(2) last_sz(2) (ISA=T32) E BR  )",
+        ]
+    );
+}
+
 #[test]
 fn memory_is_told_of_each_context_once_the_client_has_it() {
     let mut h = Harness::new(cfg(0, false), &program());
@@ -506,6 +550,36 @@ fn timestamps_wait_for_a_marker_only_from_ete_1_1() {
     // ETE 1.0 sends them; ETE 1.1 with TSMARK holds them until a marker
     assert_eq!(timestamps_without_a_marker(ete_ts(0x4770_5A13)).len(), 1);
     assert!(timestamps_without_a_marker(ete_ts(0x4771_5A13)).is_empty());
+}
+
+/// A discard drops the instrumentation (ITE) elements still stacked, as
+/// OpenCSD 1.8.0's does; end of trace outputs them.
+#[test]
+fn discard_drops_stacked_instrumentation() {
+    for (end, want) in [(ETM4_PKT_I_DISCARD, 0), (ETM4_PKT_I_TRACE_ON, 1)] {
+        // ETE 1.3 (instrumentation packets), speculation depth 4: the ITE
+        // stays stacked, an uncommitted atom after it
+        let mut c = ete_ts(0x4773_5A13);
+        c = EtmV4Config::from_ete(&crate::ete::types::ocsd_ete_cfg { reg_idr8: 4, ..*c.ete_regs().unwrap() });
+        let mut h = Harness::new(c, &program());
+        h.sync_at(0x1000, 0);
+        h.pkt(atoms("E"));
+        let mut commit = typed(ETM4_PKT_I_COMMIT);
+        commit.commit_elements = 1;
+        h.pkt(commit);
+        let mut ite = typed(ETE_PKT_I_ITE);
+        ite.ite_pkt.el = 1;
+        ite.ite_pkt.value = 0x1234;
+        h.pkt(ite);
+        h.pkt(atoms("E"));
+        if end == ETM4_PKT_I_DISCARD {
+            h.pkt(typed(end));
+        } else {
+            h.eot();
+        }
+        let n = h.take().iter().filter(|e| e.contains("INSTRUMENTATION")).count();
+        assert_eq!(n, want, "{}", if want == 0 { "discard" } else { "end of trace" });
+    }
 }
 
 #[test]
