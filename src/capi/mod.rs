@@ -13,11 +13,14 @@
 //! `void` functions. Decode tree handles are never reused, so a destroyed
 //! handle is refused the same way.
 //!
-//! Other documented differences from OpenCSD:
-//! - memory buffers given to `ocsd_dt_add_buffer_mem_acc` are copied (OpenCSD
-//!   keeps the client's pointer);
-//! - a formatted tree refuses decoders for reserved trace IDs (0, 0x70 to
-//!   0x7F) with `OCSD_ERR_INVALID_ID`.
+//! The other documented difference from OpenCSD: memory buffers given to
+//! `ocsd_dt_add_buffer_mem_acc` are copied (OpenCSD keeps the client's
+//! pointer).
+//!
+//! A formatted tree takes decoders for the reserved trace IDs (0, 0x70 to
+//! 0x7F) as OpenCSD 1.8.0's does; where a function looks a decoder up by a
+//! reserved ID it finds the decoder of ID 0, and such decoders cannot be
+//! removed (`OCSD_ERR_INVALID_ID`), as there.
 #![allow(non_camel_case_types, non_snake_case)]
 // The C entry points take the client's raw pointers as OpenCSD's do: each
 // pointer is checked (NULL, length) before it is read, under a SAFETY
@@ -335,10 +338,11 @@ fn create_custom(
     if err != OCSD_OK {
         return Err(err);
     }
-    if formatted && !is_valid_cs_src_id(csid) {
+    // (as OpenCSD's tree: any ID below 0x80, reserved ones too, each once)
+    if formatted && csid >= 0x80 {
         return Err(OCSD_ERR_INVALID_ID);
     }
-    if t.tree.decoder_for_cs_id(csid).is_some() {
+    if t.tree.decoder_mut(if formatted { csid } else { 0 }).is_some() {
         return Err(OCSD_ERR_ATTACH_TOO_MANY);
     }
     let flags = if formatted { create_flags | OCSD_CREATE_FLG_INST_ID as c_int } else { create_flags };

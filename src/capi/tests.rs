@@ -532,6 +532,35 @@ fn decoders_refuse_data_trace_configurations() {
     }
 }
 
+/// A formatted tree takes decoders for the reserved trace IDs, as OpenCSD
+/// 1.8.0's: a lookup by a reserved ID finds the decoder of ID 0, and they
+/// cannot be removed.
+#[test]
+fn reserved_trace_ids_on_a_formatted_tree() {
+    let _g = global();
+    use crate::stm::ocsd_stm_cfg;
+    let name = CString::new(OCSD_BUILTIN_DCD_STM).unwrap();
+    let h = ocsd_create_dcd_tree(OCSD_TRC_SRC_FRAME_FORMATTED, OCSD_DFRMTR_FRAME_MEM_ALIGN);
+    let create = |id: u32| {
+        let cfg = ocsd_stm_cfg { reg_tcsr: id << 16, ..Default::default() };
+        let mut out = 0xAAu8;
+        let e = ocsd_dt_create_decoder(h, name.as_ptr(), OCSD_CREATE_FLG_FULL_DECODER as c_int, &cfg as *const _ as *const c_void, &mut out);
+        (e, out)
+    };
+    // 0x75 first: looked up by its ID it is not found (slot 0 is empty)
+    assert_eq!(create(0x75), (OCSD_OK, 0x75));
+    assert_eq!(ocsd_dt_attach_packet_callback(h, 0x75, OCSD_C_API_CB_PKT_MON, mon_cb as *mut c_void, null()), OCSD_ERR_INVALID_ID);
+    assert_eq!(create(0x75).0, OCSD_ERR_ATTACH_TOO_MANY);
+    assert_eq!(create(0).0, OCSD_OK);
+    // now ID 0's decoder answers for 0x75
+    assert_eq!(ocsd_dt_attach_packet_callback(h, 0x75, OCSD_C_API_CB_PKT_MON, mon_cb as *mut c_void, null()), OCSD_OK);
+    assert_eq!(ocsd_dt_remove_decoder(h, 0x75), OCSD_ERR_INVALID_ID);
+    assert_eq!(ocsd_dt_remove_decoder(h, 0), OCSD_ERR_INVALID_ID);
+    assert_eq!(create(0x10), (OCSD_OK, 0x10));
+    assert_eq!(ocsd_dt_remove_decoder(h, 0x10), OCSD_OK);
+    ocsd_destroy_dcd_tree(h);
+}
+
 unsafe extern "C" fn sink_cb(_: *const c_void, _: ocsd_datapath_op_t, _: ocsd_trc_index_t, _: *const c_void) -> ocsd_datapath_resp_t {
     OCSD_RESP_CONT
 }

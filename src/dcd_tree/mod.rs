@@ -158,8 +158,11 @@ impl DecodeTree {
 
     /// The key a decoder for trace ID `cs_id` is stored under: the ID for a
     /// formatted source; 0 for the one decoder of a single-source tree.
+    /// As OpenCSD's tree finds a decoder by trace ID, a reserved ID (0,
+    /// 0x70 to 0x7F) on a formatted tree finds the decoder of slot 0 (the
+    /// one for trace ID 0, if any).
     fn slot_for(&self, cs_id: u8) -> usize {
-        if self.src_type == OCSD_TRC_SRC_SINGLE {
+        if self.src_type == OCSD_TRC_SRC_SINGLE || !is_valid_cs_src_id(cs_id) {
             0
         } else {
             cs_id as usize
@@ -171,12 +174,16 @@ impl DecodeTree {
     /// As in OpenCSD, the decoder's components log under numbered names
     /// (`DCD_ETMV4_0016`) on a tree with a frame deformatter and under plain
     /// names (`DCD_ETMV4`) on a single-source tree.
+    ///
+    /// A formatted tree takes any trace ID below 0x80, the reserved ones
+    /// (0, 0x70 to 0x7F) too, as OpenCSD's does: the frame deformatter
+    /// sends a decoder the data of its ID, whatever the ID.
     pub fn add_decoder(&mut self, mut dec: Box<dyn TraceIdDecoder>) -> Result<u8, ocsd_err_t> {
         let cs_id = dec.cs_id();
-        if self.src_type == OCSD_TRC_SRC_FRAME_FORMATTED && !is_valid_cs_src_id(cs_id) {
+        let slot = if self.src_type == OCSD_TRC_SRC_SINGLE { 0 } else { cs_id as usize };
+        if slot >= self.stacks.len() {
             return Err(OCSD_ERR_INVALID_ID);
         }
-        let slot = self.slot_for(cs_id);
         if self.stacks[slot].is_some() {
             return Err(OCSD_ERR_ATTACH_TOO_MANY);
         }
@@ -188,7 +195,9 @@ impl DecodeTree {
 
     /// Remove the decoder of trace ID `cs_id`.
     pub fn remove_decoder(&mut self, cs_id: u8) -> ocsd_err_t {
-        if cs_id as usize >= 128 {
+        // (as OpenCSD's: a reserved ID is refused on a formatted tree, so a
+        // decoder for one stays until the tree goes)
+        if cs_id as usize >= 128 || (self.src_type == OCSD_TRC_SRC_FRAME_FORMATTED && !is_valid_cs_src_id(cs_id)) {
             return OCSD_ERR_INVALID_ID;
         }
         let slot = self.slot_for(cs_id);

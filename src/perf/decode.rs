@@ -475,21 +475,15 @@ pub(super) fn tree_for(
     // Formatted trace: a decoder only for the trace IDs in the data (a
     // decoder stack is sizeable, and most CPUs of a recording may have no
     // trace in a queue). A unit left out is refused as the tree would
-    // refuse it (an invalid ID, or one already taken), with the same
-    // warning; only ETMv4 / ETE units are left out (their decoders are
-    // always created: no error is lost).
+    // refuse it (an ID already taken), with the same warning; only ETMv4 /
+    // ETE units are left out (their decoders are always created: no error
+    // is lost).
     let mut taken = 0u128;
     for u in units {
         let id = u.unit.trace_id();
         let skip = blk.formatted && ids & (1u128 << id) == 0 && matches!(u.unit, TraceUnit::Etmv4 { .. } | TraceUnit::Ete { .. });
         if skip {
-            let refused = if !is_valid_cs_src_id(id) {
-                Some(OCSD_ERR_INVALID_ID)
-            } else if taken & (1u128 << id) != 0 {
-                Some(OCSD_ERR_ATTACH_TOO_MANY)
-            } else {
-                None
-            };
+            let refused = (taken & (1u128 << id) != 0).then_some(OCSD_ERR_ATTACH_TOO_MANY);
             taken |= 1u128 << id;
             if let Some(e) = refused {
                 warnings.push(format!("warning: CPU {}: trace ID {:#x} not decoded (error {})", u.cpu, id, e));
