@@ -251,11 +251,12 @@ const AR_V7_EXCEP: [&str; 16] = [
     "PE Reset", "Undefined Instr", "SVC", "Prefetch Abort", "Data Fault", "Generic", "IRQ", "FIQ",
 ];
 
-// OpenCSD's table lacks a comma after "HardFault", joining two entries.
-const M_EXCEP: [&str; 23] = [
+// (OpenCSD releases before 1.8.0 lacked the comma after "HardFault",
+// joining two entries; 1.8.0's table has 24)
+const M_EXCEP: [&str; 24] = [
     "No Exception", "IRQ1", "IRQ2", "IRQ3", "IRQ4", "IRQ5", "IRQ6", "IRQ7", "IRQ0", "usage Fault", "NMI", "SVC",
-    "DebugMonitor", "Mem Manage", "PendSV", "SysTick", "Reserved", "PE Reset", "Reserved", "HardFaultReserved",
-    "BusFault", "Reserved", "Reserved",
+    "DebugMonitor", "Mem Manage", "PendSV", "SysTick", "Reserved", "PE Reset", "Reserved", "HardFault",
+    "Reserved", "BusFault", "Reserved", "Reserved",
 ];
 
 impl ocsd_etmv3_pkt {
@@ -264,7 +265,7 @@ impl ocsd_etmv3_pkt {
         let num = self.exception.number as usize;
         if self.exception.bits.cm_type() != 0 {
             if num < 0x18 {
-                out.push_str(M_EXCEP.get(num).copied().unwrap_or("Reserved"));
+                out.push_str(M_EXCEP[num]);
             } else {
                 let _ = write!(out, "IRQ{}", num as i64 - 0x10);
             }

@@ -507,3 +507,19 @@ fn etmv3_memory_follows_the_context_id() {
         ]
     );
 }
+
+/// M-profile exception names as OpenCSD 1.8.0 prints them (its table has
+/// "HardFault" and "Reserved" as two entries, 24 in all).
+#[test]
+fn etmv3_m_profile_exception_names() {
+    let mut cfg = etm_cfg(0x1000_1000, 0x4114_F250, 0);
+    cfg.core_prof = profile_CortexM;
+    for (num_bytes, name) in [([0x86u8, 0x01], "HardFault"), ([0x88, 0x01], "Reserved"), ([0x8A, 0x01], "BusFault"), ([0x8E, 0x01], "Reserved")] {
+        let mut body = vec![0x81, 0x80, 0x80, 0x80, 0x48];
+        body.extend_from_slice(&num_bytes);
+        let texts = etm_texts(&cfg, &body);
+        let last = texts.last().expect("a branch packet");
+        assert!(last.ends_with(&format!("Exception={}", name)), "{:02x?}: {}", num_bytes, last);
+    }
+}
+
