@@ -636,7 +636,17 @@ fn with_mapper(handle: dcd_tree_handle_t, f: impl FnOnce(&mut MemMapper) -> ocsd
     })
 }
 
+/// OpenCSD's accessor range check (`validateRange`, made before the
+/// overlap check): a start on a halfword, an end just before one, and more
+/// than one byte.
+fn range_valid(start: ocsd_vaddr_t, end: ocsd_vaddr_t) -> bool {
+    start & 1 == 0 && end.wrapping_add(1) & 1 == 0 && start < end
+}
+
 fn add_acc(m: &mut MemMapper, acc: Accessor) -> ocsd_err_t {
+    if !range_valid(acc.start, acc.end) {
+        return OCSD_ERR_MEM_ACC_RANGE_INVALID;
+    }
     match m.add(acc) {
         Ok(()) => OCSD_OK,
         Err(e) => e,
@@ -651,9 +661,11 @@ pub extern "C" fn ocsd_dt_add_binfile_mem_acc(handle: dcd_tree_handle_t, address
         let path = unsafe { c_string(filepath) };
         with_mapper(handle, |m| {
             let Some(path) = path.filter(|p| !p.is_empty()) else { return OCSD_ERR_INVALID_PARAM_VAL };
+            // (OpenCSD's file accessor fails its set-up, OCSD_ERR_NOT_INIT,
+            // for a file it cannot open as for one with no even size)
             match MemMapper::file_accessor(&path, address, 0, None, mem_space) {
                 Ok(acc) => add_acc(m, acc),
-                Err(e) => e,
+                Err(_) => OCSD_ERR_NOT_INIT,
             }
         })
     })
@@ -678,23 +690,42 @@ pub extern "C" fn ocsd_dt_add_binfile_region_mem_acc(
             let Some(path) = path.filter(|p| !p.is_empty()) else { return OCSD_ERR_INVALID_PARAM_VAL };
             // SAFETY: the client's array of `num_regions` regions, non-NULL.
             let regions = unsafe { std::slice::from_raw_parts(region_array, num_regions as usize) };
-            // one open file for all the regions, read on demand
-            let data = match FileBytes::open(std::path::Path::new(&path)) {
-                Ok(d) => d,
-                Err(e) => return e,
-            };
-            let mut accs = Vec::with_capacity(regions.len());
-            for r in regions {
-                if r.file_offset >= data.len() || r.region_size == 0 {
-                    return OCSD_ERR_MEM_ACC_RANGE_INVALID;
-                }
-                let len = r.region_size.min(data.len() - r.file_offset) as u64;
+            // one open file for all the regions, read on demand; as
+            // OpenCSD's file accessor: a file it cannot open, or a first
+            // region past the file's even size, fails its set-up
+            // (OCSD_ERR_NOT_INIT); a later region past the end, one that
+            // overlaps a region before it, or a second one at file offset 0
+            // is left out without an error; then every region kept must be
+            // a valid range
+            let Ok(data) = FileBytes::open(std::path::Path::new(&path)) else { return OCSD_ERR_NOT_INIT };
+            let file_size = data.len() & !1;
+            let mut accs: Vec<Accessor> = Vec::with_capacity(regions.len());
+            let mut base_set = false;
+            for (i, r) in regions.iter().enumerate() {
+                let (offset, size) = match (i, r.file_offset, r.region_size) {
+                    // a first region of offset 0 and size 0 is the whole file
+                    (0, 0, 0) if file_size > 0 => (0, file_size),
+                    (0, off, size) if file_size > 0 && off.checked_add(size).is_some_and(|e| e <= file_size) => (off, size),
+                    (0, ..) => return OCSD_ERR_NOT_INIT,
+                    (_, off, size) => {
+                        let end = r.start_address.wrapping_add((size as u64).wrapping_sub(1));
+                        let in_kept = |a: ocsd_vaddr_t| accs.iter().any(|k| k.start <= a && a <= k.end);
+                        if off.checked_add(size).is_none_or(|e| e > file_size) || (off == 0 && base_set) || in_kept(r.start_address) || in_kept(end) {
+                            continue;
+                        }
+                        (off, size)
+                    }
+                };
+                base_set |= offset == 0;
                 accs.push(Accessor {
                     start: r.start_address,
-                    end: r.start_address.wrapping_add(len - 1),
+                    end: r.start_address.wrapping_add((size as u64).wrapping_sub(1)),
                     space: mem_space,
-                    source: Source::File { path: path.clone(), data: data.clone(), offset: r.file_offset },
+                    source: Source::File { path: path.clone(), data: data.clone(), offset },
                 });
+            }
+            if accs.iter().any(|a| !range_valid(a.start, a.end)) {
+                return OCSD_ERR_MEM_ACC_RANGE_INVALID;
             }
             let mut added: Vec<(ocsd_vaddr_t, ocsd_mem_space_acc_t)> = Vec::new();
             for acc in accs {

@@ -118,7 +118,14 @@ fn tree_argument_checks() {
     assert_eq!(ocsd_dt_add_callback_trcid_mem_acc(h, 0x3000, 0x2fff, OCSD_MEM_SPACE_ANY, Some(mem_id_cb), null()), OCSD_ERR_MEM_ACC_RANGE_INVALID);
     assert_eq!(ocsd_dt_add_binfile_mem_acc(h, 0x8000, OCSD_MEM_SPACE_ANY, null()), OCSD_ERR_INVALID_PARAM_VAL);
     let missing = CString::new("/no/such/file.bin").unwrap();
-    assert_eq!(ocsd_dt_add_binfile_mem_acc(h, 0x8000, OCSD_MEM_SPACE_ANY, missing.as_ptr()), OCSD_ERR_MEM_ACC_FILE_NOT_FOUND);
+    // (OpenCSD 1.8.0's file accessor fails its set-up for a missing file)
+    assert_eq!(ocsd_dt_add_binfile_mem_acc(h, 0x8000, OCSD_MEM_SPACE_ANY, missing.as_ptr()), OCSD_ERR_NOT_INIT);
+    // accessor ranges must start on a halfword, end before one, and be
+    // more than a byte long
+    assert_eq!(ocsd_dt_add_buffer_mem_acc(h, 0x4000, OCSD_MEM_SPACE_ANY, [1u8; 5].as_ptr(), 5), OCSD_ERR_MEM_ACC_RANGE_INVALID);
+    assert_eq!(ocsd_dt_add_buffer_mem_acc(h, 0x4001, OCSD_MEM_SPACE_ANY, [1u8; 8].as_ptr(), 8), OCSD_ERR_MEM_ACC_RANGE_INVALID);
+    assert_eq!(ocsd_dt_add_callback_mem_acc(h, 0x5000, 0x5000, OCSD_MEM_SPACE_ANY, Some(mem_cb), null()), OCSD_ERR_MEM_ACC_RANGE_INVALID);
+    assert_eq!(ocsd_dt_add_callback_mem_acc(h, 0x5000, 0x5ffe, OCSD_MEM_SPACE_ANY, Some(mem_cb), null()), OCSD_ERR_MEM_ACC_RANGE_INVALID);
     assert_eq!(ocsd_dt_add_binfile_region_mem_acc(h, null(), 1, OCSD_MEM_SPACE_ANY, missing.as_ptr()), OCSD_ERR_INVALID_PARAM_VAL);
     let r = ocsd_file_mem_region_t { file_offset: 0, start_address: 0x9000, region_size: 4 };
     assert_eq!(ocsd_dt_add_binfile_region_mem_acc(h, &r, 0, OCSD_MEM_SPACE_ANY, missing.as_ptr()), OCSD_ERR_INVALID_PARAM_VAL);
@@ -217,7 +224,7 @@ fn logger_and_last_error() {
     ocsd_tl_log_mapped_mem_ranges(h);
     assert_eq!(
         *STR_OUT.lock().unwrap(),
-        "Gen_Info : Mapped Memory Accessors\nGen_Info : BuffAcc; Range::0x0:7; Mem Space::Any\nGen_Info : ========================\n"
+        "Gen_Info : Mapped Memory Accessors\nGen_Info : BuffAcc; Range::0x00:7; Mem Space::Any\nGen_Info : ========================\n"
     );
 
     // destroying the tree drops its string callback

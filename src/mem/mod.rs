@@ -207,7 +207,7 @@ impl Accessor {
             Source::Buffer { .. } => "BuffAcc",
             Source::Callback { .. } | Source::CallbackHoles { .. } => "CB  Acc",
         };
-        let _ = write!(out, "{}; Range::0x{:x}:{:x}; Mem Space::", kind, self.start, self.end);
+        let _ = write!(out, "{}; Range::0x{:02x}:{:x}; Mem Space::", kind, self.start, self.end);
         crate::printers::gen_elem::write_mem_space_str(self.space, out);
         if let Source::File { path, .. } = &self.source {
             let _ = write!(out, "\nFilename={}", path);
@@ -851,12 +851,12 @@ impl MemMapper {
             let is_base = |b: &&&Accessor| matches!(b.source, Source::File { offset: 0, .. });
             let mut s = String::new();
             for r in group.iter().filter(is_base).take(1) {
-                let _ = write!(s, "FileAcc; Range::0x{:x}:{:x}; Mem Space::", r.start, r.end);
+                let _ = write!(s, "FileAcc; Range::0x{:02x}:{:x}; Mem Space::", r.start, r.end);
                 crate::printers::gen_elem::write_mem_space_str(r.space, &mut s);
                 s.push('\n');
             }
             for r in group.iter().filter(|b| !is_base(b)) {
-                let _ = write!(s, "FileAcc; Range::0x{:x}:{:x}; Mem Space::", r.start, r.end);
+                let _ = write!(s, "FileAcc; Range::0x{:02x}:{:x}; Mem Space::", r.start, r.end);
                 crate::printers::gen_elem::write_mem_space_str(OCSD_MEM_SPACE_ANY, &mut s);
                 s.push('\n');
             }
