@@ -282,6 +282,10 @@ int main(void)
     CHECK_EQ(ocsd_def_errlog_set_strprint_cb(h, NULL, log_str), OCSD_OK);
     CHECK_EQ(ocsd_dt_create_decoder(h, "ECHO_DCD", OCSD_CREATE_FLG_FULL_DECODER, NULL, &id), OCSD_ERR_INVALID_PARAM_VAL);
     CHECK_EQ(ocsd_dt_create_decoder(h, "BAD_DCD", OCSD_CREATE_FLG_FULL_DECODER, &cfg, &id), OCSD_ERR_INVALID_PARAM_VAL);
+    /* as in OpenCSD 1.8.0, the failed decoder's slot stays taken until removed */
+    CHECK_EQ(ocsd_dt_create_decoder(h, "ECHO_DCD", OCSD_CREATE_FLG_FULL_DECODER, &cfg, &id), OCSD_ERR_ATTACH_TOO_MANY);
+    CHECK_EQ(s_live_decoders, 0);
+    CHECK_EQ(ocsd_dt_remove_decoder(h, 0), OCSD_OK);
     CHECK_EQ(ocsd_dt_create_decoder(h, "ECHO_DCD", OCSD_CREATE_FLG_FULL_DECODER, &cfg, &id), OCSD_OK);
     CHECK_EQ(id, 0x11);
     CHECK_EQ(s_live_decoders, 1);

@@ -305,8 +305,26 @@ pub extern "C" fn ocsd_dt_create_decoder(
             } else {
                 // SAFETY: the client's config struct for the named decoder.
                 match unsafe { builtin::builtin_cfg_from_ptr(&name, decoder_cfg) } {
-                    Ok(cfg) => crate::dcd_tree::registry::create_builtin(&name, &*cfg, create_flags as u32)
-                        .and_then(|dec| t.tree.add_decoder(dec)),
+                    Ok(cfg) => {
+                        use crate::dcd_tree::registry::create_builtin;
+                        // OpenCSD makes the trace ID's slot first (refused
+                        // when taken), then the decoder; when that fails (bad
+                        // create flags) the slot stays taken. (The ID is read
+                        // from a packet processor made for it.)
+                        let id = create_builtin(&name, &*cfg, OCSD_CREATE_FLG_PACKET_PROC).map(|p| p.cs_id());
+                        match id {
+                            Ok(id) if t.tree.slot_taken(id) => Err(OCSD_ERR_ATTACH_TOO_MANY),
+                            _ => match create_builtin(&name, &*cfg, create_flags as u32) {
+                                Ok(dec) => t.tree.add_decoder(dec),
+                                Err(e) => {
+                                    if let Ok(id) = id {
+                                        t.tree.hold_slot(id);
+                                    }
+                                    Err(e)
+                                }
+                            },
+                        }
+                    }
                     Err(e) => Err(e),
                 }
             };
@@ -342,12 +360,20 @@ fn create_custom(
     if formatted && csid >= 0x80 {
         return Err(OCSD_ERR_INVALID_ID);
     }
-    if t.tree.decoder_mut(if formatted { csid } else { 0 }).is_some() {
+    if t.tree.slot_taken(csid) {
         return Err(OCSD_ERR_ATTACH_TOO_MANY);
     }
     let flags = if formatted { create_flags | OCSD_CREATE_FLG_INST_ID as c_int } else { create_flags };
     // SAFETY: the client's config pointer, passed to its own factory.
-    let dec = unsafe { custom_dcd::create(name, fact, flags, cfg, csid) }?;
+    let dec = match unsafe { custom_dcd::create(name, fact, flags, cfg, csid) } {
+        Ok(d) => d,
+        Err(e) => {
+            // the ID's slot, made before the factory failed, stays taken
+            // (as OpenCSD's tree leaves it)
+            t.tree.hold_slot(csid);
+            return Err(e);
+        }
+    };
     t.tree.add_decoder(Box::new(dec))?;
     Ok(csid)
 }

@@ -568,6 +568,29 @@ fn reserved_trace_ids_on_a_formatted_tree() {
     ocsd_destroy_dcd_tree(h);
 }
 
+/// As OpenCSD 1.8.0's tree: a decoder whose creation fails after its trace
+/// ID's slot is made (bad create flags) leaves the slot taken until the ID
+/// is removed; "ETMV4D" is no decoder.
+#[test]
+fn failed_create_keeps_the_trace_id_taken() {
+    let _g = global();
+    use crate::stm::ocsd_stm_cfg;
+    let name = CString::new(OCSD_BUILTIN_DCD_STM).unwrap();
+    let cfg = ocsd_stm_cfg { reg_tcsr: 0x20 << 16, ..Default::default() };
+    let h = ocsd_create_dcd_tree(OCSD_TRC_SRC_FRAME_FORMATTED, OCSD_DFRMTR_FRAME_MEM_ALIGN);
+    let mut id = 0u8;
+    let create = |flags: u32, id: &mut u8| ocsd_dt_create_decoder(h, name.as_ptr(), flags as c_int, &cfg as *const _ as *const c_void, id);
+    assert_eq!(create(0, &mut id), OCSD_ERR_INVALID_PARAM_VAL);
+    assert_eq!(create(OCSD_CREATE_FLG_FULL_DECODER, &mut id), OCSD_ERR_ATTACH_TOO_MANY);
+    assert_eq!(create(0, &mut id), OCSD_ERR_ATTACH_TOO_MANY);
+    assert_eq!(ocsd_dt_remove_decoder(h, 0x20), OCSD_OK);
+    assert_eq!(create(OCSD_CREATE_FLG_FULL_DECODER, &mut id), OCSD_OK);
+    assert_eq!(id, 0x20);
+    let v4d = CString::new("ETMV4D").unwrap();
+    assert_eq!(ocsd_dt_create_decoder(h, v4d.as_ptr(), OCSD_CREATE_FLG_FULL_DECODER as c_int, &cfg as *const _ as *const c_void, &mut id), OCSD_ERR_DCDREG_NAME_UNKNOWN);
+    ocsd_destroy_dcd_tree(h);
+}
+
 unsafe extern "C" fn sink_cb(_: *const c_void, _: ocsd_datapath_op_t, _: ocsd_trc_index_t, _: *const c_void) -> ocsd_datapath_resp_t {
     OCSD_RESP_CONT
 }

@@ -38,6 +38,10 @@ pub struct DecodeTree {
     /// cleared when it is removed), so operations for every trace ID visit
     /// only those.
     live: u128,
+    /// Bit `i`: a decoder for slot `i` failed to be created after OpenCSD
+    /// would have made its slot ([`DecodeTree::hold_slot`]): the slot is
+    /// taken until removed.
+    held: u128,
     id_filter: Option<[bool; 128]>,
     pub mapper: MemMapper,
     elem_sink: Option<Box<dyn GenElemSink>>,
@@ -68,6 +72,7 @@ impl DecodeTree {
             deformatter: None,
             stacks: (0..128).map(|_| None).collect(),
             live: 0,
+            held: 0,
             id_filter: None,
             mapper: MemMapper::new(),
             elem_sink: None,
@@ -184,6 +189,9 @@ impl DecodeTree {
         if slot >= self.stacks.len() {
             return Err(OCSD_ERR_INVALID_ID);
         }
+        if self.held & (1u128 << slot) != 0 {
+            return Err(OCSD_ERR_ATTACH_TOO_MANY);
+        }
         if self.stacks[slot].is_some() {
             return Err(OCSD_ERR_ATTACH_TOO_MANY);
         }
@@ -191,6 +199,26 @@ impl DecodeTree {
         self.stacks[slot] = Some(dec);
         self.live |= 1u128 << slot;
         Ok(cs_id)
+    }
+
+    /// Hold the slot of trace ID `cs_id` (0 on a single-source tree) as
+    /// taken: OpenCSD's tree makes a trace ID's slot before it creates the
+    /// decoder, and leaves it when the decoder's creation fails (bad create
+    /// flags, a custom factory's error), so that a later decoder for the ID
+    /// is refused (`OCSD_ERR_ATTACH_TOO_MANY`) until the ID is removed.
+    /// Nothing is decoded for a held slot.
+    pub fn hold_slot(&mut self, cs_id: u8) {
+        let slot = if self.src_type == OCSD_TRC_SRC_SINGLE { 0 } else { cs_id as usize };
+        if slot < self.stacks.len() && self.stacks[slot].is_none() {
+            self.held |= 1u128 << slot;
+        }
+    }
+
+    /// Whether the slot a decoder for trace ID `cs_id` would take (0 on a
+    /// single-source tree) holds a decoder or is held.
+    pub fn slot_taken(&self, cs_id: u8) -> bool {
+        let slot = if self.src_type == OCSD_TRC_SRC_SINGLE { 0 } else { cs_id as usize };
+        slot >= self.stacks.len() || self.stacks[slot].is_some() || self.held & (1u128 << slot) != 0
     }
 
     /// Remove the decoder of trace ID `cs_id`.
@@ -201,11 +229,14 @@ impl DecodeTree {
             return OCSD_ERR_INVALID_ID;
         }
         let slot = self.slot_for(cs_id);
+        let held = self.held & (1u128 << slot) != 0;
+        self.held &= !(1u128 << slot);
         match self.stacks[slot].take() {
             Some(_) => {
                 self.live &= !(1u128 << slot);
                 OCSD_OK
             }
+            None if held => OCSD_OK,
             None => OCSD_ERR_INVALID_PARAM_VAL,
         }
     }

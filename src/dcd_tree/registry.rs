@@ -10,11 +10,13 @@ use std::any::Any;
 use super::TraceIdDecoder;
 use crate::abi::*;
 
-/// Names of the built-in decoders, in OpenCSD's registration order.
-pub const BUILTIN_NAMES: [(&str, ocsd_trace_protocol_t); 7] = [
+/// Names of the built-in decoders OpenCSD 1.8.0 registers ("ETMV4D", the
+/// ETMv4 data trace decoder its headers name, is not one of them: creating
+/// it fails with `OCSD_ERR_DCDREG_NAME_UNKNOWN`, and a custom decoder may
+/// take the name).
+pub const BUILTIN_NAMES: [(&str, ocsd_trace_protocol_t); 6] = [
     (OCSD_BUILTIN_DCD_ETMV3, OCSD_PROTOCOL_ETMV3),
     (OCSD_BUILTIN_DCD_ETMV4I, OCSD_PROTOCOL_ETMV4I),
-    (OCSD_BUILTIN_DCD_ETMV4D, OCSD_PROTOCOL_ETMV4D),
     (OCSD_BUILTIN_DCD_PTM, OCSD_PROTOCOL_PTM),
     (OCSD_BUILTIN_DCD_STM, OCSD_PROTOCOL_STM),
     (OCSD_BUILTIN_DCD_ETE, OCSD_PROTOCOL_ETE),
