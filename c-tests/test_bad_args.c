@@ -294,8 +294,11 @@ int main(void)
     ocsd_destroy_dcd_tree(h);
     all_fns_with_handle(h); /* destroys again: ignored */
 
-    /* bad tree creation */
-    CHECK(ocsd_create_dcd_tree(5, 0) == C_API_INVALID_TREE_HANDLE);
+    /* an unknown source type gives a single source tree, as in OpenCSD 1.8.0 */
+    h = ocsd_create_dcd_tree(5, 0);
+    CHECK(h != C_API_INVALID_TREE_HANDLE);
+    CHECK_EQ(ocsd_dt_set_raw_frame_printer(h, OCSD_DFRMTR_PACKED_RAW_OUT), OCSD_ERR_DCDT_NO_FORMATTER);
+    ocsd_destroy_dcd_tree(h);
 
     /* a live formatted tree, bad arguments */
     h = ocsd_create_dcd_tree(OCSD_TRC_SRC_FRAME_FORMATTED, OCSD_DFRMTR_FRAME_MEM_ALIGN);

@@ -93,8 +93,9 @@ impl DecodeTree {
                 }
                 tree.deformatter = Some(d);
             }
-            OCSD_TRC_SRC_SINGLE => {}
-            _ => return Err(OCSD_ERR_INVALID_PARAM_VAL),
+            // any other source type is a single source, as OpenCSD's tree
+            // takes it (only a formatted one gets a frame deformatter)
+            _ => tree.src_type = OCSD_TRC_SRC_SINGLE,
         }
         Ok(tree)
     }
