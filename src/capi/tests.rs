@@ -73,8 +73,11 @@ fn handles_unknown_null_and_destroyed() {
     let h2 = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
     assert!(!h2.is_null() && h2 != h);
     ocsd_destroy_dcd_tree(h2);
-    // bad tree types / deformatter flags
-    assert!(ocsd_create_dcd_tree(7, 0).is_null());
+    // an unknown tree type is a single source, as in OpenCSD 1.8.0
+    let h3 = ocsd_create_dcd_tree(7, 0);
+    assert!(!h3.is_null());
+    assert_eq!(ocsd_dt_set_raw_frame_printer(h3, OCSD_DFRMTR_PACKED_RAW_OUT as c_int), OCSD_ERR_DCDT_NO_FORMATTER);
+    ocsd_destroy_dcd_tree(h3);
 }
 
 #[test]
