@@ -230,7 +230,10 @@ fn bad_parameters_are_errors() {
             Ok(_) => assert!(flags & OCSD_DFRMTR_VALID_MASK != 0 && flags & !OCSD_DFRMTR_VALID_MASK == 0, "flags {:#x} accepted", flags),
         }
     }
-    assert_eq!(DecodeTree::new(7, 0, Box::new(NullLog)).err(), Some(OCSD_ERR_INVALID_PARAM_VAL));
+    // an unknown source type is a single source, as OpenCSD 1.8.0 takes it
+    let mut other = DecodeTree::new(7, 0, Box::new(NullLog)).expect("a single-source tree");
+    assert_eq!(other.src_type(), OCSD_TRC_SRC_SINGLE);
+    assert_eq!(other.configure_deformatter(OCSD_DFRMTR_FRAME_MEM_ALIGN), OCSD_ERR_DCDT_NO_FORMATTER);
     let mut single = DecodeTree::new(OCSD_TRC_SRC_SINGLE, 0, Box::new(NullLog)).unwrap();
     assert_eq!(single.configure_deformatter(OCSD_DFRMTR_FRAME_MEM_ALIGN), OCSD_ERR_DCDT_NO_FORMATTER);
     let (r, used) = single.data_in(OCSD_OP_DATA, 0, &[0; 16]);

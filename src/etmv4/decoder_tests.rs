@@ -618,19 +618,25 @@ fn memory_not_accessible_gives_addr_nacc() {
     );
 }
 
-#[test]
-fn bad_packet_and_reset_unsync() {
-    let mut h = Harness::new(cfg(0, false), &program());
+/// After a sync, packet type `t` is a bad packet logged with `reason`,
+/// and the next atom finds the decoder unsynchronised.
+fn assert_bad_packet(h: &mut Harness, t: ocsd_etmv4_i_pkt_type, reason: &str) {
     h.sync_at(0x1000, 0);
     h.take();
-    h.pkt(typed(ETM4_PKT_I_RESERVED));
+    h.pkt(typed(t));
     assert_eq!(
         h.log.0,
-        vec!["DCD_ETMV4_0016 : 0x0019 (OCSD_ERR_BAD_DECODE_PKT) [Reserved or unknown packet in decoder.]; TrcIdx=4; CS ID=10; Reserved packet header"]
+        vec![format!("DCD_ETMV4_0016 : 0x0019 (OCSD_ERR_BAD_DECODE_PKT) [Reserved or unknown packet in decoder.]; TrcIdx=4; CS ID=10; {reason}")]
     );
     assert!(h.take().is_empty());
     h.pkt(atoms("E"));
     assert_eq!(h.take(), vec!["5:10:OCSD_GEN_TRC_ELEM_NO_SYNC( [bad-packet])"]);
+}
+
+#[test]
+fn bad_packet_and_reset_unsync() {
+    let mut h = Harness::new(cfg(0, false), &program());
+    assert_bad_packet(&mut h, ETM4_PKT_I_RESERVED, "Reserved packet header");
     // resync, then an explicit reset
     h.sync_at(0x1000, 0);
     h.pkt(atoms("E"));
@@ -645,15 +651,7 @@ fn bad_packet_and_reset_unsync() {
 #[test]
 fn ete_pe_reset_is_an_unknown_packet() {
     let mut h = Harness::new(ete_ts(0x4770_5A13), &program());
-    h.sync_at(0x1000, 0);
-    h.take();
-    h.pkt(typed(ETE_PKT_I_PE_RESET));
-    assert_eq!(
-        h.log.0,
-        vec!["DCD_ETMV4_0016 : 0x0019 (OCSD_ERR_BAD_DECODE_PKT) [Reserved or unknown packet in decoder.]; TrcIdx=4; CS ID=10; Unknown packet type."]
-    );
-    h.pkt(atoms("E"));
-    assert_eq!(h.take(), vec!["5:10:OCSD_GEN_TRC_ELEM_NO_SYNC( [bad-packet])"]);
+    assert_bad_packet(&mut h, ETE_PKT_I_PE_RESET, "Unknown packet type.");
 }
 
 #[test]
