@@ -93,11 +93,9 @@ fn with_tree<R>(handle: dcd_tree_handle_t, missing: R, f: impl FnOnce(&mut TreeH
             // so no other reference to it exists.
             let t = unsafe { &mut *self.0 .0 };
             for id in removals {
-                if t.tree.src_type() != OCSD_TRC_SRC_FRAME_FORMATTED {
-                    let _ = t.tree.remove_decoder(0);
-                } else if is_valid_cs_src_id(id) {
-                    let _ = t.tree.remove_decoder(id);
-                }
+                // (the tree refuses a reserved ID on a formatted source)
+                let id = if t.tree.src_type() == OCSD_TRC_SRC_FRAME_FORMATTED { id } else { 0 };
+                let _ = t.tree.remove_decoder(id);
             }
             if let Some(req) = self.1.take_sink() {
                 t.tree.set_elem_sink(Some(Box::new(SwitchSink::new(req, self.1.clone()))));
@@ -308,20 +306,19 @@ pub extern "C" fn ocsd_dt_create_decoder(
                     Ok(cfg) => {
                         use crate::dcd_tree::registry::create_builtin;
                         // OpenCSD makes the trace ID's slot first (refused
-                        // when taken), then the decoder; when that fails (bad
-                        // create flags) the slot stays taken. (The ID is read
-                        // from a packet processor made for it.)
-                        let id = create_builtin(&name, &*cfg, OCSD_CREATE_FLG_PACKET_PROC).map(|p| p.cs_id());
-                        match id {
-                            Ok(id) if t.tree.slot_taken(id) => Err(OCSD_ERR_ATTACH_TOO_MANY),
-                            _ => match create_builtin(&name, &*cfg, create_flags as u32) {
-                                Ok(dec) => t.tree.add_decoder(dec),
-                                Err(e) => {
-                                    if let Ok(id) = id {
-                                        t.tree.hold_slot(id);
-                                    }
+                        // when taken: `add_decoder`), then the decoder; when
+                        // that fails (bad create flags) the slot stays taken.
+                        // (Then the ID is read from a packet processor made
+                        // for it.)
+                        match create_builtin(&name, &*cfg, create_flags as u32) {
+                            Ok(dec) => t.tree.add_decoder(dec),
+                            Err(e) => match create_builtin(&name, &*cfg, OCSD_CREATE_FLG_PACKET_PROC).map(|p| p.cs_id()) {
+                                Ok(id) if t.tree.slot_taken(id) => Err(OCSD_ERR_ATTACH_TOO_MANY),
+                                Ok(id) => {
+                                    t.tree.hold_slot(id);
                                     Err(e)
                                 }
+                                Err(_) => Err(e),
                             },
                         }
                     }
@@ -391,16 +388,13 @@ pub extern "C" fn ocsd_dt_remove_decoder(handle: dcd_tree_handle_t, CSID: c_ucha
             }
         }
         with_tree(handle, OCSD_ERR_INVALID_PARAM_VAL, |t| {
-            if t.tree.src_type() == OCSD_TRC_SRC_FRAME_FORMATTED {
-                if !is_valid_cs_src_id(CSID) {
-                    return OCSD_ERR_INVALID_ID;
-                }
-                // removing an ID with no decoder is not an error in OpenCSD
-                let _ = t.tree.remove_decoder(CSID);
-            } else {
-                let _ = t.tree.remove_decoder(0);
+            // the tree refuses a reserved ID on a formatted source; removing
+            // an ID with no decoder is not an error in OpenCSD
+            let id = if t.tree.src_type() == OCSD_TRC_SRC_FRAME_FORMATTED { CSID } else { 0 };
+            match t.tree.remove_decoder(id) {
+                OCSD_ERR_INVALID_ID => OCSD_ERR_INVALID_ID,
+                _ => OCSD_OK,
             }
-            OCSD_OK
         })
     })
 }

@@ -175,6 +175,16 @@ impl DecodeTree {
         }
     }
 
+    /// The slot a new decoder for trace ID `cs_id` takes: the ID itself on
+    /// a formatted tree (any ID below 0x80), 0 on a single-source tree.
+    fn new_slot(&self, cs_id: u8) -> usize {
+        if self.src_type == OCSD_TRC_SRC_SINGLE {
+            0
+        } else {
+            cs_id as usize
+        }
+    }
+
     /// Attach a decode stack, as `ocsd_dt_create_decoder` does.
     ///
     /// As in OpenCSD, the decoder's components log under numbered names
@@ -186,14 +196,11 @@ impl DecodeTree {
     /// sends a decoder the data of its ID, whatever the ID.
     pub fn add_decoder(&mut self, mut dec: Box<dyn TraceIdDecoder>) -> Result<u8, ocsd_err_t> {
         let cs_id = dec.cs_id();
-        let slot = if self.src_type == OCSD_TRC_SRC_SINGLE { 0 } else { cs_id as usize };
+        let slot = self.new_slot(cs_id);
         if slot >= self.stacks.len() {
             return Err(OCSD_ERR_INVALID_ID);
         }
-        if self.held & (1u128 << slot) != 0 {
-            return Err(OCSD_ERR_ATTACH_TOO_MANY);
-        }
-        if self.stacks[slot].is_some() {
+        if self.slot_taken(cs_id) {
             return Err(OCSD_ERR_ATTACH_TOO_MANY);
         }
         dec.set_numbered_names(self.src_type == OCSD_TRC_SRC_FRAME_FORMATTED);
@@ -209,7 +216,7 @@ impl DecodeTree {
     /// is refused (`OCSD_ERR_ATTACH_TOO_MANY`) until the ID is removed.
     /// Nothing is decoded for a held slot.
     pub fn hold_slot(&mut self, cs_id: u8) {
-        let slot = if self.src_type == OCSD_TRC_SRC_SINGLE { 0 } else { cs_id as usize };
+        let slot = self.new_slot(cs_id);
         if slot < self.stacks.len() && self.stacks[slot].is_none() {
             self.held |= 1u128 << slot;
         }
@@ -218,7 +225,7 @@ impl DecodeTree {
     /// Whether the slot a decoder for trace ID `cs_id` would take (0 on a
     /// single-source tree) holds a decoder or is held.
     pub fn slot_taken(&self, cs_id: u8) -> bool {
-        let slot = if self.src_type == OCSD_TRC_SRC_SINGLE { 0 } else { cs_id as usize };
+        let slot = self.new_slot(cs_id);
         slot >= self.stacks.len() || self.stacks[slot].is_some() || self.held & (1u128 << slot) != 0
     }
 

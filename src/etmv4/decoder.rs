@@ -1584,55 +1584,50 @@ impl EtmV4IPktDecoder {
         let P0Data::Excep { prev_same: branch_target, num: excep_num } = exc.data else {
             return OCSD_OK;
         };
-        // (OpenCSD's exception processing has a PE reset branch, which its
-        // decoder never reaches: it takes the PE reset packet for an unknown
-        // one, as `decode_packet` does)
-        let reset_pkt = exc.root_pkt == ETE_PKT_I_PE_RESET;
-        let mut excep_ret_addr: ocsd_vaddr_t = 0;
+        // (OpenCSD's exception processing also has a branch for ETE's PE
+        // reset packet, which its decoder never reaches: it takes that packet
+        // for an unknown one, as `decode_packet` does)
         let mut ctxt_elem: Option<P0Elem> = None;
-        let mut used = 0usize; // following elements used (context, address)
-
-        if !reset_pkt {
-            // stack indices from the back: exception is len-1
-            let mut pos = 1usize;
-            let peek = |s: &P0Stack, k: usize| -> Option<P0Elem> { s.back_at(k) };
-            if let Some(e) = peek(&self.stack, pos) {
-                if e.kind == P0Kind::Ctxt {
-                    ctxt_elem = Some(e);
-                    pos += 1;
-                }
-            }
-            match peek(&self.stack, pos) {
-                Some(P0Elem { kind: P0Kind::Addr, data: P0Data::Addr(a), .. }) => {
-                    excep_ret_addr = a.val;
-                    used = pos;
-                    if branch_target {
-                        // the address was also the target of the previous
-                        // branch: no range before the exception
-                        let b64 = match ctxt_elem {
-                            Some(P0Elem { data: P0Data::Ctxt(c, _), .. }) => c.SF() != 0,
-                            _ => self.instr.isa == ocsd_isa_aarch64,
-                        };
-                        self.instr.instr_addr = excep_ret_addr;
-                        self.instr.isa = if a.isa == 0 {
-                            if b64 {
-                                ocsd_isa_aarch64
-                            } else {
-                                ocsd_isa_arm
-                            }
-                        } else {
-                            ocsd_isa_thumb2
-                        };
-                        self.need_addr = false;
-                    }
-                }
-                _ => {
-                    // reported at the packet being decoded, not at the exception
-                    let ci = self.index_curr_pkt;
-                    return self.seq_err(ctx.log, OCSD_ERR_BAD_PACKET_SEQ, ci, "Address missing in exception packet.");
-                }
+        // stack indices from the back: exception is len-1
+        let mut pos = 1usize;
+        let peek = |s: &P0Stack, k: usize| -> Option<P0Elem> { s.back_at(k) };
+        if let Some(e) = peek(&self.stack, pos) {
+            if e.kind == P0Kind::Ctxt {
+                ctxt_elem = Some(e);
+                pos += 1;
             }
         }
+        // the return address, and the following elements used (context,
+        // address)
+        let (excep_ret_addr, used) = match peek(&self.stack, pos) {
+            Some(P0Elem { kind: P0Kind::Addr, data: P0Data::Addr(a), .. }) => {
+                if branch_target {
+                    // the address was also the target of the previous
+                    // branch: no range before the exception
+                    let b64 = match ctxt_elem {
+                        Some(P0Elem { data: P0Data::Ctxt(c, _), .. }) => c.SF() != 0,
+                        _ => self.instr.isa == ocsd_isa_aarch64,
+                    };
+                    self.instr.instr_addr = a.val;
+                    self.instr.isa = if a.isa == 0 {
+                        if b64 {
+                            ocsd_isa_aarch64
+                        } else {
+                            ocsd_isa_arm
+                        }
+                    } else {
+                        ocsd_isa_thumb2
+                    };
+                    self.need_addr = false;
+                }
+                (a.val, pos)
+            }
+            _ => {
+                // reported at the packet being decoded, not at the exception
+                let ci = self.index_curr_pkt;
+                return self.seq_err(ctx.log, OCSD_ERR_BAD_PACKET_SEQ, ci, "Address missing in exception packet.");
+            }
+        };
 
         // remove the context and address elements used (the exception
         // itself is popped by the caller)
@@ -1646,56 +1641,52 @@ impl EtmV4IPktDecoder {
             self.out.add(excep_idx);
         }
 
-        let mut m_tail_chain = false;
-        if !reset_pkt {
-            if self.m_profile && excep_ret_addr == 0xFFFF_FFFE {
-                m_tail_chain = true;
-            }
-            let mut res = WpRes::NotFound;
-            if self.instr.instr_addr < excep_ret_addr && !m_tail_chain {
-                let (range, r, err) = self.trace_to_wp(ctx, Some(excep_ret_addr));
-                res = r;
-                if err != OCSD_OK {
-                    if err == OCSD_ERR_UNSUPPORTED_ISA {
-                        self.need_addr = true;
-                        self.need_ctxt = true;
-                        self.log(
-                            ctx.log,
-                            OCSD_ERR_SEV_WARN,
-                            err,
-                            excep_idx,
-                            "Warning: unsupported instruction set processing exception packet.",
-                        );
-                    } else {
-                        self.log(ctx.log, OCSD_ERR_SEV_ERROR, err, excep_idx, "Error processing exception packet.");
-                    }
-                    // unlike an atom, OpenCSD does not resynchronise after a
-                    // failed walk to the exception's return address: the
-                    // error goes back up the data path
-                    return err;
+        // an M-profile tail chain: no return address, no range before
+        let m_tail_chain = self.m_profile && excep_ret_addr == 0xFFFF_FFFE;
+        let mut res = WpRes::NotFound;
+        if self.instr.instr_addr < excep_ret_addr && !m_tail_chain {
+            let (range, r, err) = self.trace_to_wp(ctx, Some(excep_ret_addr));
+            res = r;
+            if err != OCSD_OK {
+                if err == OCSD_ERR_UNSUPPORTED_ISA {
+                    self.need_addr = true;
+                    self.need_ctxt = true;
+                    self.log(
+                        ctx.log,
+                        OCSD_ERR_SEV_WARN,
+                        err,
+                        excep_idx,
+                        "Warning: unsupported instruction set processing exception packet.",
+                    );
+                } else {
+                    self.log(ctx.log, OCSD_ERR_SEV_ERROR, err, excep_idx, "Error processing exception packet.");
                 }
-                let mut range_out = false;
-                if res == WpRes::Found {
+                // unlike an atom, OpenCSD does not resynchronise after a
+                // failed walk to the exception's return address: the
+                // error goes back up the data path
+                return err;
+            }
+            let mut range_out = false;
+            if res == WpRes::Found {
+                let e = self.out.cur();
+                Self::set_range(e, &range, true, &mut self.instr);
+                range_out = true;
+            } else {
+                self.need_addr = true;
+                if range.st_addr != range.en_addr {
                     let e = self.out.cur();
                     Self::set_range(e, &range, true, &mut self.instr);
                     range_out = true;
-                } else {
-                    self.need_addr = true;
-                    if range.st_addr != range.en_addr {
-                        let e = self.out.cur();
-                        Self::set_range(e, &range, true, &mut self.instr);
-                        range_out = true;
-                    }
-                }
-                if range_out {
-                    self.out.add(excep_idx);
                 }
             }
-            if res == WpRes::Nacc {
-                let a = self.instr.instr_addr;
-                self.set_nacc(a);
+            if range_out {
                 self.out.add(excep_idx);
             }
+        }
+        if res == WpRes::Nacc {
+            let a = self.instr.instr_addr;
+            self.set_nacc(a);
+            self.out.add(excep_idx);
         }
 
         let e = self.out.cur();
