@@ -439,30 +439,38 @@ static ocsd_datapath_resp_t pkt_in(const void *ctx, const ocsd_datapath_op_t op,
     return OCSD_RESP_CONT;
 }
 
-static int add_memory(dcd_tree_handle_t t, const plan_mem *m)
+/* Map plan lines [first, first + n) (consecutive, one file): OpenCSD keeps
+ * one accessor per file, so a file's ranges go in one region call (its base
+ * range, file offset 0, first). A whole file (offset 0, no length) is one
+ * ocsd_dt_add_binfile_mem_acc. */
+static int add_memory(dcd_tree_handle_t t, const plan_mem *first, int n)
 {
     ocsd_err_t err;
-    if (m->offset == 0 && m->length == 0) {
-        err = ocsd_dt_add_binfile_mem_acc(t, m->address, m->space, m->path);
+    ocsd_file_mem_region_t r[MAX_MEMS];
+    int i;
+    if (n == 1 && first->offset == 0 && first->length == 0) {
+        err = ocsd_dt_add_binfile_mem_acc(t, first->address, first->space, first->path);
     } else {
-        ocsd_file_mem_region_t r;
-        r.file_offset = m->offset;
-        r.start_address = m->address;
-        r.region_size = m->length;
-        if (r.region_size == 0) {
-            struct stat st;
-            if (stat(m->path, &st) != 0 || (size_t)st.st_size <= m->offset) {
-                fprintf(stderr, "memory dump %s: no data at offset 0x%zx\n", m->path, m->offset);
-                return 0;
+        for (i = 0; i < n; i++) {
+            const plan_mem *m = &first[i];
+            r[i].file_offset = m->offset;
+            r[i].start_address = m->address;
+            r[i].region_size = m->length;
+            if (r[i].region_size == 0) {
+                struct stat st;
+                if (stat(m->path, &st) != 0 || (size_t)st.st_size <= m->offset) {
+                    fprintf(stderr, "memory dump %s: no data at offset 0x%zx\n", m->path, m->offset);
+                    return 0;
+                }
+                r[i].region_size = (size_t)st.st_size - m->offset;
             }
-            r.region_size = (size_t)st.st_size - m->offset;
         }
-        err = ocsd_dt_add_binfile_region_mem_acc(t, &r, 1, m->space, m->path);
+        err = ocsd_dt_add_binfile_region_mem_acc(t, r, n, first->space, first->path);
     }
     if (err != OCSD_OK) {
         char msg[256];
         ocsd_err_str(err, msg, (int)sizeof(msg));
-        fprintf(stderr, "memory dump %s at 0x%" PRIx64 ": %s\n", m->path, (uint64_t)m->address, msg);
+        fprintf(stderr, "memory dump %s at 0x%" PRIx64 ": %s\n", first->path, (uint64_t)first->address, msg);
         /* OpenCSD's own snapshot reader logs and goes on: so do we */
     }
     return 1;
@@ -525,11 +533,16 @@ static dcd_tree_handle_t build_tree(const plan_t *plan, int pkt_only, sink_t *si
                 return C_API_INVALID_TREE_HANDLE;
             }
         } else {
-            for (i = 0; i < plan->n_mem; i++)
-                if (!add_memory(t, &plan->mem[i])) {
+            for (i = 0; i < plan->n_mem;) {
+                int n = 1;
+                while (i + n < plan->n_mem && strcmp(plan->mem[i + n].path, plan->mem[i].path) == 0)
+                    n++;
+                if (!add_memory(t, &plan->mem[i], n)) {
                     ocsd_destroy_dcd_tree(t);
                     return C_API_INVALID_TREE_HANDLE;
                 }
+                i += n;
+            }
         }
         if (mo->cache_set) {
             /* looked up at run time: OpenCSD before 1.5.3 lacks it */

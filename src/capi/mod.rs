@@ -48,7 +48,7 @@ use crate::abi::gen_elem::*;
 use crate::abi::*;
 use crate::common::OcsdError;
 use crate::dcd_tree::DecodeTree;
-use crate::mem::{Accessor, FileBytes, MemMapper, Source};
+use crate::mem::{Accessor, MemMapper, Source};
 use adapters::*;
 use custom::ocsd_extern_dcd_fact_t;
 use handles::TreeHandle;
@@ -656,18 +656,8 @@ fn with_mapper(handle: dcd_tree_handle_t, f: impl FnOnce(&mut MemMapper) -> ocsd
     })
 }
 
-/// OpenCSD's accessor range check (`validateRange`, made before the
-/// overlap check): a start on a halfword, an end just before one, and more
-/// than one byte.
-fn range_valid(start: ocsd_vaddr_t, end: ocsd_vaddr_t) -> bool {
-    start & 1 == 0 && end.wrapping_add(1) & 1 == 0 && start < end
-}
-
 fn add_acc(m: &mut MemMapper, acc: Accessor) -> ocsd_err_t {
-    if !range_valid(acc.start, acc.end) {
-        return OCSD_ERR_MEM_ACC_RANGE_INVALID;
-    }
-    match m.add(acc) {
+    match m.add_listed(acc) {
         Ok(()) => OCSD_OK,
         Err(e) => e,
     }
@@ -681,11 +671,11 @@ pub extern "C" fn ocsd_dt_add_binfile_mem_acc(handle: dcd_tree_handle_t, address
         let path = unsafe { c_string(filepath) };
         with_mapper(handle, |m| {
             let Some(path) = path.filter(|p| !p.is_empty()) else { return OCSD_ERR_INVALID_PARAM_VAL };
-            // (OpenCSD's file accessor fails its set-up, OCSD_ERR_NOT_INIT,
-            // for a file it cannot open as for one with no even size)
-            match MemMapper::file_accessor(&path, address, 0, None, mem_space) {
-                Ok(acc) => add_acc(m, acc),
-                Err(_) => OCSD_ERR_NOT_INIT,
+            // OpenCSD's one file accessor object per path: the whole file
+            let whole = ocsd_file_mem_region_t { file_offset: 0, start_address: address, region_size: 0 };
+            match m.add_file_regions(&path, &[whole], mem_space) {
+                Ok(()) => OCSD_OK,
+                Err(e) => e,
             }
         })
     })
@@ -704,62 +694,23 @@ pub extern "C" fn ocsd_dt_add_binfile_region_mem_acc(
         // SAFETY: the client's path, NULL or NUL-terminated.
         let path = unsafe { c_string(filepath) };
         with_mapper(handle, |m| {
-            if region_array.is_null() || num_regions <= 0 {
+            if region_array.is_null() || num_regions == 0 {
                 return OCSD_ERR_INVALID_PARAM_VAL;
             }
             let Some(path) = path.filter(|p| !p.is_empty()) else { return OCSD_ERR_INVALID_PARAM_VAL };
+            // (OpenCSD takes the first region whatever the count, and the
+            // others while the count is above their index: none when it is
+            // negative)
+            let n = num_regions.max(1) as usize;
             // SAFETY: the client's array of `num_regions` regions, non-NULL.
-            let regions = unsafe { std::slice::from_raw_parts(region_array, num_regions as usize) };
-            // one open file for all the regions, read on demand; as
-            // OpenCSD's file accessor: a file it cannot open, or a first
-            // region past the file's even size, fails its set-up
-            // (OCSD_ERR_NOT_INIT); a later region past the end, one that
-            // overlaps a region before it, or a second one at file offset 0
-            // is left out without an error; then every region kept must be
-            // a valid range
-            let Ok(data) = FileBytes::open(std::path::Path::new(&path)) else { return OCSD_ERR_NOT_INIT };
-            let file_size = data.len() & !1;
-            let mut accs: Vec<Accessor> = Vec::with_capacity(regions.len());
-            let mut base_set = false;
-            for (i, r) in regions.iter().enumerate() {
-                let (offset, size) = match (i, r.file_offset, r.region_size) {
-                    // a first region of offset 0 and size 0 is the whole file
-                    (0, 0, 0) if file_size > 0 => (0, file_size),
-                    (0, off, size) if file_size > 0 && off.checked_add(size).is_some_and(|e| e <= file_size) => (off, size),
-                    (0, ..) => return OCSD_ERR_NOT_INIT,
-                    (_, off, size) => {
-                        let end = r.start_address.wrapping_add((size as u64).wrapping_sub(1));
-                        let in_kept = |a: ocsd_vaddr_t| accs.iter().any(|k| k.start <= a && a <= k.end);
-                        if off.checked_add(size).is_none_or(|e| e > file_size) || (off == 0 && base_set) || in_kept(r.start_address) || in_kept(end) {
-                            continue;
-                        }
-                        (off, size)
-                    }
-                };
-                base_set |= offset == 0;
-                accs.push(Accessor {
-                    start: r.start_address,
-                    end: r.start_address.wrapping_add((size as u64).wrapping_sub(1)),
-                    space: mem_space,
-                    source: Source::File { path: path.clone(), data: data.clone(), offset },
-                });
+            let regions = unsafe { std::slice::from_raw_parts(region_array, n) };
+            // the path's file accessor object, made with the first region
+            // (or found, when that starts one of its ranges), the others
+            // added to it where they fit, then listed
+            match m.add_file_regions(&path, regions, mem_space) {
+                Ok(()) => OCSD_OK,
+                Err(e) => e,
             }
-            if accs.iter().any(|a| !range_valid(a.start, a.end)) {
-                return OCSD_ERR_MEM_ACC_RANGE_INVALID;
-            }
-            let mut added: Vec<(ocsd_vaddr_t, ocsd_mem_space_acc_t)> = Vec::new();
-            for acc in accs {
-                let key = (acc.start, acc.space);
-                let err = add_acc(m, acc);
-                if err != OCSD_OK {
-                    for (s, sp) in added {
-                        let _ = m.remove(s, sp);
-                    }
-                    return err;
-                }
-                added.push(key);
-            }
-            OCSD_OK
         })
     })
 }
@@ -841,7 +792,7 @@ pub extern "C" fn ocsd_dt_remove_mem_acc(handle: dcd_tree_handle_t, st_address: 
             if !t.has_mapper {
                 return OCSD_ERR_NOT_INIT;
             }
-            match t.tree.mapper.remove(st_address, mem_space) {
+            match t.tree.mapper.remove_listed(st_address, mem_space) {
                 Ok(()) => OCSD_OK,
                 Err(e) => e,
             }

@@ -12,6 +12,7 @@
 
 pub mod cache;
 pub mod file;
+pub mod ocsd_files;
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -349,6 +350,8 @@ pub struct MemMapper {
     holes: Holes,
     /// The serials of the pages loaded.
     serials: UidBlock,
+    /// OpenCSD's file accessor objects (C API and snapshot adds).
+    files: ocsd_files::OcsdFiles,
 }
 
 /// The process-wide sequence of accessor uids, tokens and page serials
@@ -421,6 +424,7 @@ impl MemMapper {
             searched_miss: None,
             holes: Holes::default(),
             serials: UidBlock::default(),
+            files: ocsd_files::OcsdFiles::default(),
         }
     }
 
@@ -496,6 +500,7 @@ impl MemMapper {
             searched_miss: None,
             holes: Holes::default(),
             serials: UidBlock::default(),
+            files: ocsd_files::OcsdFiles::default(),
         })
     }
 
@@ -617,6 +622,7 @@ impl MemMapper {
 
     pub fn clear(&mut self) {
         self.epoch += 1;
+        self.files.clear();
         self.accessors.clear();
         self.meta.clear();
         self.curr = None;
@@ -843,11 +849,11 @@ impl MemMapper {
                     continue;
                 }
             };
-            let same_file = |b: &&Accessor| matches!(&b.source, Source::File { path: p, .. } if p == path);
-            if self.accessors[..i].iter().any(|b| same_file(&b)) {
+            let g = self.meta[i].group;
+            if self.meta[..i].iter().any(|m| m.group == g) {
                 continue; // listed with the file's first mapping
             }
-            let group: Vec<&Accessor> = self.accessors[i..].iter().filter(same_file).collect();
+            let group: Vec<&Accessor> = self.accessors[i..].iter().zip(&self.meta[i..]).filter(|(_, m)| m.group == g).map(|(a, _)| a).collect();
             let is_base = |b: &&&Accessor| matches!(b.source, Source::File { offset: 0, .. });
             let mut s = String::new();
             for r in group.iter().filter(is_base).take(1) {

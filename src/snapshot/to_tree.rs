@@ -2,7 +2,6 @@
 //! test library does: one decoder per source feeding the buffer, configured
 //! from the device registers, and the cores' memory dumps mapped.
 
-use std::collections::HashSet;
 
 use super::{Device, Snapshot};
 use crate::abi::*;
@@ -10,7 +9,6 @@ use crate::common::{ErrorLog, OcsdError};
 pub use crate::config::mem_space_from_str;
 use crate::config::{arch_profile, Protocol, ProtocolConfig};
 use crate::dcd_tree::DecodeTree;
-use crate::mem::MemMapper;
 use super::plan::TreePlan;
 
 /// Name under which snapshot-conversion errors are logged.
@@ -73,7 +71,6 @@ pub fn create_tree_planned(
     .ok()?;
     let create_flags = add_flags | if packet_only { OCSD_CREATE_FLG_PACKET_PROC } else { OCSD_CREATE_FLG_FULL_DECODER };
     let mut created = 0;
-    let mut mapped: HashSet<(String, u64, usize, usize)> = HashSet::new();
 
     for (src, core) in snap.sources_of(buffer_name) {
         let Some(dev) = snap.device(&src) else {
@@ -124,7 +121,7 @@ pub fn create_tree_planned(
             if ok {
                 created += 1;
                 if let (false, false, Some(c)) = (packet_only, plan.skip_memory, core_dev) {
-                    map_dumps(snap, c, &mut tree, &mut mapped, plan);
+                    map_dumps(snap, c, &mut tree);
                 }
             } else if core_dev.is_some() {
                 log_err(tree.logger_mut(), OCSD_ERR_TEST_SS_TO_DECODER, format!("Failed to create decoder for source {}.\n", src));
@@ -143,23 +140,31 @@ pub fn create_tree_planned(
     if created == 0 {
         return None;
     }
+    // the files as mapped, one line per range: a client maps each file's
+    // lines with one region call
+    for (path, space, ranges) in tree.mapper.listed_files() {
+        for r in ranges {
+            plan.add_mem(r.start, r.offset, (r.end.wrapping_sub(r.start) as usize).wrapping_add(1), space as u32, &path);
+        }
+    }
     Some(TreeFromSnapshot { tree, buffer_file: snap.path_of(&buf.file) })
 }
 
-fn map_dumps(snap: &Snapshot, core: &Device, tree: &mut DecodeTree, mapped: &mut HashSet<(String, u64, usize, usize)>, plan: &mut TreePlan) {
+/// Map a core's memory dumps as OpenCSD's snapshot reader does: the
+/// first dump of a file makes its accessor, later ones add regions to it
+/// (a dump starting one of its ranges adds nothing); a failure is logged
+/// and the rest go on.
+fn map_dumps(snap: &Snapshot, core: &Device, tree: &mut DecodeTree) {
     for d in &core.dumps {
         let path = snap.path_of(&d.path);
-        if !mapped.insert((path.clone(), d.address, d.offset, d.length)) {
-            continue; // same region of the same file, already mapped
-        }
-        let size = if d.length > 0 { Some(d.length) } else { None };
-        let space = mem_space_from_str(&d.space);
-        let res = MemMapper::file_accessor(&path, d.address, d.offset, size, space)
-            .map_err(|e| if e == OCSD_ERR_MEM_ACC_FILE_NOT_FOUND { OCSD_ERR_NOT_INIT } else { e })
-            .and_then(|acc| tree.mapper.add(acc));
-        match res {
-            Ok(()) => plan.add_mem(d.address, d.offset, d.length, space as u32, &path),
-            Err(e) => log_err(tree.logger_mut(), e, format!("Failed to create memory accessor for file {}.", path)),
+        let region = ocsd_file_mem_region_t { file_offset: d.offset, start_address: d.address, region_size: d.length };
+        let res = if tree.mapper.file_exists(&path) {
+            tree.mapper.update_file_regions(&path, &[region])
+        } else {
+            tree.mapper.add_file_regions(&path, &[region], mem_space_from_str(&d.space))
+        };
+        if let Err(e) = res {
+            log_err(tree.logger_mut(), e, format!("Failed to create memory accessor for file {}.", path));
         }
     }
 }

@@ -1,0 +1,595 @@
+//! OpenCSD's file accessor objects, as its C API and snapshot reader use
+//! them.
+//!
+//! OpenCSD 1.8.0 keeps one accessor object per file path. It is made by
+//! the first `ocsd_dt_add_binfile_mem_acc` / `_region_mem_acc` of the path
+//! (or the snapshot reader's first dump of the file) and answers from its
+//! base range (file offset 0) and from regions at other file offsets. Its
+//! rules decide which calls succeed and which ranges get mapped:
+//!
+//! - a later add of the same path must start at the start of one of the
+//!   object's ranges (`OCSD_ERR_MEM_ACC_FILE_DIFF_RANGE` otherwise), and
+//!   then works on the same object: its further regions and its memory
+//!   space are applied to it even when the add then fails;
+//! - a range is added to the object only when neither its first nor its
+//!   last address is in a range it has, and only one range may start at
+//!   offset 0; adding a region stretches the base range up to the first
+//!   region's file offset;
+//! - the object outlives its removal from the mapper (the tree keeps it):
+//!   a later add of the path finds it, with its ranges.
+//!
+//! [`OcsdFile`] is that object's state; the mapper holds the files of one
+//! tree (OpenCSD's registry is process-wide, which only matters to two
+//! trees mapping one file at once).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::{next_uid, AccMeta, Accessor, ContextFilter, FileBytes, MemMapper, Source};
+use crate::abi::*;
+
+/// One range: first and last address (inclusive) and the file offset of
+/// the first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileRange {
+    pub start: ocsd_vaddr_t,
+    pub end: ocsd_vaddr_t,
+    pub offset: usize,
+}
+
+impl FileRange {
+    fn holds(&self, addr: ocsd_vaddr_t) -> bool {
+        self.start <= addr && addr <= self.end
+    }
+}
+
+/// A range as OpenCSD's `validateRange` takes it: halfword aligned, more
+/// than one byte, start before end.
+pub fn range_valid(start: ocsd_vaddr_t, end: ocsd_vaddr_t) -> bool {
+    start & 1 == 0 && end.wrapping_add(1) & 1 == 0 && start != end && start <= end
+}
+
+/// The state of one of OpenCSD's file accessor objects.
+#[derive(Clone)]
+pub struct OcsdFile {
+    path: String,
+    data: FileBytes,
+    /// The file's size rounded down to an even number of bytes.
+    size: usize,
+    base: Option<FileRange>,
+    regions: Vec<FileRange>,
+    space: ocsd_mem_space_acc_t,
+    /// Adds that hold the object (successful ones, and one while an add
+    /// runs).
+    refs: u32,
+    /// The mapper groups (list entries) that are this file.
+    pub(super) groups: Vec<u64>,
+}
+
+impl OcsdFile {
+    /// A new object for `path` with its first range (`initAccessor`): the
+    /// whole file for offset 0 and size 0. `OCSD_ERR_NOT_INIT` when the
+    /// file cannot be read or the range is not taken.
+    fn open(path: &str, start: ocsd_vaddr_t, offset: usize, size: usize) -> Result<OcsdFile, ocsd_err_t> {
+        let data = FileBytes::open(Path::new(path)).map_err(|_| OCSD_ERR_NOT_INIT)?;
+        let file_size = data.len() & !1;
+        let mut f = OcsdFile { path: path.to_string(), data, size: file_size, base: None, regions: Vec::new(), space: OCSD_MEM_SPACE_ANY, refs: 0, groups: Vec::new() };
+        let ok = if offset == 0 && size == 0 {
+            f.add_offset_range(start, file_size, 0)
+        } else {
+            offset.checked_add(size).is_some_and(|e| e <= file_size) && f.add_offset_range(start, size, offset)
+        };
+        if ok {
+            Ok(f)
+        } else {
+            Err(OCSD_ERR_NOT_INIT)
+        }
+    }
+
+    /// `addrInRange`: in the base range or a region.
+    pub fn in_range(&self, addr: ocsd_vaddr_t) -> bool {
+        self.base.is_some_and(|b| b.holds(addr)) || self.regions.iter().any(|r| r.holds(addr))
+    }
+
+    /// `addrStartOfRange`: the start of the base range, or of the first
+    /// region holding `addr`.
+    fn start_of_range(&self, addr: ocsd_vaddr_t) -> bool {
+        self.base.is_some_and(|b| b.start == addr) || self.regions.iter().find(|r| r.holds(addr)).is_some_and(|r| r.start == addr)
+    }
+
+    /// `AddOffsetRange`: whether the range was taken.
+    fn add_offset_range(&mut self, start: ocsd_vaddr_t, size: usize, offset: usize) -> bool {
+        if self.size == 0 {
+            return false;
+        }
+        let end = start.wrapping_add(size as u64).wrapping_sub(1);
+        if self.in_range(start) || self.in_range(end) {
+            return false;
+        }
+        if offset == 0 {
+            if self.base.is_some() {
+                return false;
+            }
+            self.base = Some(FileRange { start, end, offset: 0 });
+            return true;
+        }
+        if offset.checked_add(size).is_none_or(|e| e > self.size) {
+            return false;
+        }
+        self.regions.push(FileRange { start, end, offset });
+        // the base range reaches up to the first region's offset
+        if let (Some(b), Some(first)) = (&mut self.base, self.regions.first()) {
+            let reach = b.start.wrapping_add(first.offset as u64).wrapping_sub(1);
+            if reach > b.end {
+                b.end = reach;
+            }
+        }
+        true
+    }
+
+    /// `validateRange` of every range.
+    fn valid(&self) -> bool {
+        self.base.iter().chain(&self.regions).all(|r| range_valid(r.start, r.end))
+    }
+
+    /// The range OpenCSD's overlap test takes for the object when it is
+    /// added (its base range; 0 to 0 without one).
+    pub fn probe(&self) -> (ocsd_vaddr_t, ocsd_vaddr_t) {
+        self.base.map_or((0, 0), |b| (b.start, b.end))
+    }
+
+    pub fn space(&self) -> ocsd_mem_space_acc_t {
+        self.space
+    }
+
+    /// The ranges: the base range first, then the regions in the order
+    /// they were added.
+    pub fn ranges(&self) -> impl Iterator<Item = &FileRange> {
+        self.base.iter().chain(&self.regions)
+    }
+
+    /// The mapper's accessors for the object: one per range, all in its
+    /// memory space. The base range reads the file from offset 0 (its
+    /// stretched end may run past the file: no bytes there).
+    pub fn accessors(&self) -> Vec<Accessor> {
+        self.ranges()
+            .map(|r| Accessor { start: r.start, end: r.end, space: self.space, source: Source::File { path: self.path.clone(), data: self.data.clone(), offset: r.offset } })
+            .collect()
+    }
+}
+
+/// The file accessor objects of one tree, by path.
+#[derive(Default, Clone)]
+pub struct OcsdFiles {
+    map: HashMap<String, OcsdFile>,
+}
+
+/// What [`OcsdFiles::create`] did.
+pub enum Created {
+    /// A new object.
+    New,
+    /// The path's existing object (its regions and space possibly changed).
+    Existing,
+}
+
+impl OcsdFiles {
+    pub fn exists(&self, path: &str) -> bool {
+        self.map.contains_key(path)
+    }
+
+    pub fn get(&self, path: &str) -> Option<&OcsdFile> {
+        self.map.get(path)
+    }
+
+    pub fn get_mut(&mut self, path: &str) -> Option<&mut OcsdFile> {
+        self.map.get_mut(path)
+    }
+
+    /// `CreateFileAccessor` with the first region, then `AddOffsetRange`
+    /// of the others (failures ignored) and `setMemSpace`, as OpenCSD's
+    /// `addBinFileRegionMemAcc` does before adding the object to the
+    /// mapper. The object is held (one more ref) until [`OcsdFiles::release`]
+    /// or for good.
+    pub fn create(&mut self, path: &str, regions: &[ocsd_file_mem_region_t], space: ocsd_mem_space_acc_t) -> Result<Created, ocsd_err_t> {
+        let Some(first) = regions.first() else { return Err(OCSD_ERR_INVALID_PARAM_VAL) };
+        let created = match self.map.get_mut(path) {
+            Some(f) => {
+                if !f.start_of_range(first.start_address) {
+                    return Err(OCSD_ERR_MEM_ACC_FILE_DIFF_RANGE);
+                }
+                Created::Existing
+            }
+            None => {
+                let f = OcsdFile::open(path, first.start_address, first.file_offset, first.region_size)?;
+                self.map.insert(path.to_string(), f);
+                Created::New
+            }
+        };
+        let f = self.map.get_mut(path).expect("just found or made");
+        f.refs += 1;
+        for r in &regions[1..] {
+            f.add_offset_range(r.start_address, r.region_size, r.file_offset);
+        }
+        f.space = space;
+        Ok(created)
+    }
+
+    /// Whether the object of `path` passes `validateRange`.
+    pub fn valid(&self, path: &str) -> bool {
+        self.map.get(path).is_some_and(|f| f.valid())
+    }
+
+    /// Drop the hold of a failed add (`DestroyAccessor`): the object goes
+    /// when nothing holds it.
+    pub fn release(&mut self, path: &str) {
+        if let Some(f) = self.map.get_mut(path) {
+            f.refs = f.refs.saturating_sub(1);
+            if f.refs == 0 {
+                self.map.remove(path);
+            }
+        }
+    }
+
+    /// `updateBinFileRegionMemAcc` (the snapshot reader's further dumps of
+    /// a file): each region not starting a range must be taken, else
+    /// `OCSD_ERR_INVALID_PARAM_VAL` (the regions before it stay). Whether
+    /// any range changed is returned with the result.
+    pub fn update(&mut self, path: &str, regions: &[ocsd_file_mem_region_t]) -> (bool, Result<(), ocsd_err_t>) {
+        let Some(f) = self.map.get_mut(path) else { return (false, Err(OCSD_ERR_INVALID_PARAM_VAL)) };
+        let mut changed = false;
+        for r in regions {
+            if !f.start_of_range(r.start_address) {
+                if !f.add_offset_range(r.start_address, r.region_size, r.file_offset) {
+                    return (changed, Err(OCSD_ERR_INVALID_PARAM_VAL));
+                }
+                changed = true;
+            }
+        }
+        (changed, Ok(()))
+    }
+
+    /// Group `g` is off the mapper's list.
+    fn forget_group(&mut self, g: u64) {
+        for f in self.map.values_mut() {
+            f.groups.retain(|&x| x != g);
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.map.clear();
+    }
+}
+
+/// The mapper's side of OpenCSD's accessor list, as its C API and
+/// snapshot reader change it (the Rust API's [`MemMapper::add`] keeps its
+/// stricter overlap rule).
+impl MemMapper {
+    /// Whether a file accessor object exists for `path`
+    /// (`isExistingFileAccessor`).
+    pub fn file_exists(&self, path: &str) -> bool {
+        self.files.exists(path)
+    }
+
+    /// `addBinFileRegionMemAcc` (and `addBinFileMemAcc`: one region of
+    /// offset 0 and size 0): make or find the path's object, apply the
+    /// regions and space, then add it to the list as OpenCSD's mapper does
+    /// ([`MemMapper::add_listed`]'s rules).
+    pub fn add_file_regions(&mut self, path: &str, regions: &[ocsd_file_mem_region_t], space: ocsd_mem_space_acc_t) -> Result<(), ocsd_err_t> {
+        if let Created::Existing = self.files.create(path, regions, space)? {
+            self.refresh_file(path);
+        }
+        let f = self.files.get(path).expect("held by create");
+        let res = if f.valid() {
+            let (start, end) = f.probe();
+            self.listed_overlap(start, end, f.space())
+        } else {
+            Err(OCSD_ERR_MEM_ACC_RANGE_INVALID)
+        };
+        match res {
+            Ok(()) => {
+                let accs = f.accessors();
+                let g = next_uid();
+                self.files.get_mut(path).expect("held").groups.push(g);
+                self.push_group(g, accs);
+                Ok(())
+            }
+            Err(e) => {
+                self.files.release(path);
+                Err(e)
+            }
+        }
+    }
+
+    /// `updateBinFileRegionMemAcc`: more regions for the path's existing
+    /// object (`OCSD_ERR_INVALID_PARAM_VAL` without one, or at the first
+    /// region it refuses).
+    pub fn update_file_regions(&mut self, path: &str, regions: &[ocsd_file_mem_region_t]) -> Result<(), ocsd_err_t> {
+        let (changed, res) = self.files.update(path, regions);
+        if changed {
+            self.refresh_file(path);
+        }
+        res
+    }
+
+    /// Add a buffer or callback accessor to the list as OpenCSD's mapper
+    /// does: refused (`OCSD_ERR_MEM_ACC_OVERLAP`) only when an accessor
+    /// listed before it, in a memory space sharing a bit with its own,
+    /// holds its first or last address. (One that encloses a listed range
+    /// is taken; reads go to the first listed accessor holding the
+    /// address.)
+    pub fn add_listed(&mut self, acc: Accessor) -> Result<(), ocsd_err_t> {
+        if !range_valid(acc.start, acc.end) {
+            return Err(OCSD_ERR_MEM_ACC_RANGE_INVALID);
+        }
+        self.listed_overlap(acc.start, acc.end, acc.space)?;
+        self.push_group(next_uid(), vec![acc]);
+        Ok(())
+    }
+
+    /// `RemoveAccessorByAddress`: take the first listed accessor holding
+    /// `addr` in a memory space sharing a bit with `space` off the list (a
+    /// file with all its ranges; its object stays for later adds).
+    pub fn remove_listed(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t) -> Result<(), ocsd_err_t> {
+        let Some(j) = self.accessors.iter().position(|a| a.start <= addr && addr <= a.end && a.space & space != 0) else {
+            return Err(OCSD_ERR_INVALID_PARAM_VAL);
+        };
+        let g = self.meta[j].group;
+        let keep: Vec<bool> = self.meta.iter().map(|m| m.group != g).collect();
+        let mut k = keep.iter();
+        self.accessors.retain(|_| *k.next().expect("one per accessor"));
+        let mut k = keep.iter();
+        self.meta.retain(|_| *k.next().expect("one per accessor"));
+        self.files.forget_group(g);
+        self.epoch += 1;
+        self.curr = None;
+        self.invalidate_all();
+        self.mapping_changed();
+        Ok(())
+    }
+
+    /// The file accessor objects on the list, in its order: (path, memory
+    /// space, ranges), once per listing.
+    pub fn listed_files(&self) -> Vec<(String, ocsd_mem_space_acc_t, Vec<FileRange>)> {
+        let mut seen: Vec<u64> = Vec::new();
+        let mut out = Vec::new();
+        for m in &self.meta {
+            if seen.contains(&m.group) {
+                continue;
+            }
+            seen.push(m.group);
+            if let Some(f) = self.files.map.values().find(|f| f.groups.contains(&m.group)) {
+                out.push((f.path.clone(), f.space, f.ranges().copied().collect()));
+            }
+        }
+        out
+    }
+
+    /// OpenCSD's overlap test of a new accessor whose range is
+    /// `[start, end]` in `space` against the listed ones.
+    fn listed_overlap(&self, start: ocsd_vaddr_t, end: ocsd_vaddr_t, space: ocsd_mem_space_acc_t) -> Result<(), ocsd_err_t> {
+        let holds = |a: &Accessor, x: ocsd_vaddr_t| a.start <= x && x <= a.end;
+        if self.accessors.iter().any(|a| (holds(a, start) || holds(a, end)) && a.space & space != 0) {
+            return Err(OCSD_ERR_MEM_ACC_OVERLAP);
+        }
+        Ok(())
+    }
+
+    /// List `accs` as one accessor (group `g`) after the others.
+    fn push_group(&mut self, g: u64, accs: Vec<Accessor>) {
+        self.epoch += 1;
+        for a in accs {
+            self.accessors.push(a);
+            self.meta.push(AccMeta { uid: next_uid(), group: g, filter: ContextFilter::ANY });
+        }
+        self.new_callback_bytes_all();
+        self.mapping_changed();
+    }
+
+    /// The path's object changed: its list entries get its new ranges and
+    /// space, in their places.
+    fn refresh_file(&mut self, path: &str) {
+        let Some(f) = self.files.get(path) else { return };
+        let groups = f.groups.clone();
+        if groups.is_empty() {
+            return;
+        }
+        let accs = f.accessors();
+        let curr = self.curr.map(|c| (self.meta[c].group, self.meta[c].uid));
+        let old_accs = std::mem::take(&mut self.accessors);
+        let old_meta = std::mem::take(&mut self.meta);
+        let mut placed: Vec<u64> = Vec::new();
+        for (a, m) in old_accs.into_iter().zip(old_meta) {
+            if !groups.contains(&m.group) {
+                self.accessors.push(a);
+                self.meta.push(m);
+                continue;
+            }
+            if placed.contains(&m.group) {
+                continue;
+            }
+            placed.push(m.group);
+            for r in &accs {
+                let Source::File { path, data, offset } = &r.source else { continue };
+                self.accessors.push(Accessor { start: r.start, end: r.end, space: r.space, source: Source::File { path: path.clone(), data: data.clone(), offset: *offset } });
+                self.meta.push(AccMeta { uid: next_uid(), group: m.group, filter: ContextFilter::ANY });
+            }
+        }
+        self.curr = curr.and_then(|(g, uid)| {
+            if groups.contains(&g) {
+                self.meta.iter().position(|m| m.group == g)
+            } else {
+                self.meta.iter().position(|m| m.uid == uid)
+            }
+        });
+        self.epoch += 1;
+        self.invalidate_all();
+        self.new_callback_bytes_all();
+        self.mapping_changed();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file of `len` bytes in the temporary directory, removed when
+    /// dropped.
+    struct TempFile(String);
+
+    impl Drop for TempFile {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    fn file_of(len: usize) -> (TempFile, String) {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let p = std::env::temp_dir().join(format!("ocsd-files-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+        std::fs::write(&p, vec![0x5a; len]).unwrap();
+        let p = p.to_string_lossy().into_owned();
+        (TempFile(p.clone()), p)
+    }
+
+    fn region(start: u64, offset: usize, size: usize) -> ocsd_file_mem_region_t {
+        ocsd_file_mem_region_t { file_offset: offset, start_address: start, region_size: size }
+    }
+
+    fn ranges(f: &OcsdFiles, p: &str) -> Vec<(u64, u64, usize)> {
+        f.get(p).unwrap().ranges().map(|r| (r.start, r.end, r.offset)).collect()
+    }
+
+    #[test]
+    fn whole_file_is_its_even_size() {
+        let (_t, p) = file_of(0x101);
+        let mut f = OcsdFiles::default();
+        assert!(matches!(f.create(&p, &[region(0x1000, 0, 0)], OCSD_MEM_SPACE_ANY), Ok(Created::New)));
+        assert_eq!(ranges(&f, &p), vec![(0x1000, 0x10ff, 0)]);
+        assert!(f.valid(&p));
+    }
+
+    #[test]
+    fn missing_file_or_region_past_the_end_is_not_init() {
+        let mut f = OcsdFiles::default();
+        assert_eq!(f.create("/nonexistent/ocsd/file", &[region(0, 0, 0)], 0).err(), Some(OCSD_ERR_NOT_INIT));
+        let (_t, p) = file_of(0x100);
+        assert_eq!(f.create(&p, &[region(0x1000, 0x80, 0x81)], 0).err(), Some(OCSD_ERR_NOT_INIT));
+        assert!(!f.exists(&p));
+        let (_e, empty) = file_of(1);
+        assert_eq!(f.create(&empty, &[region(0x1000, 0, 0)], 0).err(), Some(OCSD_ERR_NOT_INIT));
+    }
+
+    #[test]
+    fn same_path_elsewhere_is_diff_range_and_same_start_reuses() {
+        let (_t, p) = file_of(0x100);
+        let mut f = OcsdFiles::default();
+        f.create(&p, &[region(0x1000, 0, 0)], OCSD_MEM_SPACE_EL1N).ok().unwrap();
+        assert_eq!(f.create(&p, &[region(0x4000, 0, 0)], OCSD_MEM_SPACE_ANY).err(), Some(OCSD_ERR_MEM_ACC_FILE_DIFF_RANGE));
+        // the same start finds the object; its further regions and space are applied
+        assert!(matches!(f.create(&p, &[region(0x1000, 0, 0), region(0x8000, 0x20, 0x10)], OCSD_MEM_SPACE_EL2), Ok(Created::Existing)));
+        assert_eq!(ranges(&f, &p), vec![(0x1000, 0x10ff, 0), (0x8000, 0x800f, 0x20)]);
+        assert_eq!(f.get(&p).unwrap().space(), OCSD_MEM_SPACE_EL2);
+        // released once: still held by the first add
+        f.release(&p);
+        assert!(f.exists(&p));
+        f.release(&p);
+        assert!(!f.exists(&p));
+    }
+
+    #[test]
+    fn regions_stretch_the_base_and_refuse_overlaps() {
+        let (_t, p) = file_of(0x10000);
+        let mut f = OcsdFiles::default();
+        f.create(&p, &[region(0x1000, 0, 0x100)], 0).ok().unwrap();
+        // a region at offset 0x800: the base reaches up to it
+        assert_eq!(f.update(&p, &[region(0x9000, 0x800, 0x100)]), (true, Ok(())));
+        assert_eq!(ranges(&f, &p), vec![(0x1000, 0x17ff, 0), (0x9000, 0x90ff, 0x800)]);
+        // starts inside the (stretched) base: refused
+        assert_eq!(f.update(&p, &[region(0x1700, 0x900, 0x10)]), (false, Err(OCSD_ERR_INVALID_PARAM_VAL)));
+        // a second offset-0 range elsewhere: refused
+        assert_eq!(f.update(&p, &[region(0x20000, 0, 0x10)]), (false, Err(OCSD_ERR_INVALID_PARAM_VAL)));
+        // a range that starts one: nothing to do
+        assert_eq!(f.update(&p, &[region(0x9000, 0x800, 0x100)]), (false, Ok(())));
+        // one enclosing a range (neither end inside it) is taken
+        assert_eq!(f.update(&p, &[region(0x8f00, 0x1000, 0x400)]), (true, Ok(())));
+        assert_eq!(f.get(&p).unwrap().probe(), (0x1000, 0x17ff));
+    }
+
+    #[test]
+    fn a_region_without_size_is_an_invalid_range() {
+        let (_t, p) = file_of(0x100);
+        let mut f = OcsdFiles::default();
+        f.create(&p, &[region(0x1000, 0x10, 0)], 0).ok().unwrap();
+        assert_eq!(ranges(&f, &p), vec![(0x1000, 0xfff, 0x10)]);
+        assert!(!f.valid(&p));
+        assert_eq!(f.get(&p).unwrap().probe(), (0, 0));
+    }
+
+    fn buffer(start: u64, len: usize, byte: u8, space: ocsd_mem_space_acc_t) -> Accessor {
+        Accessor { start, end: start + len as u64 - 1, space, source: Source::Buffer { data: std::sync::Arc::new(vec![byte; len]) } }
+    }
+
+    fn read_byte(m: &mut MemMapper, addr: u64) -> Option<u8> {
+        use crate::common::MemAccess;
+        let mut b = [0u8; 2];
+        match m.read(addr, OCSD_MEM_SPACE_EL1N, 0, &mut b) {
+            Ok(2) => Some(b[0]),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn listed_overlap_tests_only_the_new_ends() {
+        let mut m = MemMapper::new();
+        m.add_listed(buffer(0x1000, 0x100, 1, OCSD_MEM_SPACE_ANY)).unwrap();
+        // encloses the first: taken; reads go to the first listed
+        m.add_listed(buffer(0x800, 0x1000, 2, OCSD_MEM_SPACE_ANY)).unwrap();
+        assert_eq!(read_byte(&mut m, 0x1010), Some(1));
+        assert_eq!(read_byte(&mut m, 0x900), Some(2));
+        // an end inside a listed range in a shared space: refused
+        assert_eq!(m.add_listed(buffer(0x17fe, 0x100, 3, OCSD_MEM_SPACE_EL1N)), Err(OCSD_ERR_MEM_ACC_OVERLAP));
+        // in a disjoint space: taken
+        m.add_listed(buffer(0x5000, 0x100, 3, OCSD_MEM_SPACE_EL1N)).unwrap();
+        m.add_listed(buffer(0x5000, 0x100, 4, OCSD_MEM_SPACE_EL2)).unwrap();
+        // a bad range first
+        assert_eq!(m.add_listed(buffer(0x3001, 0x10, 3, OCSD_MEM_SPACE_ANY)), Err(OCSD_ERR_MEM_ACC_RANGE_INVALID));
+    }
+
+    #[test]
+    fn remove_takes_the_first_holding_the_address_and_a_file_keeps_its_object() {
+        let (_t, p) = file_of(0x2000);
+        let mut m = MemMapper::new();
+        m.add_file_regions(&p, &[region(0x10000, 0, 0x100), region(0x40000, 0x1000, 0x100)], OCSD_MEM_SPACE_EL1N).unwrap();
+        m.add_listed(buffer(0x1000, 0x100, 1, OCSD_MEM_SPACE_ANY)).unwrap();
+        assert_eq!(m.accessors().len(), 3);
+        // an address inside the file's region, any space bit in common: the whole file goes
+        assert_eq!(m.remove_listed(0x40010, OCSD_MEM_SPACE_N), Ok(()));
+        assert_eq!(m.accessors().len(), 1);
+        assert_eq!(m.remove_listed(0x40010, OCSD_MEM_SPACE_ANY), Err(OCSD_ERR_INVALID_PARAM_VAL));
+        // the object stays: another start is still a different range ...
+        assert_eq!(m.add_file_regions(&p, &[region(0x90000, 0, 0)], OCSD_MEM_SPACE_ANY), Err(OCSD_ERR_MEM_ACC_FILE_DIFF_RANGE));
+        // ... and the region's start brings back all of its ranges
+        m.add_file_regions(&p, &[region(0x40000, 0x1000, 0x100)], OCSD_MEM_SPACE_ANY).unwrap();
+        assert_eq!(m.accessors().len(), 3);
+        assert_eq!(read_byte(&mut m, 0x10000), Some(0x5a));
+        assert_eq!(m.listed_files().len(), 1);
+    }
+
+    #[test]
+    fn a_failed_re_add_still_changes_the_listed_file() {
+        let (_t, p) = file_of(0x2000);
+        let mut m = MemMapper::new();
+        m.add_file_regions(&p, &[region(0x10000, 0, 0x100)], OCSD_MEM_SPACE_EL1N).unwrap();
+        assert_eq!(read_byte(&mut m, 0x10400), None);
+        // same start: the object is found, takes the region (which stretches
+        // its base to 0x10fff) and the space, then overlaps itself
+        assert_eq!(m.add_file_regions(&p, &[region(0x10000, 0, 0), region(0x40000, 0x1000, 0x100)], OCSD_MEM_SPACE_EL2), Err(OCSD_ERR_MEM_ACC_OVERLAP));
+        let listed = m.listed_files();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].1, OCSD_MEM_SPACE_EL2);
+        assert_eq!(listed[0].2.iter().map(|r| (r.start, r.end)).collect::<Vec<_>>(), vec![(0x10000, 0x10fff), (0x40000, 0x400ff)]);
+        let d = m.describe_each();
+        assert_eq!(d.len(), 1);
+        assert!(d[0].starts_with("FileAcc; Range::0x10000:10fff; Mem Space::EL2N\nFileAcc; Range::0x40000:400ff; Mem Space::Any\nFilename="), "{}", d[0]);
+    }
+}
