@@ -126,3 +126,63 @@ fn a_log_file_already_there_is_appended_to() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Memory dumps map as OpenCSD 1.8.0's snapshot reader maps them: a file's
+/// later dumps add regions to its one accessor; a second offset-0 range of
+/// the file, or a region past its end, is refused with an error in the log
+/// and the decode goes on with the rest. The print plan lists the file's
+/// ranges as mapped.
+#[test]
+fn later_dumps_of_a_file_are_its_regions() {
+    let Some(shared) = common::shared_or_skip() else { return };
+    let conf = shared.join("conformance");
+    let dir = std::env::temp_dir().join(format!("lister_output_dumps_{}", std::process::id()));
+    let snap = dir.join("juno_r1_1");
+    std::fs::create_dir_all(&snap).unwrap();
+    let src = conf.join("snapshots/juno_r1_1");
+    for e in std::fs::read_dir(&src).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_file() {
+            std::fs::copy(e.path(), snap.join(e.file_name())).unwrap();
+        }
+    }
+    let cpu0 = snap.join("cpu_0.ini");
+    let mut ini = std::fs::read_to_string(&cpu0).unwrap();
+    ini.push_str(concat!(
+        "\n[dump2]\nfile=kernel_dump.bin\naddress=0xFFFFFFC100000000\nlength=0x1000\n",
+        "\n[dump3]\nfile=kernel_dump.bin\naddress=0xFFFFFFC200000000\noffset=0x1000\nlength=0x100\n",
+        "\n[dump4]\nfile=kernel_dump.bin\naddress=0xFFFFFFC300000000\noffset=0x4F000\nlength=0x2000\n",
+    ));
+    std::fs::write(&cpu0, ini).unwrap();
+    let plan = dir.join("plan");
+    let log = |s: &Path, extra: &[&str]| {
+        let file = dir.join("out.ppl");
+        let _ = std::fs::remove_file(&file); // (a log file is appended to)
+        let o = Command::new(env!("CARGO_BIN_EXE_trc_pkt_lister"))
+            .current_dir(&conf)
+            .arg("-ss_dir")
+            .arg(s)
+            .args(["-decode", "-no_time_print", "-logfilename"])
+            .arg(&file)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        String::from_utf8(body(&std::fs::read(&file).unwrap())).unwrap()
+    };
+    let plain = log(&src, &[]);
+    let got = log(&snap, &[]);
+    log(&snap, &["-print_plan", plan.to_str().unwrap()]);
+    let path = format!("{}/kernel_dump.bin", snap.display());
+    let refused = |e: &str| format!("ss2_dcdtree : {e}; Failed to create memory accessor for file {path}.");
+    let diff_range = refused("0x0006 (OCSD_ERR_INVALID_PARAM_VAL) [Invalid value parameter passed to component.]");
+    assert_eq!(got.matches(&diff_range).count(), 2, "{}", &got[..2000.min(got.len())]);
+    // the same decode (the mapped-range listing before it names the region)
+    let decode = |s: &str| s[s.find("Idx:").expect("a decode")..].to_string();
+    assert!(decode(&got.replace(&diff_range, "")) == decode(&plain), "the decode differs");
+    assert!(got.contains(&format!("FileAcc; Range::0xffffffc000081000:ffffffc0000d0fff; Mem Space::Any\nFileAcc; Range::0xffffffc200000000:ffffffc2000000ff; Mem Space::Any\nFilename={path}")));
+    let plan = std::fs::read_to_string(&plan).unwrap();
+    let mems: Vec<&str> = plan.lines().filter(|l| l.starts_with("mem ")).collect();
+    assert_eq!(mems, vec![format!("mem ffffffc000081000 0 50000 ff {path}"), format!("mem ffffffc200000000 1000 100 ff {path}")]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
