@@ -166,7 +166,10 @@ impl Accessor {
     }
 
     /// A read straight from the accessor: the bytes it has at `addr`, or
-    /// for a callback what it answered.
+    /// for a callback what it answered. A callback is asked for the whole
+    /// read, also where it runs past the end of its range (OpenCSD's
+    /// callback accessor passes the request on as it is: a cache page from
+    /// `addr`, or the decoder's read), and its bytes are taken.
     fn read(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, buf: &mut [u8]) -> Result<usize, ocsd_err_t> {
         let avail = (self.end - addr).saturating_add(1);
         let n = (buf.len() as u64).min(avail) as usize;
@@ -174,7 +177,7 @@ impl Accessor {
         match &mut self.source {
             Source::File { data, offset, .. } => data.read_at(offset.saturating_add(rel), &mut buf[..n]),
             Source::Buffer { data } => Ok(copy_from(data, rel, &mut buf[..n])),
-            Source::Callback { read } => Ok(read(addr, space, trace_id, &mut buf[..n])),
+            Source::Callback { read } => Ok(read(addr, space, trace_id, buf)),
             Source::CallbackHoles { read, .. } => Ok(read(addr, space, trace_id, &mut buf[..n]).0),
         }
     }
@@ -1360,6 +1363,40 @@ mod tests {
         m.read(0x2000, OCSD_MEM_SPACE_ANY, 1, &mut big).unwrap();
         let got: Vec<(u64, usize)> = calls.lock().unwrap().iter().map(|c| (c.0, c.1)).collect();
         assert_eq!(got, vec![(0x1000, 1024), (0x1000, 4), (0x1004, 4), (0x2000, 100)]);
+    }
+
+    /// A callback over part of the address space is asked for whole pages
+    /// (or whole direct reads) also at the end of its range, and a read
+    /// that runs past its end gets the bytes it gave, as OpenCSD's callback
+    /// accessor does.
+    #[test]
+    fn callback_requests_are_not_cut_at_the_range_end() {
+        for cached_map in [true, false] {
+            let mut m = if cached_map { cached() } else { MemMapper::with_cache(None) };
+            let calls = Arc::new(std::sync::Mutex::new(Vec::new()));
+            let c2 = calls.clone();
+            m.add(Accessor {
+                start: 0x1000,
+                end: 0x10ff,
+                space: OCSD_MEM_SPACE_ANY,
+                source: Source::Callback {
+                    read: Box::new(move |a, _, _, b| {
+                        c2.lock().unwrap().push((a, b.len()));
+                        b.iter_mut().enumerate().for_each(|(i, x)| *x = (a as usize + i) as u8);
+                        b.len()
+                    }),
+                },
+            })
+            .unwrap();
+            let mut b = [0u8; 4];
+            assert_eq!(m.read(0x10fe, OCSD_MEM_SPACE_ANY, 1, &mut b), Ok(4));
+            assert_eq!(b, [0xfe, 0xff, 0x00, 0x01]);
+            let want = if cached_map { cache::DEFAULT_PAGE_SIZE } else { 4 };
+            assert_eq!(*calls.lock().unwrap(), vec![(0x10fe, want)]);
+            // past the range: no accessor, no call
+            assert_eq!(m.read(0x1100, OCSD_MEM_SPACE_ANY, 1, &mut b), Ok(0));
+            assert_eq!(calls.lock().unwrap().len(), 1);
+        }
     }
 
     #[test]
