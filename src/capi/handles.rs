@@ -35,11 +35,33 @@ pub struct TreeHandle {
     /// Statistics blocks handed out by `ocsd_dt_get_decode_stats`, one per
     /// trace ID, at addresses stable for the tree's life.
     pub stats: Box<[ocsd_decode_stats_t; 128]>,
+    /// The slots of `stats` handed out: kept up to date after each data
+    /// path call and statistics reset, as OpenCSD's pointer into its packet
+    /// processor's own block is.
+    pub stats_handed_out: u128,
 }
 
 impl TreeHandle {
+    /// Bring the statistics blocks handed out up to date (their packet
+    /// counts; the demux counts are those of the last
+    /// `ocsd_dt_get_decode_stats`, as in OpenCSD).
+    pub fn refresh_stats(&mut self) {
+        let mut left = self.stats_handed_out;
+        while left != 0 {
+            let slot = left.trailing_zeros() as usize;
+            left &= left - 1;
+            let Some(dec) = self.tree.decoder_for_cs_id(slot as u8) else { continue };
+            if let Ok(s) = dec.decode_stats() {
+                let b = &mut self.stats[slot];
+                let demux = b.demux;
+                *b = s;
+                b.demux = demux;
+            }
+        }
+    }
+
     pub fn new(id: usize, tree: DecodeTree) -> Self {
-        TreeHandle { id, tree, has_mapper: false, has_raw_printer: false, stats: Box::new([ocsd_decode_stats_t::default(); 128]) }
+        TreeHandle { id, tree, has_mapper: false, has_raw_printer: false, stats: Box::new([ocsd_decode_stats_t::default(); 128]), stats_handed_out: 0 }
     }
 }
 

@@ -261,6 +261,9 @@ pub extern "C" fn ocsd_dt_process_data(
             if op == OCSD_OP_DATA {
                 set_used(used as u32);
             }
+            if t.stats_handed_out != 0 {
+                t.refresh_stats();
+            }
             resp
         })
     })
@@ -451,8 +454,10 @@ pub extern "C" fn ocsd_dt_attach_packet_callback(
 }
 
 /// The packet processing statistics of trace ID `CSID`: `*p_stats_block`
-/// points to a block owned by the tree, valid until the tree is destroyed
-/// or the statistics are read again.
+/// points to a block owned by the tree, valid until the tree is destroyed.
+/// As OpenCSD's pointer into its packet processor's block, it stays live:
+/// its packet counts are brought up to date after each data path call and
+/// statistics reset; its demux counts are those of this call.
 #[no_mangle]
 pub extern "C" fn ocsd_dt_get_decode_stats(handle: dcd_tree_handle_t, CSID: c_uchar, p_stats_block: *mut *mut ocsd_decode_stats_t) -> ocsd_err_t {
     ffi_guard!(OCSD_ERR_FAIL, {
@@ -468,6 +473,7 @@ pub extern "C" fn ocsd_dt_get_decode_stats(handle: dcd_tree_handle_t, CSID: c_uc
                     s.demux = demux;
                     let block = &mut t.stats[slot];
                     *block = s;
+                    t.stats_handed_out |= 1u128 << slot;
                     // SAFETY: checked non-NULL; the client's result location.
                     unsafe { *p_stats_block = block as *mut ocsd_decode_stats_t };
                     OCSD_OK
@@ -489,6 +495,7 @@ pub extern "C" fn ocsd_dt_reset_decode_stats(handle: dcd_tree_handle_t, CSID: c_
                 return err;
             }
             t.tree.reset_demux_stats();
+            t.refresh_stats();
             OCSD_OK
         })
     })

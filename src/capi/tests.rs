@@ -831,3 +831,40 @@ unsafe extern "C" fn echo_mon(ctx: *const c_void, op: ocsd_datapath_op_t, _: ocs
     assert_eq!(bytes, &[pkt]);
     v.extend_from_slice(bytes);
 }
+
+/// The statistics block `ocsd_dt_get_decode_stats` hands out stays live, as
+/// OpenCSD's pointer into its packet processor's block: data processed and
+/// a reset afterwards show through it without another call.
+#[test]
+fn decode_stats_block_is_live() {
+    let _g = global();
+    use crate::etmv4::types::ocsd_etmv4_cfg;
+    let mut cfg: ocsd_etmv4_cfg = unsafe { std::mem::zeroed() };
+    cfg.reg_idr0 = 0x28000EA1;
+    cfg.reg_idr1 = 0x4100F403;
+    cfg.reg_idr2 = 0x00000488;
+    cfg.reg_traceidr = 0x10;
+    cfg.arch_ver = ARCH_V8;
+    cfg.core_prof = profile_CortexA;
+    let async_and_info = [0u8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x01, 0x00];
+    let name = CString::new(OCSD_BUILTIN_DCD_ETMV4I).unwrap();
+    let h = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
+    let mut id = 0u8;
+    assert_eq!(ocsd_dt_create_decoder(h, name.as_ptr(), OCSD_CREATE_FLG_PACKET_PROC as c_int, &cfg as *const _ as *const c_void, &mut id), OCSD_OK);
+    assert_eq!(ocsd_dt_attach_packet_callback(h, 0x10, OCSD_C_API_CB_PKT_SINK, sink_cb as *mut c_void, null()), OCSD_OK);
+    let mut p: *mut ocsd_decode_stats_t = null_mut();
+    assert_eq!(ocsd_dt_get_decode_stats(h, 0x10, &mut p), OCSD_OK);
+    assert_eq!(unsafe { (*p).channel_total }, 0);
+    let mut n = 0u32;
+    assert_eq!(ocsd_dt_process_data(h, OCSD_OP_DATA, 0, async_and_info.len() as u32, async_and_info.as_ptr(), &mut n), OCSD_RESP_CONT);
+    assert_eq!(unsafe { (*p).channel_total }, async_and_info.len() as u64);
+    assert_eq!(ocsd_dt_process_data(h, OCSD_OP_DATA, 14, async_and_info.len() as u32, async_and_info.as_ptr(), &mut n), OCSD_RESP_CONT);
+    assert_eq!(unsafe { (*p).channel_total }, 2 * async_and_info.len() as u64);
+    assert_eq!(ocsd_dt_reset_decode_stats(h, 0x10), OCSD_OK);
+    assert_eq!(unsafe { (*p).channel_total }, 0);
+    // the same block again
+    let mut q: *mut ocsd_decode_stats_t = null_mut();
+    assert_eq!(ocsd_dt_get_decode_stats(h, 0x10, &mut q), OCSD_OK);
+    assert_eq!(p, q);
+    ocsd_destroy_dcd_tree(h);
+}
