@@ -138,14 +138,8 @@ fn later_dumps_of_a_file_are_its_regions() {
     let conf = shared.join("conformance");
     let dir = std::env::temp_dir().join(format!("lister_output_dumps_{}", std::process::id()));
     let snap = dir.join("juno_r1_1");
-    std::fs::create_dir_all(&snap).unwrap();
     let src = conf.join("snapshots/juno_r1_1");
-    for e in std::fs::read_dir(&src).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_file() {
-            std::fs::copy(e.path(), snap.join(e.file_name())).unwrap();
-        }
-    }
+    copy_snapshot(&src, &snap);
     let cpu0 = snap.join("cpu_0.ini");
     let mut ini = std::fs::read_to_string(&cpu0).unwrap();
     ini.push_str(concat!(
@@ -184,5 +178,52 @@ fn later_dumps_of_a_file_are_its_regions() {
     let plan = std::fs::read_to_string(&plan).unwrap();
     let mems: Vec<&str> = plan.lines().filter(|l| l.starts_with("mem ")).collect();
     assert_eq!(mems, vec![format!("mem ffffffc000081000 0 50000 ff {path}"), format!("mem ffffffc200000000 1000 100 ff {path}")]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A copy of snapshot `src` (its files, not its folders) at `dst`.
+fn copy_snapshot(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for e in std::fs::read_dir(src).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_file() {
+            let to = dst.join(e.file_name());
+            std::fs::copy(e.path(), &to).unwrap();
+            let mut perm = std::fs::metadata(&to).unwrap().permissions();
+            #[allow(clippy::permissions_set_readonly_false)]
+            perm.set_readonly(false);
+            std::fs::set_permissions(&to, perm).unwrap();
+        }
+    }
+}
+
+/// As OpenCSD's snapshot reader: a trace source with a core must be a PE
+/// source (ETMv3, PTM, ETMv4, ETE) and one without a core STM or ITM; any
+/// other is not created, with an error in the log, and the others decode.
+#[test]
+fn sources_must_match_their_core_association() {
+    let Some(shared) = common::shared_or_skip() else { return };
+    let conf = shared.join("conformance");
+    let dir = std::env::temp_dir().join(format!("lister_output_assoc_{}", std::process::id()));
+    let snap = dir.join("TC2");
+    copy_snapshot(&conf.join("snapshots/TC2"), &snap);
+    // PTM_1 loses its core, which goes to ITM_0
+    let ini = std::fs::read_to_string(snap.join("trace.ini")).unwrap().replace("cpu_4=PTM_1", "cpu_4=ITM_0");
+    std::fs::write(snap.join("trace.ini"), ini).unwrap();
+    let file = dir.join("out.ppl");
+    let o = Command::new(env!("CARGO_BIN_EXE_trc_pkt_lister"))
+        .arg("-ss_dir")
+        .arg(&snap)
+        .args(["-decode", "-no_time_print", "-logfilename"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let log = std::fs::read_to_string(&file).unwrap();
+    let err = "ss2_dcdtree : 0x0026 (OCSD_ERR_TEST_SS_TO_DECODER) [test snapshot to decode tree conversion error]; ";
+    assert!(log.contains(&format!("{err}Failed to create decoder for source ITM_0.\n")), "{}", &log[..3000.min(log.len())]);
+    assert!(log.contains(&format!("{err}Failed to create decoder for none core source PTM_1.\n")));
+    // the ETMs and PTM_0 still decode
+    assert!(log.contains("Trace Packet Lister : Protocol printer PTM on Trace ID 0x13"), "{}", &log[..3000.min(log.len())]);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -84,7 +84,13 @@ pub fn create_tree_planned(
         if !core.is_empty() && core_dev.is_none() {
             log_err(tree.logger_mut(), OCSD_ERR_TEST_SS_TO_DECODER, format!("Failed to get device data for source {}.\n", src));
         } else {
-            let ap = match core_dev {
+            // as OpenCSD's snapshot reader: a source with a core is a PE
+            // trace source (ETMv3, PTM, ETMv4, ETE), one without is STM or
+            // ITM; any other is not created (the core name unchecked)
+            let protocol = Protocol::from_device_type(&dev.type_name);
+            let pe = matches!(protocol, Some(Protocol::EtmV3 | Protocol::Ptm | Protocol::EtmV4 | Protocol::Ete));
+            let kind_ok = if core_dev.is_some() { pe } else { matches!(protocol, Some(Protocol::Stm | Protocol::Itm)) };
+            let ap = match core_dev.filter(|_| kind_ok) {
                 Some(c) => {
                     let ap = arch_profile(&c.type_name);
                     if ap.arch == ARCH_UNKNOWN {
@@ -98,7 +104,8 @@ pub fn create_tree_planned(
                 }
                 None => ocsd_arch_profile_t::default(),
             };
-            let ok = (core_dev.is_none() || ap.arch != ARCH_UNKNOWN)
+            let ok = kind_ok
+                && (core_dev.is_none() || ap.arch != ARCH_UNKNOWN)
                 && match device_config(dev, ap, tree.logger_mut()) {
                     Some(cfg) => match cfg
                         .create_decoder(create_flags)
