@@ -190,6 +190,11 @@ pub extern "C" fn ocsd_create_dcd_tree(src_type: ocsd_dcd_tree_src_t, deformatte
     ffi_guard!(C_API_INVALID_TREE_HANDLE, {
         match DecodeTree::new(src_type, deformatterCfgFlags, Box::new(logger::DefaultLog)) {
             Ok(mut tree) => {
+                // OpenCSD's tree creation reads OPENCSD_ERR_ON_AA64_BAD_OPCODE
+                // into its shared instruction decoder
+                if std::env::var_os("OPENCSD_ERR_ON_AA64_BAD_OPCODE").is_some() {
+                    crate::instr::AA64_BAD_OPCODE_ERR.store(true, Ordering::Relaxed);
+                }
                 // as OpenCSD's: decoders run once the client has attached an
                 // element output and (instruction following) memory
                 tree.interfaces_required = true;
@@ -301,13 +306,23 @@ pub extern "C" fn ocsd_dt_create_decoder(
         }
         with_tree(handle, OCSD_ERR_INVALID_PARAM_VAL, |t| {
             let formatted = t.tree.src_type() == OCSD_TRC_SRC_FRAME_FORMATTED;
+            // OpenCSD's tree turns its shared instruction decoder's A64
+            // bad-opcode check on for good when asked, before it makes the
+            // decoder (whose creation may then fail)
+            let aa64_chk = || {
+                if create_flags as u32 & crate::ete::types::ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK != 0 {
+                    crate::instr::AA64_BAD_OPCODE_ERR.store(true, Ordering::Relaxed);
+                }
+            };
             let res = if let Some(fact) = custom_dcd::find_by_name(&name) {
+                aa64_chk();
                 create_custom(t, &name, &fact, create_flags, decoder_cfg, formatted)
             } else {
                 // SAFETY: the client's config struct for the named decoder.
                 match unsafe { builtin::builtin_cfg_from_ptr(&name, decoder_cfg) } {
                     Ok(cfg) => {
                         use crate::dcd_tree::registry::create_builtin;
+                        aa64_chk();
                         // OpenCSD makes the trace ID's slot first (refused
                         // when taken: `add_decoder`), then the decoder; when
                         // that fails (bad create flags) the slot stays taken.

@@ -251,6 +251,9 @@ pub struct EtmV4IPktDecoder {
     /// A64 bad-opcode check on: the environment setting or
     /// `ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK` (kept with `op_flags`).
     aa64_chk: bool,
+    /// The process-wide A64 bad-opcode check ([`crate::instr::AA64_BAD_OPCODE_ERR`]),
+    /// taken as `aa64_chk` at each packet once on.
+    aa64_shared: &'static std::sync::atomic::AtomicBool,
 
     // decode state
     state: State,
@@ -347,6 +350,7 @@ impl EtmV4IPktDecoder {
             range_limit,
             env_aa64_bad_opcode: aa64_bad_opcode,
             aa64_chk: aa64_bad_opcode,
+            aa64_shared: &crate::instr::AA64_BAD_OPCODE_ERR,
             state: State::NoSync,
             unsync_info: UNSYNC_INIT_DECODER,
             index_curr_pkt: 0,
@@ -385,6 +389,13 @@ impl EtmV4IPktDecoder {
     /// The configuration the decoder was built with.
     pub fn config(&self) -> &EtmV4Config {
         &self.cfg
+    }
+
+    /// Take the process-wide A64 bad-opcode check from `flag` instead
+    /// (tests).
+    #[cfg(test)]
+    pub(crate) fn set_shared_aa64_check(&mut self, flag: &'static std::sync::atomic::AtomicBool) {
+        self.aa64_shared = flag;
     }
 
     #[inline]
@@ -2048,6 +2059,8 @@ impl PacketDecoder for EtmV4IPktDecoder {
     fn packet_in(&mut self, index_sop: ocsd_trc_index_t, pkt: &ocsd_etmv4_i_pkt, ctx: &mut DecodeCtx) -> ocsd_datapath_resp_t {
         self.index_curr_pkt = index_sop;
         self.mem.check(ctx.mem);
+        // (the process-wide check, as OpenCSD's shared instruction decoder)
+        self.aa64_chk |= self.aa64_shared.load(std::sync::atomic::Ordering::Relaxed);
         let resp = self.process_packet(pkt, ctx);
         if !self.packet_end(ctx) {
             // suspended at the memory-access gate: FLUSH resumes this packet

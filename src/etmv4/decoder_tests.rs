@@ -682,6 +682,17 @@ fn range_limit_and_bad_opcode_errors() {
     h.sync_at(0x1000, 0);
     h.pkt(atoms("E"));
     assert!(h.take().last().unwrap().contains("num_i(3)"));
+
+    // the process-wide check (OpenCSD's shared instruction decoder), turned
+    // on after the decoder was made, counts from its next packet
+    static SHARED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let mut h = Harness::new(cfg(0, false), &[NOP, 0x0000_1234, RET]);
+    h.dec.set_shared_aa64_check(&SHARED);
+    SHARED.store(true, std::sync::atomic::Ordering::Relaxed);
+    h.sync_at(0x1000, 0);
+    h.take();
+    h.pkt(atoms("E"));
+    assert_eq!(h.take().last().map(String::as_str), Some("4:10:OCSD_GEN_TRC_ELEM_NO_SYNC( [bad-packet])"));
 }
 
 #[test]

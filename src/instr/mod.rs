@@ -43,6 +43,14 @@ pub fn decode_instruction(info: &mut ocsd_instr_info) -> ocsd_err_t {
     decode_instruction_ex(info, false)
 }
 
+/// OpenCSD's one instruction decoder object is shared by every decode
+/// tree: once a decoder has been created with
+/// `ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK` (or a tree created with
+/// `OPENCSD_ERR_ON_AA64_BAD_OPCODE` set), every A64 decode in the process
+/// checks for bad opcodes. The C API and the snapshot reader set this;
+/// decoders take it as their own flag.
+pub static AA64_BAD_OPCODE_ERR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Decode the instruction in `info.opcode` (at `info.instr_addr`, in ISA
 /// `info.isa`, for core `info.pe_type`), as OpenCSD 1.8.0's
 /// `TrcIDecode::DecodeInstruction` does.

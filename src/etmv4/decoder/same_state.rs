@@ -36,6 +36,7 @@ impl EtmV4IPktDecoder {
             range_limit: _,
             env_aa64_bad_opcode: _,
             aa64_chk: _,
+            aa64_shared: _,
             state,
             unsync_info,
             index_curr_pkt,
