@@ -95,8 +95,10 @@ ocsd_err_t ocsd_dt_attach_packet_callback(dcd_tree_handle_t handle,
 
 /**
  * The packet processing statistics of trace ID `CSID`: `*p_stats_block`
- * points to a block owned by the tree, valid until the tree is destroyed
- * or the statistics are read again.
+ * points to a block owned by the tree, valid until the tree is destroyed.
+ * As OpenCSD's pointer into its packet processor's block, it stays live:
+ * its packet counts are brought up to date after each data path call and
+ * statistics reset; its demux counts are those of this call.
  */
 ocsd_err_t ocsd_dt_get_decode_stats(dcd_tree_handle_t handle,
                                     unsigned char CSID,
