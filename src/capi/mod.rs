@@ -672,6 +672,10 @@ pub extern "C" fn ocsd_gen_elem_init(p_pkt: *mut ocsd_generic_trace_elem, elem_t
 /// first accessor).
 fn with_mapper(handle: dcd_tree_handle_t, f: impl FnOnce(&mut MemMapper) -> ocsd_err_t) -> ocsd_err_t {
     with_tree(handle, OCSD_ERR_INVALID_PARAM_VAL, |t| {
+        if !t.has_mapper {
+            // OpenCSD's mapper logs through the library error logger
+            t.tree.mapper.set_warn(Some(Arc::new(|err, msg: &str| logger::log_error(logger::GEN_INFO, &OcsdError::with_msg(OCSD_ERR_SEV_WARN, err, msg)))));
+        }
         t.has_mapper = true;
         t.tree.mem_attached = true;
         f(&mut t.tree.mapper)

@@ -355,7 +355,14 @@ pub struct MemMapper {
     serials: UidBlock,
     /// OpenCSD's file accessor objects (C API and snapshot adds).
     files: ocsd_files::OcsdFiles,
+    /// Where the mapper's warnings go (OpenCSD's mapper logs a client
+    /// callback's bad read length at warning level before the decoder
+    /// reports the failed read); None: nowhere.
+    warn: Option<WarnFn>,
 }
+
+/// A warning of the mapper: (error code, message).
+pub type WarnFn = Arc<dyn Fn(ocsd_err_t, &str) + Send + Sync>;
 
 /// The process-wide sequence of accessor uids, tokens and page serials
 /// (from 1: 0 names nothing).
@@ -428,6 +435,18 @@ impl MemMapper {
             holes: Holes::default(),
             serials: UidBlock::default(),
             files: ocsd_files::OcsdFiles::default(),
+            warn: None,
+        }
+    }
+
+    /// Send the mapper's warnings to `f`.
+    pub fn set_warn(&mut self, f: Option<WarnFn>) {
+        self.warn = f;
+    }
+
+    fn warn(&self, err: ocsd_err_t, msg: &str) {
+        if let Some(w) = &self.warn {
+            w(err, msg);
         }
     }
 
@@ -504,6 +523,7 @@ impl MemMapper {
             holes: Holes::default(),
             serials: UidBlock::default(),
             files: ocsd_files::OcsdFiles::default(),
+            warn: self.warn.clone(),
         })
     }
 
@@ -680,6 +700,7 @@ impl MemMapper {
         let p = &mut c.pages[i];
         if n > ps {
             p.valid_len = 0;
+            self.warn(OCSD_ERR_MEM_ACC_BAD_LEN, "Mem Acc: Cache access error");
             return Err(OCSD_ERR_MEM_ACC_BAD_LEN);
         }
         p.valid_len = n;
@@ -732,6 +753,7 @@ impl MemMapper {
                 self.accessors[acc].read(addr, space, trace_id, &mut out[..req])?
             };
             if got > req {
+                self.warn(OCSD_ERR_MEM_ACC_BAD_LEN, "Mem acc: bad return length");
                 return Err(OCSD_ERR_MEM_ACC_BAD_LEN);
             }
             return Ok(Some((Serve::Direct(acc), got)));
@@ -1686,10 +1708,16 @@ mod tests {
         let mut m = cached();
         m.add(Accessor { start: 0, end: 0xffff, space: OCSD_MEM_SPACE_ANY, source: Source::Callback { read: Box::new(|_, _, _, b| b.len() + 1) } })
             .unwrap();
+        let warned = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let w2 = warned.clone();
+        m.set_warn(Some(Arc::new(move |e, msg: &str| w2.lock().unwrap().push((e, msg.to_string())))));
         let mut b = [0u8; 4];
         assert_eq!(m.read(0x100, OCSD_MEM_SPACE_ANY, 1, &mut b), Err(OCSD_ERR_MEM_ACC_BAD_LEN));
         m.set_caching(false, 0, 0).unwrap();
         assert_eq!(m.read(0x100, OCSD_MEM_SPACE_ANY, 1, &mut b), Err(OCSD_ERR_MEM_ACC_BAD_LEN));
+        // each warned as OpenCSD's mapper does, by the path the read took
+        let want = [(OCSD_ERR_MEM_ACC_BAD_LEN, "Mem Acc: Cache access error".to_string()), (OCSD_ERR_MEM_ACC_BAD_LEN, "Mem acc: bad return length".to_string())];
+        assert_eq!(*warned.lock().unwrap(), want);
     }
 
     #[test]
