@@ -134,12 +134,7 @@ fn a_log_file_already_there_is_appended_to() {
 /// ranges as mapped.
 #[test]
 fn later_dumps_of_a_file_are_its_regions() {
-    let Some(shared) = common::shared_or_skip() else { return };
-    let conf = shared.join("conformance");
-    let dir = std::env::temp_dir().join(format!("lister_output_dumps_{}", std::process::id()));
-    let snap = dir.join("juno_r1_1");
-    let src = conf.join("snapshots/juno_r1_1");
-    copy_snapshot(&src, &snap);
+    let Some((src, dir, snap)) = snapshot_copy("juno_r1_1", "dumps") else { return };
     let cpu0 = snap.join("cpu_0.ini");
     let mut ini = std::fs::read_to_string(&cpu0).unwrap();
     ini.push_str(concat!(
@@ -149,21 +144,7 @@ fn later_dumps_of_a_file_are_its_regions() {
     ));
     std::fs::write(&cpu0, ini).unwrap();
     let plan = dir.join("plan");
-    let log = |s: &Path, extra: &[&str]| {
-        let file = dir.join("out.ppl");
-        let _ = std::fs::remove_file(&file); // (a log file is appended to)
-        let o = Command::new(env!("CARGO_BIN_EXE_trc_pkt_lister"))
-            .current_dir(&conf)
-            .arg("-ss_dir")
-            .arg(s)
-            .args(["-decode", "-no_time_print", "-logfilename"])
-            .arg(&file)
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(o.status.success());
-        String::from_utf8(body(&std::fs::read(&file).unwrap())).unwrap()
-    };
+    let log = |s: &Path, extra: &[&str]| String::from_utf8(body(decode_log(s, &dir.join("out.ppl"), extra).as_bytes())).unwrap();
     let plain = log(&src, &[]);
     let got = log(&snap, &[]);
     log(&snap, &["-print_plan", plan.to_str().unwrap()]);
@@ -179,6 +160,34 @@ fn later_dumps_of_a_file_are_its_regions() {
     let mems: Vec<&str> = plan.lines().filter(|l| l.starts_with("mem ")).collect();
     assert_eq!(mems, vec![format!("mem ffffffc000081000 0 50000 ff {path}"), format!("mem ffffffc200000000 1000 100 ff {path}")]);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The log of a `-decode` of snapshot `snap` (with `extra` options)
+/// written to `file` (made afresh: a log file is appended to).
+fn decode_log(snap: &Path, file: &Path, extra: &[&str]) -> String {
+    let _ = std::fs::remove_file(file);
+    let o = Command::new(env!("CARGO_BIN_EXE_trc_pkt_lister"))
+        .arg("-ss_dir")
+        .arg(snap)
+        .args(["-decode", "-no_time_print", "-logfilename"])
+        .arg(file)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "lister failed on {}", snap.display());
+    std::fs::read_to_string(file).unwrap()
+}
+
+/// (the shared snapshot `name`, a fresh folder, a copy of the snapshot in
+/// it to edit); None (said) without the shared data.
+fn snapshot_copy(name: &str, tag: &str) -> Option<(std::path::PathBuf, std::path::PathBuf, std::path::PathBuf)> {
+    let shared = common::shared_or_skip()?;
+    let src = shared.join("conformance/snapshots").join(name);
+    let dir = std::env::temp_dir().join(format!("lister_output_{}_{}", tag, std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let snap = dir.join(name);
+    copy_snapshot(&src, &snap);
+    Some((src, dir, snap))
 }
 
 /// A copy of snapshot `src` (its files, not its folders) at `dst`.
@@ -202,24 +211,11 @@ fn copy_snapshot(src: &Path, dst: &Path) {
 /// other is not created, with an error in the log, and the others decode.
 #[test]
 fn sources_must_match_their_core_association() {
-    let Some(shared) = common::shared_or_skip() else { return };
-    let conf = shared.join("conformance");
-    let dir = std::env::temp_dir().join(format!("lister_output_assoc_{}", std::process::id()));
-    let snap = dir.join("TC2");
-    copy_snapshot(&conf.join("snapshots/TC2"), &snap);
+    let Some((_, dir, snap)) = snapshot_copy("TC2", "assoc") else { return };
     // PTM_1 loses its core, which goes to ITM_0
     let ini = std::fs::read_to_string(snap.join("trace.ini")).unwrap().replace("cpu_4=PTM_1", "cpu_4=ITM_0");
     std::fs::write(snap.join("trace.ini"), ini).unwrap();
-    let file = dir.join("out.ppl");
-    let o = Command::new(env!("CARGO_BIN_EXE_trc_pkt_lister"))
-        .arg("-ss_dir")
-        .arg(&snap)
-        .args(["-decode", "-no_time_print", "-logfilename"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(o.status.success());
-    let log = std::fs::read_to_string(&file).unwrap();
+    let log = decode_log(&snap, &dir.join("out.ppl"), &[]);
     let err = "ss2_dcdtree : 0x0026 (OCSD_ERR_TEST_SS_TO_DECODER) [test snapshot to decode tree conversion error]; ";
     assert!(log.contains(&format!("{err}Failed to create decoder for source ITM_0.\n")), "{}", &log[..3000.min(log.len())]);
     assert!(log.contains(&format!("{err}Failed to create decoder for none core source PTM_1.\n")));

@@ -459,25 +459,40 @@ fn packet_callbacks_on_stack() {
     ocsd_destroy_dcd_tree(h);
 }
 
-/// OpenCSD's decoders check their interfaces on every operation: an ETMv4
-/// decoder needs an element output, then memory (the C API creates its
-/// memory map with the first accessor); STM needs no memory.
-#[test]
-fn decoders_need_their_interfaces() {
-    let _g = global();
-    use crate::etmv4::types::ocsd_etmv4_cfg;
-    let mut cfg: ocsd_etmv4_cfg = unsafe { std::mem::zeroed() };
+/// An ETMv4 (v8-A) configuration on trace ID 0x10.
+fn etmv4_cfg_0x10() -> crate::etmv4::types::ocsd_etmv4_cfg {
+    let mut cfg: crate::etmv4::types::ocsd_etmv4_cfg = unsafe { std::mem::zeroed() };
     cfg.reg_idr0 = 0x28000EA1;
     cfg.reg_idr1 = 0x4100F403;
     cfg.reg_idr2 = 0x00000488;
     cfg.reg_traceidr = 0x10;
     cfg.arch_ver = ARCH_V8;
     cfg.core_prof = profile_CortexA;
-    let async_and_info = [0u8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x01, 0x00];
+    cfg
+}
+
+/// A single-source tree with an ETMv4 decoder ([`etmv4_cfg_0x10`]) made
+/// with `flags`.
+fn single_etmv4_tree(flags: u32) -> dcd_tree_handle_t {
+    let cfg = etmv4_cfg_0x10();
     let name = CString::new(OCSD_BUILTIN_DCD_ETMV4I).unwrap();
     let h = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
     let mut id = 0u8;
-    assert_eq!(ocsd_dt_create_decoder(h, name.as_ptr(), OCSD_CREATE_FLG_FULL_DECODER as c_int, &cfg as *const _ as *const c_void, &mut id), OCSD_OK);
+    assert_eq!(ocsd_dt_create_decoder(h, name.as_ptr(), flags as c_int, &cfg as *const _ as *const c_void, &mut id), OCSD_OK);
+    h
+}
+
+/// An ETMv4 A-sync packet and a trace info packet.
+const ASYNC_AND_INFO: [u8; 14] = [0u8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x01, 0x00];
+
+/// OpenCSD's decoders check their interfaces on every operation: an ETMv4
+/// decoder needs an element output, then memory (the C API creates its
+/// memory map with the first accessor); STM needs no memory.
+#[test]
+fn decoders_need_their_interfaces() {
+    let _g = global();
+    let async_and_info = ASYNC_AND_INFO;
+    let h = single_etmv4_tree(OCSD_CREATE_FLG_FULL_DECODER);
     let mut n = 0u32;
     let run = |n: &mut u32| ocsd_dt_process_data(h, OCSD_OP_DATA, 0, async_and_info.len() as u32, async_and_info.as_ptr(), n);
     // no element output: fatal at the first packet (the 12-byte async)
@@ -838,19 +853,8 @@ unsafe extern "C" fn echo_mon(ctx: *const c_void, op: ocsd_datapath_op_t, _: ocs
 #[test]
 fn decode_stats_block_is_live() {
     let _g = global();
-    use crate::etmv4::types::ocsd_etmv4_cfg;
-    let mut cfg: ocsd_etmv4_cfg = unsafe { std::mem::zeroed() };
-    cfg.reg_idr0 = 0x28000EA1;
-    cfg.reg_idr1 = 0x4100F403;
-    cfg.reg_idr2 = 0x00000488;
-    cfg.reg_traceidr = 0x10;
-    cfg.arch_ver = ARCH_V8;
-    cfg.core_prof = profile_CortexA;
-    let async_and_info = [0u8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x01, 0x00];
-    let name = CString::new(OCSD_BUILTIN_DCD_ETMV4I).unwrap();
-    let h = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
-    let mut id = 0u8;
-    assert_eq!(ocsd_dt_create_decoder(h, name.as_ptr(), OCSD_CREATE_FLG_PACKET_PROC as c_int, &cfg as *const _ as *const c_void, &mut id), OCSD_OK);
+    let async_and_info = ASYNC_AND_INFO;
+    let h = single_etmv4_tree(OCSD_CREATE_FLG_PACKET_PROC);
     assert_eq!(ocsd_dt_attach_packet_callback(h, 0x10, OCSD_C_API_CB_PKT_SINK, sink_cb as *mut c_void, null()), OCSD_OK);
     let mut p: *mut ocsd_decode_stats_t = null_mut();
     assert_eq!(ocsd_dt_get_decode_stats(h, 0x10, &mut p), OCSD_OK);
