@@ -2,7 +2,8 @@
  * test_bad_args.c : every C API function with bad arguments (NULL / unknown /
  * destroyed handles, NULL pointers, unknown decoder names, short buffers),
  * checking OpenCSD 1.8.0's return codes; and hostile clients: calls on a
- * tree from inside its own element and memory callbacks, non-regular files
+ * tree from inside its own element and memory callbacks (memory map changes
+ * included, as OpenCSD allows them), non-regular files
  * as memory images (run under valgrind by run_c_tests.sh).
  */
 #include <stdlib.h>
@@ -82,6 +83,7 @@ static ocsd_datapath_resp_t mis_data_in(const void *h, const ocsd_datapath_op_t 
         memset(&e, 0, sizeof(e));
         ocsd_gen_elem_init(&e, OCSD_GEN_TRC_ELEM_CUSTOM);
         e.st_addr = data[i];
+        e.en_addr = ((uint64_t)n << 8) | word[0]; /* what the read gave */
         resp = d->cb.fn_gen_elem_out(d->cb.lib_context, index + i, d->cs_id, &e);
         *used = i + 1;
     }
@@ -106,15 +108,18 @@ static ocsd_err_t mis_create(const int flags, const void *cfg, const ocsd_extern
 static ocsd_err_t mis_destroy(const void *h) { free((void *)h); return OCSD_OK; }
 static ocsd_err_t mis_csid(const void *cfg, unsigned char *id) { *id = *(const uint8_t *)cfg; return OCSD_OK; }
 
-enum { ACT_NONE, ACT_SET_OUTFN, ACT_SET_PRINTER, ACT_DESTROY, ACT_REMOVE, ACT_REENTER };
+enum { ACT_NONE, ACT_SET_OUTFN, ACT_SET_PRINTER, ACT_DESTROY, ACT_REMOVE, ACT_REENTER, ACT_SWAP_MEM };
 
 typedef struct {
     dcd_tree_handle_t h;
     int elem_action, mem_action; /* what to do on the 3rd element / memory read */
     int elems, elems2, reads;
-    ocsd_err_t act_err;
+    ocsd_err_t act_err, act_err2;
     ocsd_datapath_resp_t reenter_resp;
+    uint64_t got[8]; /* per element: (bytes read << 8) | first byte */
 } hostile_t;
+
+static uint8_t s_buf55[0x100];
 
 static void hostile_act(hostile_t *c, int action);
 
@@ -138,6 +143,12 @@ static void hostile_act(hostile_t *c, int action)
     case ACT_DESTROY: ocsd_destroy_dcd_tree(c->h); break;
     case ACT_REMOVE: c->act_err = ocsd_dt_remove_decoder(c->h, 0x10); break;
     case ACT_REENTER: c->reenter_resp = ocsd_dt_process_data(c->h, OCSD_OP_DATA, 0, 1, &byte, &used); break;
+    case ACT_SWAP_MEM:
+        /* the callback's memory out, a buffer of 0x55 bytes in */
+        c->act_err = ocsd_dt_remove_mem_acc(c->h, 0x1000, OCSD_MEM_SPACE_ANY);
+        memset(s_buf55, 0x55, sizeof(s_buf55));
+        c->act_err2 = ocsd_dt_add_buffer_mem_acc(c->h, 0x1000, OCSD_MEM_SPACE_ANY, s_buf55, sizeof(s_buf55));
+        break;
     default: break;
     }
 }
@@ -145,7 +156,9 @@ static void hostile_act(hostile_t *c, int action)
 static ocsd_datapath_resp_t hostile_elem(const void *ctx, const ocsd_trc_index_t i, const uint8_t id, const ocsd_generic_trace_elem *e)
 {
     hostile_t *c = (hostile_t *)ctx;
-    (void)i; (void)id; (void)e;
+    (void)i; (void)id;
+    if (c->elems < 8)
+        c->got[c->elems] = e->en_addr;
     if (++c->elems == 3)
         hostile_act(c, c->elem_action);
     return OCSD_RESP_CONT;
@@ -237,6 +250,27 @@ static void hostile_callbacks(void)
     CHECK_EQ(c.act_err, OCSD_OK);
     CHECK_EQ(ocsd_dt_process_data(c.h, OCSD_OP_DATA, 8, 1, &byte, &used), OCSD_RESP_FATAL_NOT_INIT);
     ocsd_destroy_dcd_tree(c.h);
+
+    /* the memory map changed from inside the element or memory callback,
+     * as OpenCSD allows: the reads after the call see the new map */
+    {
+        int k;
+        CHECK_EQ(hostile_run(&c, ACT_SWAP_MEM, ACT_NONE), OCSD_RESP_CONT);
+        CHECK_EQ(c.act_err, OCSD_OK);
+        CHECK_EQ(c.act_err2, OCSD_OK);
+        for (k = 0; k < 8; k++)
+            CHECK_EQ(c.got[k], (4 << 8) | (k < 3 ? 0xaa : 0x55));
+        ocsd_destroy_dcd_tree(c.h);
+        CHECK_EQ(hostile_run(&c, ACT_NONE, ACT_SWAP_MEM), OCSD_RESP_CONT);
+        CHECK_EQ(c.act_err, OCSD_OK);
+        CHECK_EQ(c.act_err2, OCSD_OK);
+        CHECK_EQ(c.reads, 3); /* the callback is gone after its third read */
+        for (k = 0; k < 8; k++)
+            CHECK_EQ(c.got[k], (4 << 8) | (k < 3 ? 0xaa : 0x55));
+        /* a change refused there is refused as it would be outside */
+        CHECK_EQ(ocsd_dt_add_buffer_mem_acc(c.h, 0x1010, OCSD_MEM_SPACE_ANY, s_buf55, 0x10), OCSD_ERR_MEM_ACC_OVERLAP);
+        ocsd_destroy_dcd_tree(c.h);
+    }
 
     /* any other call on the tree from its own callback is refused */
     CHECK_EQ(hostile_run(&c, ACT_REENTER, ACT_NONE), OCSD_RESP_CONT);

@@ -12,8 +12,10 @@
 //! tree from inside one of its callbacks (element, memory, packet, string
 //! output) never gets at the tree itself: it is refused, except for the
 //! changes that are safe to make later - a new element output (applied
-//! before the next element), decoder removal and tree destruction (applied
-//! when the running call returns).
+//! before the next element), memory map changes (decided at once on the
+//! accessor list kept here, carried out at the mapper's next read, as
+//! OpenCSD's mapper sees them), decoder removal and tree destruction
+//! (applied when the running call returns).
 
 use std::os::raw::c_void;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -21,15 +23,14 @@ use std::sync::{Arc, Mutex};
 
 use crate::abi::*;
 use crate::dcd_tree::DecodeTree;
+use crate::mem::ocsd_files::{AccList, MapQueue};
 
 /// A decode tree plus what the C API keeps alongside it.
 pub struct TreeHandle {
     pub id: usize,
     pub tree: DecodeTree,
-    /// OpenCSD creates its memory accessor mapper on the first
-    /// `ocsd_dt_add_*_mem_acc` call; removal, logging and cache setup
-    /// before that answer `OCSD_ERR_NOT_INIT` / do nothing.
-    pub has_mapper: bool,
+    /// What calls from the tree's callbacks may also reach.
+    pub ctl: Arc<HandleCtl>,
     /// A raw frame printer is attached (the deformatter takes one).
     pub has_raw_printer: bool,
     /// Statistics blocks handed out by `ocsd_dt_get_decode_stats`, one per
@@ -60,8 +61,10 @@ impl TreeHandle {
         }
     }
 
-    pub fn new(id: usize, tree: DecodeTree) -> Self {
-        TreeHandle { id, tree, has_mapper: false, has_raw_printer: false, stats: Box::new([ocsd_decode_stats_t::default(); 128]), stats_handed_out: 0 }
+    pub fn new(id: usize, mut tree: DecodeTree, ctl: Arc<HandleCtl>) -> Self {
+        // changes to the memory map asked for from callbacks wait there
+        tree.mapper.set_queue(Some(ctl.map_queue.clone()));
+        TreeHandle { id, tree, ctl, has_raw_printer: false, stats: Box::new([ocsd_decode_stats_t::default(); 128]), stats_handed_out: 0 }
     }
 }
 
@@ -81,9 +84,25 @@ pub struct Pending {
     pub remove_ids: Vec<u8>,
 }
 
+/// The tree's memory map as OpenCSD's API sees it.
+#[derive(Default)]
+pub struct MemCtl {
+    /// OpenCSD creates its memory accessor mapper on the first
+    /// `ocsd_dt_add_*_mem_acc` call; removal, logging and cache setup
+    /// before that answer `OCSD_ERR_NOT_INIT` / do nothing.
+    pub has_mapper: bool,
+    /// OpenCSD's accessor list: the decisions on each change.
+    pub list: AccList,
+}
+
 /// Per-tree state that re-entrant calls may touch (never the tree itself).
 #[derive(Default)]
 pub struct HandleCtl {
+    /// The memory map's accessor list (decisions are made here, the
+    /// mapper carries them out).
+    pub mem: Mutex<MemCtl>,
+    /// Memory map changes from callbacks, for the mapper's next read.
+    pub map_queue: Arc<MapQueue>,
     /// A C API call is working on the tree.
     pub busy: AtomicBool,
     /// Destroyed while busy: the running call drops the tree on return.
@@ -94,6 +113,10 @@ pub struct HandleCtl {
 }
 
 impl HandleCtl {
+    pub fn mem(&self) -> std::sync::MutexGuard<'_, MemCtl> {
+        self.mem.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     pub fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -127,10 +150,11 @@ fn registry() -> std::sync::MutexGuard<'static, Vec<(usize, TreePtr, Arc<HandleC
 }
 
 /// Register a new tree; returns its handle value.
-pub fn insert(make: impl FnOnce(usize) -> Box<TreeHandle>) -> *mut c_void {
+pub fn insert(make: impl FnOnce(usize, Arc<HandleCtl>) -> Box<TreeHandle>) -> *mut c_void {
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    let ptr = Box::into_raw(make(id));
-    registry().push((id, TreePtr(ptr), Arc::new(HandleCtl::default())));
+    let ctl = Arc::new(HandleCtl::default());
+    let ptr = Box::into_raw(make(id, ctl.clone()));
+    registry().push((id, TreePtr(ptr), ctl));
     id as *mut c_void
 }
 

@@ -48,6 +48,7 @@ use crate::abi::gen_elem::*;
 use crate::abi::*;
 use crate::common::OcsdError;
 use crate::dcd_tree::DecodeTree;
+use crate::mem::ocsd_files::{AccList, MapOp};
 use crate::mem::{Accessor, MemMapper, Source};
 use adapters::*;
 use custom::ocsd_extern_dcd_fact_t;
@@ -100,6 +101,8 @@ fn with_tree<R>(handle: dcd_tree_handle_t, missing: R, f: impl FnOnce(&mut TreeH
             if let Some(req) = self.1.take_sink() {
                 t.tree.set_elem_sink(Some(Box::new(SwitchSink::new(req, self.1.clone()))));
             }
+            // memory map changes from callbacks not yet read through
+            t.tree.mapper.apply_queued();
             self.1.busy.store(false, Ordering::Release);
         }
     }
@@ -199,7 +202,7 @@ pub extern "C" fn ocsd_create_dcd_tree(src_type: ocsd_dcd_tree_src_t, deformatte
                 // element output and (instruction following) memory
                 tree.interfaces_required = true;
                 tree.mem_attached = false;
-                handles::insert(|id| Box::new(TreeHandle::new(id, tree)))
+                handles::insert(|id, ctl| Box::new(TreeHandle::new(id, tree, ctl)))
             }
             Err(_) => C_API_INVALID_TREE_HANDLE,
         }
@@ -668,25 +671,61 @@ pub extern "C" fn ocsd_gen_elem_init(p_pkt: *mut ocsd_generic_trace_elem, elem_t
 // ---------------------------------------------------------------------------
 // Memory accessors
 
-/// Run `f` on a live tree's mapper (creating it, as OpenCSD does on the
-/// first accessor).
-fn with_mapper(handle: dcd_tree_handle_t, f: impl FnOnce(&mut MemMapper) -> ocsd_err_t) -> ocsd_err_t {
+/// Change a tree's memory map: `decide` works on its accessor list by
+/// OpenCSD's rules and gives the mapper's changes with the result. `create`:
+/// the call makes the mapper as OpenCSD does (an add); otherwise a tree
+/// without one answers `OCSD_ERR_NOT_INIT`. From one of the tree's own
+/// callbacks (OpenCSD allows it) the decision is made at once and the
+/// changes wait for the mapper's next read; the first accessor cannot be
+/// added there (the decoders have run without memory).
+fn change_mem(handle: dcd_tree_handle_t, create: bool, decide: impl FnOnce(&mut AccList) -> (Vec<MapOp>, ocsd_err_t)) -> ocsd_err_t {
+    let Some((_, ctl)) = handles::lookup_ctl(handle) else { return OCSD_ERR_INVALID_PARAM_VAL };
+    if ctl.busy.load(Ordering::Acquire) {
+        let mut m = ctl.mem();
+        if !m.has_mapper {
+            return if create { OCSD_ERR_INVALID_PARAM_VAL } else { OCSD_ERR_NOT_INIT };
+        }
+        let (ops, res) = decide(&mut m.list);
+        for op in ops {
+            ctl.map_queue.push(op);
+        }
+        return res;
+    }
     with_tree(handle, OCSD_ERR_INVALID_PARAM_VAL, |t| {
-        if !t.has_mapper {
+        let ctl = t.ctl.clone();
+        let mut m = ctl.mem();
+        if !m.has_mapper {
+            if !create {
+                return OCSD_ERR_NOT_INIT;
+            }
+            m.has_mapper = true;
+            t.tree.mem_attached = true;
             // OpenCSD's mapper logs through the library error logger
             t.tree.mapper.set_warn(Some(Arc::new(|err, msg: &str| logger::log_error(logger::GEN_INFO, &OcsdError::with_msg(OCSD_ERR_SEV_WARN, err, msg)))));
         }
-        t.has_mapper = true;
-        t.tree.mem_attached = true;
-        f(&mut t.tree.mapper)
+        let (ops, res) = decide(&mut m.list);
+        for op in ops {
+            t.tree.mapper.apply(op);
+        }
+        res
     })
 }
 
-fn add_acc(m: &mut MemMapper, acc: Accessor) -> ocsd_err_t {
-    match m.add_listed(acc) {
-        Ok(()) => OCSD_OK,
-        Err(e) => e,
+/// One change and its result as [`change_mem`] takes them.
+fn one(r: Result<MapOp, ocsd_err_t>) -> (Vec<MapOp>, ocsd_err_t) {
+    match r {
+        Ok(op) => (vec![op], OCSD_OK),
+        Err(e) => (Vec::new(), e),
     }
+}
+
+/// Changes and a result as [`change_mem`] takes them.
+fn with_result((ops, r): (Vec<MapOp>, Result<(), ocsd_err_t>)) -> (Vec<MapOp>, ocsd_err_t) {
+    (ops, r.err().unwrap_or(OCSD_OK))
+}
+
+fn add_acc(handle: dcd_tree_handle_t, acc: Accessor) -> ocsd_err_t {
+    change_mem(handle, true, |l| one(l.add_listed(acc)))
 }
 
 /// Map a whole binary file at `address`.
@@ -695,14 +734,11 @@ pub extern "C" fn ocsd_dt_add_binfile_mem_acc(handle: dcd_tree_handle_t, address
     ffi_guard!(OCSD_ERR_FAIL, {
         // SAFETY: the client's path, NULL or NUL-terminated.
         let path = unsafe { c_string(filepath) };
-        with_mapper(handle, |m| {
-            let Some(path) = path.filter(|p| !p.is_empty()) else { return OCSD_ERR_INVALID_PARAM_VAL };
+        change_mem(handle, true, |l| {
+            let Some(path) = path.filter(|p| !p.is_empty()) else { return (Vec::new(), OCSD_ERR_INVALID_PARAM_VAL) };
             // OpenCSD's one file accessor object per path: the whole file
             let whole = ocsd_file_mem_region_t { file_offset: 0, start_address: address, region_size: 0 };
-            match m.add_file_regions(&path, &[whole], mem_space) {
-                Ok(()) => OCSD_OK,
-                Err(e) => e,
-            }
+            with_result(l.add_file_regions(&path, &[whole], mem_space))
         })
     })
 }
@@ -719,11 +755,11 @@ pub extern "C" fn ocsd_dt_add_binfile_region_mem_acc(
     ffi_guard!(OCSD_ERR_FAIL, {
         // SAFETY: the client's path, NULL or NUL-terminated.
         let path = unsafe { c_string(filepath) };
-        with_mapper(handle, |m| {
+        change_mem(handle, true, |l| {
             if region_array.is_null() || num_regions == 0 {
-                return OCSD_ERR_INVALID_PARAM_VAL;
+                return (Vec::new(), OCSD_ERR_INVALID_PARAM_VAL);
             }
-            let Some(path) = path.filter(|p| !p.is_empty()) else { return OCSD_ERR_INVALID_PARAM_VAL };
+            let Some(path) = path.filter(|p| !p.is_empty()) else { return (Vec::new(), OCSD_ERR_INVALID_PARAM_VAL) };
             // (OpenCSD takes the first region whatever the count, and the
             // others while the count is above their index: none when it is
             // negative)
@@ -733,10 +769,7 @@ pub extern "C" fn ocsd_dt_add_binfile_region_mem_acc(
             // the path's file accessor object, made with the first region
             // (or found, when that starts one of its ranges), the others
             // added to it where they fit, then listed
-            match m.add_file_regions(&path, regions, mem_space) {
-                Ok(()) => OCSD_OK,
-                Err(e) => e,
-            }
+            with_result(l.add_file_regions(&path, regions, mem_space))
         })
     })
 }
@@ -751,22 +784,19 @@ pub extern "C" fn ocsd_dt_add_buffer_mem_acc(
     mem_length: u32,
 ) -> ocsd_err_t {
     ffi_guard!(OCSD_ERR_FAIL, {
-        with_mapper(handle, |m| {
+        change_mem(handle, true, |l| {
             // a buffer needs at least one opcode's worth of bytes
             if p_mem_buffer.is_null() || mem_length < 4 {
-                return OCSD_ERR_INVALID_PARAM_VAL;
+                return (Vec::new(), OCSD_ERR_INVALID_PARAM_VAL);
             }
             // SAFETY: the client's buffer of `mem_length` bytes, non-NULL.
             let data = unsafe { std::slice::from_raw_parts(p_mem_buffer, mem_length as usize) }.to_vec();
-            add_acc(
-                m,
-                Accessor {
-                    start: address,
-                    end: address.wrapping_add(mem_length as u64 - 1),
-                    space: mem_space,
-                    source: Source::Buffer { data: Arc::new(data) },
-                },
-            )
+            one(l.add_listed(Accessor {
+                start: address,
+                end: address.wrapping_add(mem_length as u64 - 1),
+                space: mem_space,
+                source: Source::Buffer { data: Arc::new(data) },
+            }))
         })
     })
 }
@@ -782,11 +812,9 @@ pub extern "C" fn ocsd_dt_add_callback_mem_acc(
     p_context: *const c_void,
 ) -> ocsd_err_t {
     ffi_guard!(OCSD_ERR_FAIL, {
-        with_mapper(handle, |m| {
-            let Some(f) = p_cb_func else { return OCSD_ERR_INVALID_PARAM_VAL };
-            let read = mem_acc_cb(f, Ctx(p_context));
-            add_acc(m, Accessor { start: st_address, end: en_address, space: mem_space, source: Source::Callback { read } })
-        })
+        let Some(f) = p_cb_func else { return change_mem(handle, true, |_| (Vec::new(), OCSD_ERR_INVALID_PARAM_VAL)) };
+        let read = mem_acc_cb(f, Ctx(p_context));
+        add_acc(handle, Accessor { start: st_address, end: en_address, space: mem_space, source: Source::Callback { read } })
     })
 }
 
@@ -802,11 +830,9 @@ pub extern "C" fn ocsd_dt_add_callback_trcid_mem_acc(
     p_context: *const c_void,
 ) -> ocsd_err_t {
     ffi_guard!(OCSD_ERR_FAIL, {
-        with_mapper(handle, |m| {
-            let Some(f) = p_cb_func else { return OCSD_ERR_INVALID_PARAM_VAL };
-            let read = mem_acc_id_cb(f, Ctx(p_context));
-            add_acc(m, Accessor { start: st_address, end: en_address, space: mem_space, source: Source::Callback { read } })
-        })
+        let Some(f) = p_cb_func else { return change_mem(handle, true, |_| (Vec::new(), OCSD_ERR_INVALID_PARAM_VAL)) };
+        let read = mem_acc_id_cb(f, Ctx(p_context));
+        add_acc(handle, Accessor { start: st_address, end: en_address, space: mem_space, source: Source::Callback { read } })
     })
 }
 
@@ -814,15 +840,7 @@ pub extern "C" fn ocsd_dt_add_callback_trcid_mem_acc(
 #[no_mangle]
 pub extern "C" fn ocsd_dt_remove_mem_acc(handle: dcd_tree_handle_t, st_address: ocsd_vaddr_t, mem_space: ocsd_mem_space_acc_t) -> ocsd_err_t {
     ffi_guard!(OCSD_ERR_FAIL, {
-        with_tree(handle, OCSD_ERR_INVALID_PARAM_VAL, |t| {
-            if !t.has_mapper {
-                return OCSD_ERR_NOT_INIT;
-            }
-            match t.tree.mapper.remove_listed(st_address, mem_space) {
-                Ok(()) => OCSD_OK,
-                Err(e) => e,
-            }
-        })
+        change_mem(handle, false, |l| one(l.remove_listed(st_address, mem_space)))
     })
 }
 
@@ -831,7 +849,7 @@ pub extern "C" fn ocsd_dt_remove_mem_acc(handle: dcd_tree_handle_t, st_address: 
 pub extern "C" fn ocsd_tl_log_mapped_mem_ranges(handle: dcd_tree_handle_t) {
     ffi_guard!((), {
         with_tree(handle, (), |t| {
-            if !t.has_mapper {
+            if !t.ctl.mem().has_mapper {
                 return;
             }
             logger::log_message(logger::GEN_INFO, OCSD_ERR_SEV_INFO, "Mapped Memory Accessors\n");
@@ -849,18 +867,21 @@ pub extern "C" fn ocsd_tl_log_mapped_mem_ranges(handle: dcd_tree_handle_t) {
 #[no_mangle]
 pub extern "C" fn ocsd_dt_set_mem_acc_cacheing(handle: dcd_tree_handle_t, enable: c_int, page_size: u16, nr_pages: c_int) -> ocsd_err_t {
     ffi_guard!(OCSD_ERR_FAIL, {
-        with_tree(handle, OCSD_ERR_INVALID_PARAM_VAL, |t| {
-            if !t.has_mapper {
-                return OCSD_ERR_NOT_INIT;
+        let (enable, page_size, num_pages) = (enable != 0, page_size as usize, nr_pages.max(0) as usize);
+        let mut refused = None;
+        let res = change_mem(handle, false, |_| match (enable, MemMapper::check_caching(page_size, num_pages)) {
+            (true, Err(msg)) => {
+                refused = Some(msg);
+                (Vec::new(), OCSD_ERR_INVALID_PARAM_VAL)
             }
-            match t.tree.mapper.set_caching(enable != 0, page_size as usize, nr_pages.max(0) as usize) {
-                Ok(()) => OCSD_OK,
-                Err(msg) => {
-                    logger::log_error(logger::GEN_INFO, &OcsdError::with_msg(OCSD_ERR_SEV_ERROR, OCSD_ERR_INVALID_PARAM_VAL, msg));
-                    OCSD_ERR_INVALID_PARAM_VAL
-                }
-            }
-        })
+            _ => (vec![MapOp::Caching { enable, page_size, num_pages }], OCSD_OK),
+        });
+        // (logged with the accessor list let go: the client's string
+        // callback may call the library)
+        if let Some(msg) = refused {
+            logger::log_error(logger::GEN_INFO, &OcsdError::with_msg(OCSD_ERR_SEV_ERROR, OCSD_ERR_INVALID_PARAM_VAL, msg));
+        }
+        res
     })
 }
 

@@ -353,8 +353,8 @@ pub struct MemMapper {
     holes: Holes,
     /// The serials of the pages loaded.
     serials: UidBlock,
-    /// OpenCSD's file accessor objects (C API and snapshot adds).
-    files: ocsd_files::OcsdFiles,
+    /// Changes queued from client callbacks, applied at the next read.
+    queue: Option<Arc<ocsd_files::MapQueue>>,
     /// Where the mapper's warnings go (OpenCSD's mapper logs a client
     /// callback's bad read length at warning level before the decoder
     /// reports the failed read); None: nowhere.
@@ -434,9 +434,23 @@ impl MemMapper {
             searched_miss: None,
             holes: Holes::default(),
             serials: UidBlock::default(),
-            files: ocsd_files::OcsdFiles::default(),
+            queue: None,
             warn: None,
         }
+    }
+
+    /// Changes from a client's callback wait (the fast paths give way to
+    /// [`MemMapper::serve`], which makes them).
+    #[inline]
+    fn queued(&self) -> bool {
+        self.queue.as_ref().is_some_and(|q| q.pending())
+    }
+
+    /// The epoch as the decoders see it: it also moves when a change is
+    /// queued from a callback, so that they drop their views at once.
+    #[inline]
+    fn seen_epoch(&self) -> u64 {
+        self.epoch.wrapping_add(self.queue.as_ref().map_or(0, |q| q.generation()))
     }
 
     /// Send the mapper's warnings to `f`.
@@ -460,6 +474,20 @@ impl MemMapper {
             self.cache = None;
             return Ok(());
         }
+        Self::check_caching(page_size, num_pages)?;
+        let sizes = CacheSizes { page_size, num_pages };
+        match &mut self.cache {
+            Some(c) if c.sizes == sizes => {}
+            Some(c) => c.resize(sizes),
+            None => self.cache = Some(MemCache::new(sizes)),
+        }
+        self.sizes = sizes;
+        Ok(())
+    }
+
+    /// Cache sizes OpenCSD takes (`setCacheSizes` with its limits
+    /// checked), or its message.
+    pub fn check_caching(page_size: usize, num_pages: usize) -> Result<(), &'static str> {
         if page_size > cache::PAGE_SIZE_MAX {
             return Err("MemAcc Caching: page size too large");
         }
@@ -472,13 +500,6 @@ impl MemMapper {
         if num_pages < cache::PAGES_MIN {
             return Err("MemAcc Caching: number of pages too small");
         }
-        let sizes = CacheSizes { page_size, num_pages };
-        match &mut self.cache {
-            Some(c) if c.sizes == sizes => {}
-            Some(c) => c.resize(sizes),
-            None => self.cache = Some(MemCache::new(sizes)),
-        }
-        self.sizes = sizes;
         Ok(())
     }
 
@@ -522,7 +543,7 @@ impl MemMapper {
             searched_miss: None,
             holes: Holes::default(),
             serials: UidBlock::default(),
-            files: ocsd_files::OcsdFiles::default(),
+            queue: None,
             warn: self.warn.clone(),
         })
     }
@@ -645,7 +666,6 @@ impl MemMapper {
 
     pub fn clear(&mut self) {
         self.epoch += 1;
-        self.files.clear();
         self.accessors.clear();
         self.meta.clear();
         self.curr = None;
@@ -728,6 +748,7 @@ impl MemMapper {
     /// the accessor, with the same result.
     #[inline]
     fn serve(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, req: usize, out: &mut [u8]) -> Result<Option<(Serve, usize)>, ocsd_err_t> {
+        self.apply_queued();
         self.epoch += 1;
         let Some(acc) = self.lookup(addr, space, trace_id) else { return Ok(None) };
         let cached = matches!(&self.cache, Some(c) if req <= c.sizes.page_size);
@@ -987,7 +1008,7 @@ impl MemAccess for MemMapper {
         let req = req.min(out.len());
         let Some(c) = &mut self.cache else { return self.read_run(addr, space, trace_id, req, out) };
         c.use_mru(uses);
-        if self.static_only || req == 0 || req > c.sizes.page_size || known.is_empty() {
+        if self.static_only || req == 0 || req > c.sizes.page_size || known.is_empty() || self.queued() {
             return self.read_run(addr, space, trace_id, req, out);
         }
         let acc = match self.curr {
@@ -1017,7 +1038,7 @@ impl MemAccess for MemMapper {
     /// that page, are counted as there.
     #[inline]
     fn read_known_word(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, uses: u32, known: &[u64]) -> Option<(CachePage, [u8; 4], Option<u64>)> {
-        if self.cache.is_none() || self.static_only || known.is_empty() {
+        if self.cache.is_none() || self.static_only || known.is_empty() || self.queued() {
             return None;
         }
         match self.curr {
@@ -1061,14 +1082,14 @@ impl MemAccess for MemMapper {
         c.mru = i;
         c.use_mru(1);
         self.epoch += 1;
-        Some((CachePage { index: i as u32, serial }, word, Some(self.epoch)))
+        Some((CachePage { index: i as u32, serial }, word, Some(self.seen_epoch())))
     }
 
     /// As `MemMapper::serve` takes an uncached read in a hole a callback
     /// named: the epoch moves, the lookup stays on the current accessor.
     #[inline]
     fn hole_known(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8) -> bool {
-        if self.cache.is_some() || addr > u64::MAX - 3 {
+        if self.cache.is_some() || addr > u64::MAX - 3 || self.queued() {
             return false;
         }
         let Some(acc) = self.curr else { return false };
@@ -1086,7 +1107,7 @@ impl MemAccess for MemMapper {
     }
 
     fn epoch(&self) -> Option<u64> {
-        Some(self.epoch)
+        Some(self.seen_epoch())
     }
 
     fn context_shown(&mut self, trace_id: u8) {
@@ -1119,6 +1140,7 @@ impl MemAccess for MemMapper {
     /// cache, the decoders' state untouched); the usual read when no
     /// accessor is selected by context.
     fn read_in_context(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, trace_id: u8, ctx: &MemContext, buf: &mut [u8]) -> Result<usize, ocsd_err_t> {
+        self.apply_queued();
         if !self.any_filtered {
             return self.read(addr, space, trace_id, buf);
         }

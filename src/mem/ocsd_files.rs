@@ -25,6 +25,9 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
 use super::{next_uid, AccMeta, Accessor, ContextFilter, FileBytes, MemMapper, Source};
 use crate::abi::*;
 
@@ -260,10 +263,75 @@ impl OcsdFiles {
     }
 }
 
-/// The mapper's side of OpenCSD's accessor list, as its C API and
-/// snapshot reader change it (the Rust API's [`MemMapper::add`] keeps its
-/// stricter overlap rule).
-impl MemMapper {
+/// A change to a mapper's accessors, as [`AccList`] decides it.
+pub enum MapOp {
+    /// List `accs` as one accessor (group `group`) after the others.
+    Push { group: u64, accs: Vec<Accessor> },
+    /// Group `group` takes `accs` as its ranges, in its place.
+    Replace { group: u64, accs: Vec<Accessor> },
+    /// Take group `group` off the list.
+    Remove { group: u64 },
+    /// Caching on with these sizes (checked), or off.
+    Caching { enable: bool, page_size: usize, num_pages: usize },
+}
+
+/// Changes to a mapper asked for while it is at work (from a client's
+/// callback: OpenCSD lets a client change the memory map there), applied
+/// at the mapper's next read.
+#[derive(Default)]
+pub struct MapQueue {
+    pending: AtomicBool,
+    /// Changes queued so far: part of the mapper's epoch, so that the
+    /// decoders drop their views of memory as soon as one is queued.
+    generation: AtomicU64,
+    ops: Mutex<Vec<MapOp>>,
+}
+
+impl MapQueue {
+    pub fn push(&self, op: MapOp) {
+        self.ops.lock().unwrap_or_else(|e| e.into_inner()).push(op);
+        self.generation.fetch_add(1, Ordering::Relaxed);
+        self.pending.store(true, Ordering::Release);
+    }
+
+    #[inline]
+    pub fn pending(&self) -> bool {
+        self.pending.load(Ordering::Acquire)
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Relaxed)
+    }
+
+    fn take(&self) -> Vec<MapOp> {
+        let mut ops = self.ops.lock().unwrap_or_else(|e| e.into_inner());
+        self.pending.store(false, Ordering::Release);
+        std::mem::take(&mut *ops)
+    }
+}
+
+/// One listed range: (first, last address, memory space, group).
+#[derive(Clone, Copy)]
+struct ListEntry {
+    start: ocsd_vaddr_t,
+    end: ocsd_vaddr_t,
+    space: ocsd_mem_space_acc_t,
+    group: u64,
+}
+
+/// OpenCSD's accessor list as its C API and snapshot reader change it: the
+/// decisions (which call succeeds, with which error, what gets mapped), as
+/// [`MapOp`]s for a [`MemMapper`] to carry out. It is kept apart from the
+/// mapper so that a client's callback may change the map while the mapper
+/// is at work. (The Rust API's [`MemMapper::add`] keeps its stricter
+/// overlap rule.)
+#[derive(Default, Clone)]
+pub struct AccList {
+    files: OcsdFiles,
+    entries: Vec<ListEntry>,
+}
+
+impl AccList {
     /// Whether a file accessor object exists for `path`
     /// (`isExistingFileAccessor`).
     pub fn file_exists(&self, path: &str) -> bool {
@@ -272,79 +340,75 @@ impl MemMapper {
 
     /// `addBinFileRegionMemAcc` (and `addBinFileMemAcc`: one region of
     /// offset 0 and size 0): make or find the path's object, apply the
-    /// regions and space, then add it to the list as OpenCSD's mapper does
-    /// ([`MemMapper::add_listed`]'s rules).
-    pub fn add_file_regions(&mut self, path: &str, regions: &[ocsd_file_mem_region_t], space: ocsd_mem_space_acc_t) -> Result<(), ocsd_err_t> {
-        if let Created::Existing = self.files.create(path, regions, space)? {
-            self.refresh_file(path);
+    /// regions and space, then list it as OpenCSD's mapper does
+    /// ([`AccList::add_listed`]'s rules). The changes for the mapper come
+    /// with the result, also when the add fails (a found object's new
+    /// ranges and space stand).
+    pub fn add_file_regions(&mut self, path: &str, regions: &[ocsd_file_mem_region_t], space: ocsd_mem_space_acc_t) -> (Vec<MapOp>, Result<(), ocsd_err_t>) {
+        let mut ops = Vec::new();
+        match self.files.create(path, regions, space) {
+            Err(e) => return (ops, Err(e)),
+            Ok(Created::Existing) => ops = self.refresh_file(path),
+            Ok(Created::New) => {}
         }
         let f = self.files.get(path).expect("held by create");
         let res = if f.valid() {
             let (start, end) = f.probe();
-            self.listed_overlap(start, end, f.space())
+            self.overlap(start, end, f.space())
         } else {
             Err(OCSD_ERR_MEM_ACC_RANGE_INVALID)
         };
         match res {
             Ok(()) => {
                 let accs = f.accessors();
-                let g = next_uid();
-                self.files.get_mut(path).expect("held").groups.push(g);
-                self.push_group(g, accs);
-                Ok(())
+                let group = next_uid();
+                self.list(group, &accs);
+                self.files.get_mut(path).expect("held").groups.push(group);
+                ops.push(MapOp::Push { group, accs });
+                (ops, Ok(()))
             }
             Err(e) => {
                 self.files.release(path);
-                Err(e)
+                (ops, Err(e))
             }
         }
     }
 
     /// `updateBinFileRegionMemAcc`: more regions for the path's existing
     /// object (`OCSD_ERR_INVALID_PARAM_VAL` without one, or at the first
-    /// region it refuses).
-    pub fn update_file_regions(&mut self, path: &str, regions: &[ocsd_file_mem_region_t]) -> Result<(), ocsd_err_t> {
+    /// region it refuses; the regions before it stay).
+    pub fn update_file_regions(&mut self, path: &str, regions: &[ocsd_file_mem_region_t]) -> (Vec<MapOp>, Result<(), ocsd_err_t>) {
         let (changed, res) = self.files.update(path, regions);
-        if changed {
-            self.refresh_file(path);
-        }
-        res
+        let ops = if changed { self.refresh_file(path) } else { Vec::new() };
+        (ops, res)
     }
 
-    /// Add a buffer or callback accessor to the list as OpenCSD's mapper
-    /// does: refused (`OCSD_ERR_MEM_ACC_OVERLAP`) only when an accessor
-    /// listed before it, in a memory space sharing a bit with its own,
-    /// holds its first or last address. (One that encloses a listed range
-    /// is taken; reads go to the first listed accessor holding the
-    /// address.)
-    pub fn add_listed(&mut self, acc: Accessor) -> Result<(), ocsd_err_t> {
+    /// List a buffer or callback accessor as OpenCSD's mapper does:
+    /// refused (`OCSD_ERR_MEM_ACC_OVERLAP`) only when a listed accessor in
+    /// a memory space sharing a bit with its own holds its first or last
+    /// address. (One that encloses a listed range is taken; reads go to
+    /// the first listed accessor holding the address.)
+    pub fn add_listed(&mut self, acc: Accessor) -> Result<MapOp, ocsd_err_t> {
         if !range_valid(acc.start, acc.end) {
             return Err(OCSD_ERR_MEM_ACC_RANGE_INVALID);
         }
-        self.listed_overlap(acc.start, acc.end, acc.space)?;
-        self.push_group(next_uid(), vec![acc]);
-        Ok(())
+        self.overlap(acc.start, acc.end, acc.space)?;
+        let group = next_uid();
+        self.list(group, std::slice::from_ref(&acc));
+        Ok(MapOp::Push { group, accs: vec![acc] })
     }
 
     /// `RemoveAccessorByAddress`: take the first listed accessor holding
     /// `addr` in a memory space sharing a bit with `space` off the list (a
     /// file with all its ranges; its object stays for later adds).
-    pub fn remove_listed(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t) -> Result<(), ocsd_err_t> {
-        let Some(j) = self.accessors.iter().position(|a| a.start <= addr && addr <= a.end && a.space & space != 0) else {
+    pub fn remove_listed(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t) -> Result<MapOp, ocsd_err_t> {
+        let Some(e) = self.entries.iter().find(|e| e.start <= addr && addr <= e.end && e.space & space != 0) else {
             return Err(OCSD_ERR_INVALID_PARAM_VAL);
         };
-        let g = self.meta[j].group;
-        let keep: Vec<bool> = self.meta.iter().map(|m| m.group != g).collect();
-        let mut k = keep.iter();
-        self.accessors.retain(|_| *k.next().expect("one per accessor"));
-        let mut k = keep.iter();
-        self.meta.retain(|_| *k.next().expect("one per accessor"));
-        self.files.forget_group(g);
-        self.epoch += 1;
-        self.curr = None;
-        self.invalidate_all();
-        self.mapping_changed();
-        Ok(())
+        let group = e.group;
+        self.entries.retain(|e| e.group != group);
+        self.files.forget_group(group);
+        Ok(MapOp::Remove { group })
     }
 
     /// The file accessor objects on the list, in its order: (path, memory
@@ -352,12 +416,12 @@ impl MemMapper {
     pub fn listed_files(&self) -> Vec<(String, ocsd_mem_space_acc_t, Vec<FileRange>)> {
         let mut seen: Vec<u64> = Vec::new();
         let mut out = Vec::new();
-        for m in &self.meta {
-            if seen.contains(&m.group) {
+        for e in &self.entries {
+            if seen.contains(&e.group) {
                 continue;
             }
-            seen.push(m.group);
-            if let Some(f) = self.files.map.values().find(|f| f.groups.contains(&m.group)) {
+            seen.push(e.group);
+            if let Some(f) = self.files.map.values().find(|f| f.groups.contains(&e.group)) {
                 out.push((f.path.clone(), f.space, f.ranges().copied().collect()));
             }
         }
@@ -366,12 +430,65 @@ impl MemMapper {
 
     /// OpenCSD's overlap test of a new accessor whose range is
     /// `[start, end]` in `space` against the listed ones.
-    fn listed_overlap(&self, start: ocsd_vaddr_t, end: ocsd_vaddr_t, space: ocsd_mem_space_acc_t) -> Result<(), ocsd_err_t> {
-        let holds = |a: &Accessor, x: ocsd_vaddr_t| a.start <= x && x <= a.end;
-        if self.accessors.iter().any(|a| (holds(a, start) || holds(a, end)) && a.space & space != 0) {
+    fn overlap(&self, start: ocsd_vaddr_t, end: ocsd_vaddr_t, space: ocsd_mem_space_acc_t) -> Result<(), ocsd_err_t> {
+        let holds = |e: &ListEntry, x: ocsd_vaddr_t| e.start <= x && x <= e.end;
+        if self.entries.iter().any(|e| (holds(e, start) || holds(e, end)) && e.space & space != 0) {
             return Err(OCSD_ERR_MEM_ACC_OVERLAP);
         }
         Ok(())
+    }
+
+    fn list(&mut self, group: u64, accs: &[Accessor]) {
+        self.entries.extend(accs.iter().map(|a| ListEntry { start: a.start, end: a.end, space: a.space, group }));
+    }
+
+    /// The path's object changed: its list entries take its new ranges
+    /// and space, in their places; the changes for the mapper.
+    fn refresh_file(&mut self, path: &str) -> Vec<MapOp> {
+        let Some(f) = self.files.get(path) else { return Vec::new() };
+        let mut ops = Vec::new();
+        for &g in &f.groups {
+            let Some(pos) = self.entries.iter().position(|e| e.group == g) else { continue };
+            let accs = f.accessors();
+            self.entries.retain(|e| e.group != g);
+            let new: Vec<ListEntry> = accs.iter().map(|a| ListEntry { start: a.start, end: a.end, space: a.space, group: g }).collect();
+            self.entries.splice(pos..pos, new);
+            ops.push(MapOp::Replace { group: g, accs });
+        }
+        ops
+    }
+}
+
+impl MemMapper {
+    /// Carry out a change [`AccList`] decided.
+    pub fn apply(&mut self, op: MapOp) {
+        match op {
+            MapOp::Push { group, accs } => self.push_group(group, accs),
+            MapOp::Replace { group, accs } => self.replace_group(group, accs),
+            MapOp::Remove { group } => self.remove_group(group),
+            MapOp::Caching { enable, page_size, num_pages } => {
+                // (checked when decided)
+                let _ = self.set_caching(enable, page_size, num_pages);
+            }
+        }
+    }
+
+    /// Carry out the changes queued from callbacks, if any.
+    #[inline]
+    pub fn apply_queued(&mut self) {
+        let ops = match &self.queue {
+            Some(q) if q.pending() => q.take(),
+            _ => return,
+        };
+        for op in ops {
+            self.apply(op);
+        }
+    }
+
+    /// Take changes queued in `q` (from a client's callbacks) at the next
+    /// read.
+    pub fn set_queue(&mut self, q: Option<Arc<MapQueue>>) {
+        self.queue = q;
     }
 
     /// List `accs` as one accessor (group `g`) after the others.
@@ -385,42 +502,33 @@ impl MemMapper {
         self.mapping_changed();
     }
 
-    /// The path's object changed: its list entries get its new ranges and
-    /// space, in their places.
-    fn refresh_file(&mut self, path: &str) {
-        let Some(f) = self.files.get(path) else { return };
-        let groups = f.groups.clone();
-        if groups.is_empty() {
-            return;
-        }
-        let accs = f.accessors();
+    /// Take group `g` off the list (OpenCSD drops its cached pages and its
+    /// current accessor).
+    fn remove_group(&mut self, g: u64) {
+        let keep: Vec<bool> = self.meta.iter().map(|m| m.group != g).collect();
+        let mut k = keep.iter();
+        self.accessors.retain(|_| *k.next().expect("one per accessor"));
+        let mut k = keep.iter();
+        self.meta.retain(|_| *k.next().expect("one per accessor"));
+        self.epoch += 1;
+        self.curr = None;
+        self.invalidate_all();
+        self.mapping_changed();
+    }
+
+    /// Group `g` takes `accs` as its ranges, in its place.
+    fn replace_group(&mut self, g: u64, accs: Vec<Accessor>) {
+        let Some(pos) = self.meta.iter().position(|m| m.group == g) else { return };
         let curr = self.curr.map(|c| (self.meta[c].group, self.meta[c].uid));
-        let old_accs = std::mem::take(&mut self.accessors);
-        let old_meta = std::mem::take(&mut self.meta);
-        let mut placed: Vec<u64> = Vec::new();
-        for (a, m) in old_accs.into_iter().zip(old_meta) {
-            if !groups.contains(&m.group) {
-                self.accessors.push(a);
-                self.meta.push(m);
-                continue;
-            }
-            if placed.contains(&m.group) {
-                continue;
-            }
-            placed.push(m.group);
-            for r in &accs {
-                let Source::File { path, data, offset } = &r.source else { continue };
-                self.accessors.push(Accessor { start: r.start, end: r.end, space: r.space, source: Source::File { path: path.clone(), data: data.clone(), offset: *offset } });
-                self.meta.push(AccMeta { uid: next_uid(), group: m.group, filter: ContextFilter::ANY });
-            }
-        }
-        self.curr = curr.and_then(|(g, uid)| {
-            if groups.contains(&g) {
-                self.meta.iter().position(|m| m.group == g)
-            } else {
-                self.meta.iter().position(|m| m.uid == uid)
-            }
-        });
+        let keep: Vec<bool> = self.meta.iter().map(|m| m.group != g).collect();
+        let mut k = keep.iter();
+        self.accessors.retain(|_| *k.next().expect("one per accessor"));
+        let mut k = keep.iter();
+        self.meta.retain(|_| *k.next().expect("one per accessor"));
+        let n = accs.len();
+        self.accessors.splice(pos..pos, accs);
+        self.meta.splice(pos..pos, (0..n).map(|_| AccMeta { uid: next_uid(), group: g, filter: ContextFilter::ANY }));
+        self.curr = curr.and_then(|(cg, uid)| if cg == g { (n > 0).then_some(pos) } else { self.meta.iter().position(|m| m.uid == uid) });
         self.epoch += 1;
         self.invalidate_all();
         self.new_callback_bytes_all();
@@ -529,18 +637,75 @@ mod tests {
         Accessor { start, end: start + len as u64 - 1, space, source: Source::Buffer { data: std::sync::Arc::new(vec![byte; len]) } }
     }
 
-    fn read_byte(m: &mut MemMapper, addr: u64) -> Option<u8> {
+    /// A mapper run by an accessor list, as the C API runs a tree's.
+    #[derive(Default)]
+    struct Map {
+        list: AccList,
+        m: MemMapper,
+    }
+
+    impl Map {
+        fn run(&mut self, (ops, r): (Vec<MapOp>, Result<(), ocsd_err_t>)) -> Result<(), ocsd_err_t> {
+            for op in ops {
+                self.m.apply(op);
+            }
+            r
+        }
+        fn add_listed(&mut self, acc: Accessor) -> Result<(), ocsd_err_t> {
+            let r = self.list.add_listed(acc).map(|op| (vec![op], Ok(()))).unwrap_or_else(|e| (Vec::new(), Err(e)));
+            self.run(r)
+        }
+        fn add_file_regions(&mut self, path: &str, regions: &[ocsd_file_mem_region_t], space: ocsd_mem_space_acc_t) -> Result<(), ocsd_err_t> {
+            let r = self.list.add_file_regions(path, regions, space);
+            self.run(r)
+        }
+        fn remove_listed(&mut self, addr: u64, space: ocsd_mem_space_acc_t) -> Result<(), ocsd_err_t> {
+            let r = self.list.remove_listed(addr, space).map(|op| (vec![op], Ok(()))).unwrap_or_else(|e| (Vec::new(), Err(e)));
+            self.run(r)
+        }
+        fn listed_files(&self) -> Vec<(String, ocsd_mem_space_acc_t, Vec<FileRange>)> {
+            self.list.listed_files()
+        }
+        fn accessors(&self) -> &[Accessor] {
+            self.m.accessors()
+        }
+        fn describe_each(&self) -> Vec<String> {
+            self.m.describe_each()
+        }
+    }
+
+    fn read_byte(m: &mut Map, addr: u64) -> Option<u8> {
         use crate::common::MemAccess;
         let mut b = [0u8; 2];
-        match m.read(addr, OCSD_MEM_SPACE_EL1N, 0, &mut b) {
+        match m.m.read(addr, OCSD_MEM_SPACE_EL1N, 0, &mut b) {
             Ok(2) => Some(b[0]),
             _ => None,
         }
     }
 
+    /// Changes queued from a callback wait for the mapper's next read, and
+    /// the epoch the decoders see moves as soon as one is queued.
+    #[test]
+    fn queued_changes_apply_at_the_next_read() {
+        use crate::common::MemAccess;
+        let mut m = Map::default();
+        let q = Arc::new(MapQueue::default());
+        m.m.set_queue(Some(q.clone()));
+        m.add_listed(buffer(0x1000, 0x100, 1, OCSD_MEM_SPACE_ANY)).unwrap();
+        assert_eq!(read_byte(&mut m, 0x2000), None);
+        let e0 = m.m.epoch();
+        q.push(m.list.add_listed(buffer(0x2000, 0x100, 2, OCSD_MEM_SPACE_ANY)).unwrap());
+        assert_ne!(m.m.epoch(), e0);
+        assert_eq!(m.m.accessors().len(), 1);
+        assert_eq!(read_byte(&mut m, 0x2000), Some(2));
+        q.push(m.list.remove_listed(0x1000, OCSD_MEM_SPACE_ANY).unwrap());
+        assert_eq!(read_byte(&mut m, 0x1000), None);
+        assert_eq!(m.m.accessors().len(), 1);
+    }
+
     #[test]
     fn listed_overlap_tests_only_the_new_ends() {
-        let mut m = MemMapper::new();
+        let mut m = Map::default();
         m.add_listed(buffer(0x1000, 0x100, 1, OCSD_MEM_SPACE_ANY)).unwrap();
         // encloses the first: taken; reads go to the first listed
         m.add_listed(buffer(0x800, 0x1000, 2, OCSD_MEM_SPACE_ANY)).unwrap();
@@ -558,7 +723,7 @@ mod tests {
     #[test]
     fn remove_takes_the_first_holding_the_address_and_a_file_keeps_its_object() {
         let (_t, p) = file_of(0x2000);
-        let mut m = MemMapper::new();
+        let mut m = Map::default();
         m.add_file_regions(&p, &[region(0x10000, 0, 0x100), region(0x40000, 0x1000, 0x100)], OCSD_MEM_SPACE_EL1N).unwrap();
         m.add_listed(buffer(0x1000, 0x100, 1, OCSD_MEM_SPACE_ANY)).unwrap();
         assert_eq!(m.accessors().len(), 3);
@@ -578,7 +743,7 @@ mod tests {
     #[test]
     fn a_failed_re_add_still_changes_the_listed_file() {
         let (_t, p) = file_of(0x2000);
-        let mut m = MemMapper::new();
+        let mut m = Map::default();
         m.add_file_regions(&p, &[region(0x10000, 0, 0x100)], OCSD_MEM_SPACE_EL1N).unwrap();
         assert_eq!(read_byte(&mut m, 0x10400), None);
         // same start: the object is found, takes the region (which stretches

@@ -8,6 +8,7 @@ use crate::abi::*;
 use crate::common::{ErrorLog, OcsdError};
 pub use crate::config::mem_space_from_str;
 use crate::config::{arch_profile, Protocol, ProtocolConfig};
+use crate::mem::ocsd_files::AccList;
 use crate::dcd_tree::DecodeTree;
 use super::plan::TreePlan;
 
@@ -71,6 +72,8 @@ pub fn create_tree_planned(
     .ok()?;
     let create_flags = add_flags | if packet_only { OCSD_CREATE_FLG_PACKET_PROC } else { OCSD_CREATE_FLG_FULL_DECODER };
     let mut created = 0;
+    // OpenCSD's accessor list: which dumps map, and how
+    let mut list = AccList::default();
 
     for (src, core) in snap.sources_of(buffer_name) {
         let Some(dev) = snap.device(&src) else {
@@ -128,7 +131,7 @@ pub fn create_tree_planned(
             if ok {
                 created += 1;
                 if let (false, false, Some(c)) = (packet_only, plan.skip_memory, core_dev) {
-                    map_dumps(snap, c, &mut tree);
+                    map_dumps(snap, c, &mut tree, &mut list);
                 }
             } else if core_dev.is_some() {
                 log_err(tree.logger_mut(), OCSD_ERR_TEST_SS_TO_DECODER, format!("Failed to create decoder for source {}.\n", src));
@@ -149,7 +152,7 @@ pub fn create_tree_planned(
     }
     // the files as mapped, one line per range: a client maps each file's
     // lines with one region call
-    for (path, space, ranges) in tree.mapper.listed_files() {
+    for (path, space, ranges) in list.listed_files() {
         for r in ranges {
             plan.add_mem(r.start, r.offset, (r.end.wrapping_sub(r.start) as usize).wrapping_add(1), space as u32, &path);
         }
@@ -161,15 +164,18 @@ pub fn create_tree_planned(
 /// first dump of a file makes its accessor, later ones add regions to it
 /// (a dump starting one of its ranges adds nothing); a failure is logged
 /// and the rest go on.
-fn map_dumps(snap: &Snapshot, core: &Device, tree: &mut DecodeTree) {
+fn map_dumps(snap: &Snapshot, core: &Device, tree: &mut DecodeTree, list: &mut AccList) {
     for d in &core.dumps {
         let path = snap.path_of(&d.path);
         let region = ocsd_file_mem_region_t { file_offset: d.offset, start_address: d.address, region_size: d.length };
-        let res = if tree.mapper.file_exists(&path) {
-            tree.mapper.update_file_regions(&path, &[region])
+        let (ops, res) = if list.file_exists(&path) {
+            list.update_file_regions(&path, &[region])
         } else {
-            tree.mapper.add_file_regions(&path, &[region], mem_space_from_str(&d.space))
+            list.add_file_regions(&path, &[region], mem_space_from_str(&d.space))
         };
+        for op in ops {
+            tree.mapper.apply(op);
+        }
         if let Err(e) = res {
             log_err(tree.logger_mut(), e, format!("Failed to create memory accessor for file {}.", path));
         }
