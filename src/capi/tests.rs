@@ -765,6 +765,10 @@ unsafe extern "C" fn collect_elem(ctx: *const c_void, idx: ocsd_trc_index_t, cha
 #[test]
 fn custom_decoder_through_c_api() {
     let _g = global();
+    // (a component takes the verbosity of when it is made: the decoder's
+    // info message below is logged)
+    ocsd_def_errlog_init(OCSD_ERR_SEV_INFO, 1);
+    ocsd_def_errlog_config_output(C_API_MSGLOGOUT_FLG_NONE, null());
     let mut fact = ocsd_extern_dcd_fact_t {
         createDecoder: Some(echo_create),
         destroyDecoder: Some(echo_destroy),
@@ -808,8 +812,6 @@ fn custom_decoder_through_c_api() {
     assert_eq!(ocsd_dt_get_decode_stats(h, 0x22, &mut p), OCSD_ERR_INVALID_PARAM_VAL);
     assert_eq!(ocsd_dt_set_pkt_protocol_printer(h, 0x22, 1), OCSD_ERR_INVALID_PARAM_VAL);
 
-    ocsd_def_errlog_init(OCSD_ERR_SEV_INFO, 1);
-    ocsd_def_errlog_config_output(C_API_MSGLOGOUT_FLG_NONE, null());
     assert_eq!(ocsd_def_errlog_set_strprint_cb(h, null_mut(), Some(str_cb)), OCSD_OK);
     STR_OUT.lock().unwrap().clear();
     let mut n = 0u32;
@@ -871,4 +873,36 @@ fn decode_stats_block_is_live() {
     assert_eq!(ocsd_dt_get_decode_stats(h, 0x10, &mut q), OCSD_OK);
     assert_eq!(p, q);
     ocsd_destroy_dcd_tree(h);
+}
+
+/// OpenCSD's components take the logger's verbosity when they are made:
+/// raising it afterwards does not bring out a decoder's warnings (a bad
+/// packet), while a decoder made after the change logs them.
+#[test]
+fn components_keep_the_verbosity_they_were_made_with() {
+    let _g = global();
+    assert_eq!(ocsd_def_errlog_init(OCSD_ERR_SEV_ERROR, 1), OCSD_OK);
+    assert_eq!(ocsd_def_errlog_config_output(C_API_MSGLOGOUT_FLG_NONE, null()), OCSD_OK);
+    // A-sync, trace info, then a reserved header: a bad packet, logged by
+    // the decoder at warning level
+    let mut data = ASYNC_AND_INFO.to_vec();
+    data.extend_from_slice(&[0x08, 0xf7]);
+    let run = |h: dcd_tree_handle_t| {
+        assert_eq!(ocsd_dt_set_gen_elem_outfn(h, Some(elem_cb), null()), OCSD_OK);
+        assert_eq!(ocsd_dt_add_buffer_mem_acc(h, 0x1000, OCSD_MEM_SPACE_ANY, [0u8; 8].as_ptr(), 8), OCSD_OK);
+        assert_eq!(ocsd_def_errlog_set_strprint_cb(h, null_mut(), Some(str_cb)), OCSD_OK);
+        STR_OUT.lock().unwrap().clear();
+        let mut n = 0u32;
+        ocsd_dt_process_data(h, OCSD_OP_DATA, 0, data.len() as u32, data.as_ptr(), &mut n);
+        let out = STR_OUT.lock().unwrap().clone();
+        ocsd_destroy_dcd_tree(h);
+        out
+    };
+    let before = single_etmv4_tree(OCSD_CREATE_FLG_FULL_DECODER);
+    assert_eq!(ocsd_def_errlog_init(OCSD_ERR_SEV_WARN, 0), OCSD_OK);
+    let after = single_etmv4_tree(OCSD_CREATE_FLG_FULL_DECODER);
+    let (quiet, told) = (run(before), run(after));
+    ocsd_def_errlog_init(OCSD_ERR_SEV_ERROR, 0);
+    assert_eq!(quiet, "");
+    assert!(told.starts_with("DCD_ETMV4 : 0x0019 (OCSD_ERR_BAD_DECODE_PKT)"), "{told}");
 }

@@ -185,6 +185,31 @@ impl ErrorLog for ComponentLog<'_> {
     }
 }
 
+/// The error log as a component attached at verbosity `max` sees it:
+/// OpenCSD's components take the logger's verbosity when they are attached
+/// to it (made) and drop what is above it from then on, whatever the
+/// logger's verbosity becomes (the logger then filters by its own).
+pub struct LevelLog<'a> {
+    pub inner: &'a mut dyn ErrorLog,
+    pub max: ocsd_err_severity_t,
+}
+
+impl ErrorLog for LevelLog<'_> {
+    fn log_error(&mut self, component: &str, err: &OcsdError) {
+        if err.sev <= self.max {
+            self.inner.log_error(component, err);
+        }
+    }
+    fn log_message(&mut self, component: &str, sev: ocsd_err_severity_t, msg: &str) {
+        if sev <= self.max {
+            self.inner.log_message(component, sev, msg);
+        }
+    }
+    fn verbosity(&self) -> ocsd_err_severity_t {
+        self.inner.verbosity().min(self.max)
+    }
+}
+
 /// A logger that drops everything.
 #[derive(Default)]
 pub struct NullLog;

@@ -12,6 +12,7 @@ use std::any::Any;
 
 use crate::abi::gen_elem::ocsd_generic_trace_elem;
 use crate::abi::*;
+use crate::common::error::LevelLog;
 use crate::common::{ErrorLog, GenElemSink, OcsdError};
 use crate::deformatter::{DeformatterOut, FrameDeformatter};
 use crate::mem::MemMapper;
@@ -61,6 +62,9 @@ pub struct DecodeTree {
     /// A memory access interface is attached (OpenCSD's C API creates its
     /// memory map with the first accessor added).
     pub mem_attached: bool,
+    /// Per slot, the logger's verbosity when its decoder was added: the
+    /// most its components log ([`LevelLog`]).
+    log_levels: [ocsd_err_severity_t; 128],
 }
 
 impl DecodeTree {
@@ -83,6 +87,7 @@ impl DecodeTree {
             pending_fatal: OCSD_RESP_CONT,
             interfaces_required: false,
             mem_attached: true,
+            log_levels: [OCSD_ERR_SEV_INFO; 128],
         };
         match src_type {
             OCSD_TRC_SRC_FRAME_FORMATTED => {
@@ -204,6 +209,7 @@ impl DecodeTree {
             return Err(OCSD_ERR_ATTACH_TOO_MANY);
         }
         dec.set_numbered_names(self.src_type == OCSD_TRC_SRC_FRAME_FORMATTED);
+        self.log_levels[slot] = self.logger.verbosity();
         self.stacks[slot] = Some(dec);
         self.live |= 1u128 << slot;
         Ok(cs_id)
@@ -313,7 +319,7 @@ impl DecodeTree {
             elem_out: !self.interfaces_required || self.elem_sink.is_some() || given.is_some(),
             mem: !self.interfaces_required || self.mem_attached,
         };
-        let DecodeTree { deformatter, stacks, live, id_filter, mapper, elem_sink, logger, dfmt_logger, raw_monitor, src_type, pending_fatal, .. } =
+        let DecodeTree { deformatter, stacks, live, id_filter, mapper, elem_sink, logger, dfmt_logger, raw_monitor, src_type, pending_fatal, log_levels, .. } =
             self;
         let mut discard = Discard;
         let sink: &mut dyn GenElemSink = match (given, elem_sink.as_deref_mut()) {
@@ -334,6 +340,7 @@ impl DecodeTree {
                     raw_monitor: raw_monitor.as_deref_mut(),
                     pending_fatal,
                     attached,
+                    log_levels,
                 };
                 d.data_in(op, index, data, &mut out)
             }
@@ -341,7 +348,8 @@ impl DecodeTree {
                 debug_assert_eq!(*src_type, OCSD_TRC_SRC_SINGLE);
                 match stacks[0].as_deref_mut() {
                     Some(stack) => {
-                        let mut env = StackEnv { elem_sink: Some(sink), mem: mapper, log: logger.as_mut(), attached };
+                        let mut log = LevelLog { inner: logger.as_mut(), max: log_levels[0] };
+                        let mut env = StackEnv { elem_sink: Some(sink), mem: mapper, log: &mut log, attached };
                         if op == OCSD_OP_DATA {
                             stack.data_in_tail(index, data, tail, &mut env)
                         } else {
@@ -388,6 +396,7 @@ struct TreeOut<'a> {
     raw_monitor: Option<&'a mut (dyn RawFrameMonitor + 'static)>,
     pending_fatal: &'a mut ocsd_datapath_resp_t,
     attached: Interfaces,
+    log_levels: &'a [ocsd_err_severity_t; 128],
 }
 
 impl TreeOut<'_> {
@@ -402,10 +411,11 @@ impl DeformatterOut for TreeOut<'_> {
     }
 
     fn id_data(&mut self, id: u8, index: ocsd_trc_index_t, data: &[u8], tail: &[u8]) -> (ocsd_datapath_resp_t, usize) {
-        let TreeOut { stacks, mapper, sink, logger, attached, .. } = self;
+        let TreeOut { stacks, mapper, sink, logger, attached, log_levels, .. } = self;
         match stacks.get_mut(id as usize).and_then(|s| s.as_deref_mut()) {
             Some(stack) => {
-                let mut env = StackEnv { elem_sink: Some(&mut **sink), mem: *mapper, log: *logger, attached: *attached };
+                let mut log = LevelLog { inner: *logger, max: log_levels[id as usize] };
+                let mut env = StackEnv { elem_sink: Some(&mut **sink), mem: *mapper, log: &mut log, attached: *attached };
                 stack.data_in_tail(index, data, tail, &mut env)
             }
             None => (OCSD_RESP_CONT, data.len()),
@@ -436,9 +446,10 @@ impl DeformatterOut for TreeOut<'_> {
             if !self.passes_filter(id) {
                 continue;
             }
-            let TreeOut { stacks, mapper, sink, logger, attached, .. } = self;
+            let TreeOut { stacks, mapper, sink, logger, attached, log_levels, .. } = self;
             if let Some(stack) = stacks[id as usize].as_deref_mut() {
-                let mut env = StackEnv { elem_sink: Some(&mut **sink), mem: *mapper, log: *logger, attached: *attached };
+                let mut log = LevelLog { inner: *logger, max: log_levels[id as usize] };
+                let mut env = StackEnv { elem_sink: Some(&mut **sink), mem: *mapper, log: &mut log, attached: *attached };
                 let (r, _) = stack.data_in(op, index, &[], &mut env);
                 if resp_is_fatal(r) {
                     fatal = fatal.max(r);
