@@ -195,7 +195,7 @@ pub extern "C" fn ocsd_create_dcd_tree(src_type: ocsd_dcd_tree_src_t, deformatte
             Ok(mut tree) => {
                 // OpenCSD's tree creation reads OPENCSD_ERR_ON_AA64_BAD_OPCODE
                 // into its shared instruction decoder
-                if std::env::var_os("OPENCSD_ERR_ON_AA64_BAD_OPCODE").is_some() {
+                if std::env::var_os(crate::instr::ENV_AA64_BAD_OPCODE).is_some() {
                     crate::instr::AA64_BAD_OPCODE_ERR.store(true, Ordering::Relaxed);
                 }
                 // as OpenCSD's: decoders run once the client has attached an
@@ -724,8 +724,13 @@ fn with_result((ops, r): (Vec<MapOp>, Result<(), ocsd_err_t>)) -> (Vec<MapOp>, o
     (ops, r.err().unwrap_or(OCSD_OK))
 }
 
-fn add_acc(handle: dcd_tree_handle_t, acc: Accessor) -> ocsd_err_t {
-    change_mem(handle, true, |l| one(l.add_listed(acc)))
+/// Map a client read callback (None: the client gave none) over
+/// `[start, end]` in `space`.
+fn add_callback(handle: dcd_tree_handle_t, start: ocsd_vaddr_t, end: ocsd_vaddr_t, space: ocsd_mem_space_acc_t, read: Option<crate::mem::ReadFn>) -> ocsd_err_t {
+    change_mem(handle, true, |l| match read {
+        Some(read) => one(l.add_listed(Accessor { start, end, space, source: Source::Callback { read } })),
+        None => (Vec::new(), OCSD_ERR_INVALID_PARAM_VAL),
+    })
 }
 
 /// Map a whole binary file at `address`.
@@ -812,9 +817,7 @@ pub extern "C" fn ocsd_dt_add_callback_mem_acc(
     p_context: *const c_void,
 ) -> ocsd_err_t {
     ffi_guard!(OCSD_ERR_FAIL, {
-        let Some(f) = p_cb_func else { return change_mem(handle, true, |_| (Vec::new(), OCSD_ERR_INVALID_PARAM_VAL)) };
-        let read = mem_acc_cb(f, Ctx(p_context));
-        add_acc(handle, Accessor { start: st_address, end: en_address, space: mem_space, source: Source::Callback { read } })
+        add_callback(handle, st_address, en_address, mem_space, p_cb_func.map(|f| mem_acc_cb(f, Ctx(p_context))))
     })
 }
 
@@ -830,9 +833,7 @@ pub extern "C" fn ocsd_dt_add_callback_trcid_mem_acc(
     p_context: *const c_void,
 ) -> ocsd_err_t {
     ffi_guard!(OCSD_ERR_FAIL, {
-        let Some(f) = p_cb_func else { return change_mem(handle, true, |_| (Vec::new(), OCSD_ERR_INVALID_PARAM_VAL)) };
-        let read = mem_acc_id_cb(f, Ctx(p_context));
-        add_acc(handle, Accessor { start: st_address, end: en_address, space: mem_space, source: Source::Callback { read } })
+        add_callback(handle, st_address, en_address, mem_space, p_cb_func.map(|f| mem_acc_id_cb(f, Ctx(p_context))))
     })
 }
 

@@ -38,7 +38,6 @@ const SUPPORTED_OP_FLAGS: u32 = OCSD_OPFLG_PKTDEC_COMMON
     | ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK;
 
 const ENV_RANGE_LIMIT: &str = "OPENCSD_INSTR_RANGE_LIMIT";
-const ENV_AA64_BAD_OPCODE: &str = "OPENCSD_ERR_ON_AA64_BAD_OPCODE";
 
 /// Decoder state (`m_curr_state`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -311,7 +310,7 @@ impl EtmV4IPktDecoder {
     /// A decoder for `cfg`; `inst_id` numbers it in logs (`DCD_ETMV4_0016`).
     pub fn new(inst_id: i32, cfg: EtmV4Config) -> Self {
         let range_limit = std::env::var(ENV_RANGE_LIMIT).map(|v| atoi_u32(&v)).unwrap_or(0);
-        let env_aa64_bad_opcode = std::env::var_os(ENV_AA64_BAD_OPCODE).is_some();
+        let env_aa64_bad_opcode = std::env::var_os(crate::instr::ENV_AA64_BAD_OPCODE).is_some();
         Self::with_env(inst_id, cfg, range_limit, env_aa64_bad_opcode)
     }
 

@@ -47,8 +47,11 @@ pub fn decode_instruction(info: &mut ocsd_instr_info) -> ocsd_err_t {
 /// tree: once a decoder has been created with
 /// `ETM4_OPFLG_PKTDEC_AA64_OPCODE_CHK` (or a tree created with
 /// `OPENCSD_ERR_ON_AA64_BAD_OPCODE` set), every A64 decode in the process
-/// checks for bad opcodes. The C API and the snapshot reader set this;
-/// decoders take it as their own flag.
+/// checks for bad opcodes. The C API sets this; ETMv4/ETE decoders take
+/// it as their own flag.
+/// The environment variable that turns the A64 bad-opcode check on.
+pub const ENV_AA64_BAD_OPCODE: &str = "OPENCSD_ERR_ON_AA64_BAD_OPCODE";
+
 pub static AA64_BAD_OPCODE_ERR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Decode the instruction in `info.opcode` (at `info.instr_addr`, in ISA

@@ -15,7 +15,6 @@ pub mod file;
 pub mod ocsd_files;
 
 use std::fmt::Write as _;
-use std::path::Path;
 use std::sync::Arc;
 
 use crate::abi::*;
@@ -630,21 +629,17 @@ impl MemMapper {
         if self.accessors.iter().zip(&self.meta).any(|(a, m)| a.overlaps(&acc) && !m.filter.disjoint(&filter)) {
             return Err(OCSD_ERR_MEM_ACC_OVERLAP);
         }
-        let uid = next_uid();
-        let group = match &acc.source {
+        // the regions of one file are one accessor, as in OpenCSD
+        let same_file = match &acc.source {
             Source::File { path, .. } => self
                 .accessors
                 .iter()
                 .zip(&self.meta)
                 .find(|(a, _)| matches!(&a.source, Source::File { path: p, .. } if p == path))
-                .map(|(_, m)| m.group)
-                .unwrap_or(uid),
-            _ => uid,
+                .map(|(_, m)| m.group),
+            _ => None,
         };
-        self.accessors.push(acc);
-        self.meta.push(AccMeta { uid, group, filter });
-        self.new_callback_bytes_all();
-        self.mapping_changed();
+        self.push_group(same_file.unwrap_or_else(next_uid), vec![acc], filter);
         Ok(())
     }
 
@@ -931,33 +926,6 @@ impl MemMapper {
                 _ => None,
             })
             .collect()
-    }
-
-    /// A file accessor for `path` mapped at `address`: the whole file, or
-    /// `size` bytes from `offset` when given.
-    pub fn file_accessor(
-        path: &str,
-        address: ocsd_vaddr_t,
-        offset: usize,
-        size: Option<usize>,
-        space: ocsd_mem_space_acc_t,
-    ) -> Result<Accessor, ocsd_err_t> {
-        // read on demand, as OpenCSD reads its open file
-        let data = FileBytes::open(Path::new(path))?;
-        if offset >= data.len() {
-            return Err(OCSD_ERR_MEM_ACC_RANGE_INVALID);
-        }
-        // a whole file is mapped up to an even size, as OpenCSD does
-        let len = size.unwrap_or((data.len() - offset) & !1).min(data.len() - offset);
-        if len == 0 {
-            return Err(OCSD_ERR_MEM_ACC_RANGE_INVALID);
-        }
-        Ok(Accessor {
-            start: address,
-            end: address.wrapping_add(len as u64 - 1),
-            space,
-            source: Source::File { path: path.to_string(), data, offset },
-        })
     }
 }
 

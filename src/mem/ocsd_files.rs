@@ -18,9 +18,11 @@
 //! - the object outlives its removal from the mapper (the tree keeps it):
 //!   a later add of the path finds it, with its ranges.
 //!
-//! [`OcsdFile`] is that object's state; the mapper holds the files of one
-//! tree (OpenCSD's registry is process-wide, which only matters to two
-//! trees mapping one file at once).
+//! [`OcsdFile`] is that object's state. [`AccList`] holds the files of one
+//! tree with OpenCSD's accessor list and decides each change by those
+//! rules, as [`MapOp`]s that a [`MemMapper`] carries out (OpenCSD's
+//! registry is process-wide, which only matters to two trees mapping one
+//! file at once).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -53,7 +55,6 @@ pub fn range_valid(start: ocsd_vaddr_t, end: ocsd_vaddr_t) -> bool {
 }
 
 /// The state of one of OpenCSD's file accessor objects.
-#[derive(Clone)]
 pub struct OcsdFile {
     path: String,
     data: FileBytes,
@@ -162,7 +163,7 @@ impl OcsdFile {
 }
 
 /// The file accessor objects of one tree, by path.
-#[derive(Default, Clone)]
+#[derive(Default)]
 pub struct OcsdFiles {
     map: HashMap<String, OcsdFile>,
 }
@@ -217,11 +218,6 @@ impl OcsdFiles {
         Ok(created)
     }
 
-    /// Whether the object of `path` passes `validateRange`.
-    pub fn valid(&self, path: &str) -> bool {
-        self.map.get(path).is_some_and(|f| f.valid())
-    }
-
     /// Drop the hold of a failed add (`DestroyAccessor`): the object goes
     /// when nothing holds it.
     pub fn release(&mut self, path: &str) {
@@ -258,9 +254,6 @@ impl OcsdFiles {
         }
     }
 
-    pub fn clear(&mut self) {
-        self.map.clear();
-    }
 }
 
 /// A change to a mapper's accessors, as [`AccList`] decides it.
@@ -319,13 +312,18 @@ struct ListEntry {
     group: u64,
 }
 
+/// The list entries of accessors `accs` listed as group `group`.
+fn entries_of(group: u64, accs: &[Accessor]) -> impl Iterator<Item = ListEntry> + '_ {
+    accs.iter().map(move |a| ListEntry { start: a.start, end: a.end, space: a.space, group })
+}
+
 /// OpenCSD's accessor list as its C API and snapshot reader change it: the
 /// decisions (which call succeeds, with which error, what gets mapped), as
 /// [`MapOp`]s for a [`MemMapper`] to carry out. It is kept apart from the
 /// mapper so that a client's callback may change the map while the mapper
 /// is at work. (The Rust API's [`MemMapper::add`] keeps its stricter
 /// overlap rule.)
-#[derive(Default, Clone)]
+#[derive(Default)]
 pub struct AccList {
     files: OcsdFiles,
     entries: Vec<ListEntry>,
@@ -439,7 +437,7 @@ impl AccList {
     }
 
     fn list(&mut self, group: u64, accs: &[Accessor]) {
-        self.entries.extend(accs.iter().map(|a| ListEntry { start: a.start, end: a.end, space: a.space, group }));
+        self.entries.extend(entries_of(group, accs));
     }
 
     /// The path's object changed: its list entries take its new ranges
@@ -451,7 +449,7 @@ impl AccList {
             let Some(pos) = self.entries.iter().position(|e| e.group == g) else { continue };
             let accs = f.accessors();
             self.entries.retain(|e| e.group != g);
-            let new: Vec<ListEntry> = accs.iter().map(|a| ListEntry { start: a.start, end: a.end, space: a.space, group: g }).collect();
+            let new: Vec<ListEntry> = entries_of(g, &accs).collect();
             self.entries.splice(pos..pos, new);
             ops.push(MapOp::Replace { group: g, accs });
         }
@@ -463,7 +461,7 @@ impl MemMapper {
     /// Carry out a change [`AccList`] decided.
     pub fn apply(&mut self, op: MapOp) {
         match op {
-            MapOp::Push { group, accs } => self.push_group(group, accs),
+            MapOp::Push { group, accs } => self.push_group(group, accs, ContextFilter::ANY),
             MapOp::Replace { group, accs } => self.replace_group(group, accs),
             MapOp::Remove { group } => self.remove_group(group),
             MapOp::Caching { enable, page_size, num_pages } => {
@@ -491,25 +489,31 @@ impl MemMapper {
         self.queue = q;
     }
 
-    /// List `accs` as one accessor (group `g`) after the others.
-    fn push_group(&mut self, g: u64, accs: Vec<Accessor>) {
+    /// List `accs` as one accessor (group `g`, serving the contexts
+    /// `filter` selects) after the others.
+    pub(super) fn push_group(&mut self, g: u64, accs: Vec<Accessor>, filter: ContextFilter) {
         self.epoch += 1;
         for a in accs {
             self.accessors.push(a);
-            self.meta.push(AccMeta { uid: next_uid(), group: g, filter: ContextFilter::ANY });
+            self.meta.push(AccMeta { uid: next_uid(), group: g, filter });
         }
         self.new_callback_bytes_all();
         self.mapping_changed();
     }
 
-    /// Take group `g` off the list (OpenCSD drops its cached pages and its
-    /// current accessor).
-    fn remove_group(&mut self, g: u64) {
+    /// Drop the accessors of group `g` from the list (nothing else).
+    fn drop_group(&mut self, g: u64) {
         let keep: Vec<bool> = self.meta.iter().map(|m| m.group != g).collect();
         let mut k = keep.iter();
         self.accessors.retain(|_| *k.next().expect("one per accessor"));
         let mut k = keep.iter();
         self.meta.retain(|_| *k.next().expect("one per accessor"));
+    }
+
+    /// Take group `g` off the list (OpenCSD drops its cached pages and its
+    /// current accessor).
+    fn remove_group(&mut self, g: u64) {
+        self.drop_group(g);
         self.epoch += 1;
         self.curr = None;
         self.invalidate_all();
@@ -520,11 +524,7 @@ impl MemMapper {
     fn replace_group(&mut self, g: u64, accs: Vec<Accessor>) {
         let Some(pos) = self.meta.iter().position(|m| m.group == g) else { return };
         let curr = self.curr.map(|c| (self.meta[c].group, self.meta[c].uid));
-        let keep: Vec<bool> = self.meta.iter().map(|m| m.group != g).collect();
-        let mut k = keep.iter();
-        self.accessors.retain(|_| *k.next().expect("one per accessor"));
-        let mut k = keep.iter();
-        self.meta.retain(|_| *k.next().expect("one per accessor"));
+        self.drop_group(g);
         let n = accs.len();
         self.accessors.splice(pos..pos, accs);
         self.meta.splice(pos..pos, (0..n).map(|_| AccMeta { uid: next_uid(), group: g, filter: ContextFilter::ANY }));
@@ -573,7 +573,7 @@ mod tests {
         let mut f = OcsdFiles::default();
         assert!(matches!(f.create(&p, &[region(0x1000, 0, 0)], OCSD_MEM_SPACE_ANY), Ok(Created::New)));
         assert_eq!(ranges(&f, &p), vec![(0x1000, 0x10ff, 0)]);
-        assert!(f.valid(&p));
+        assert!(f.get(&p).unwrap().valid());
     }
 
     #[test]
@@ -629,7 +629,7 @@ mod tests {
         let mut f = OcsdFiles::default();
         f.create(&p, &[region(0x1000, 0x10, 0)], 0).ok().unwrap();
         assert_eq!(ranges(&f, &p), vec![(0x1000, 0xfff, 0x10)]);
-        assert!(!f.valid(&p));
+        assert!(!f.get(&p).unwrap().valid());
         assert_eq!(f.get(&p).unwrap().probe(), (0, 0));
     }
 
