@@ -906,3 +906,32 @@ fn components_keep_the_verbosity_they_were_made_with() {
     assert_eq!(quiet, "");
     assert!(told.starts_with("DCD_ETMV4 : 0x0019 (OCSD_ERR_BAD_DECODE_PKT)"), "{told}");
 }
+
+/// The frame deformatter, like every component, takes the logger's
+/// verbosity when the tree attaches it (at the tree's creation): a tree
+/// made while the verbosity is NONE does not log a bad block size after
+/// the verbosity is raised; one made at ERROR does.
+#[test]
+fn deformatter_keeps_the_verbosity_of_its_tree_creation() {
+    let _g = global();
+    assert_eq!(ocsd_def_errlog_init(OCSD_ERR_SEV_NONE, 1), OCSD_OK);
+    assert_eq!(ocsd_def_errlog_config_output(C_API_MSGLOGOUT_FLG_NONE, null()), OCSD_OK);
+    let run = |h: dcd_tree_handle_t| {
+        assert_ne!(h, C_API_INVALID_TREE_HANDLE);
+        assert_eq!(ocsd_def_errlog_set_strprint_cb(h, null_mut(), Some(str_cb)), OCSD_OK);
+        STR_OUT.lock().unwrap().clear();
+        let mut n = 0u32;
+        // not a whole number of 16-byte frames
+        let data = [0u8; 3];
+        assert_eq!(ocsd_dt_process_data(h, OCSD_OP_DATA, 0, 3, data.as_ptr(), &mut n), OCSD_RESP_FATAL_INVALID_DATA);
+        let out = STR_OUT.lock().unwrap().clone();
+        ocsd_destroy_dcd_tree(h);
+        out
+    };
+    let quiet = ocsd_create_dcd_tree(OCSD_TRC_SRC_FRAME_FORMATTED, OCSD_DFRMTR_FRAME_MEM_ALIGN);
+    assert_eq!(ocsd_def_errlog_init(OCSD_ERR_SEV_ERROR, 0), OCSD_OK);
+    let told = ocsd_create_dcd_tree(OCSD_TRC_SRC_FRAME_FORMATTED, OCSD_DFRMTR_FRAME_MEM_ALIGN);
+    let (quiet, told) = (run(quiet), run(told));
+    assert_eq!(quiet, "");
+    assert!(told.contains("Input block incorrect size, must be 16 byte multiple"), "{told}");
+}

@@ -92,6 +92,9 @@ impl DecodeTree {
         match src_type {
             OCSD_TRC_SRC_FRAME_FORMATTED => {
                 let mut d = FrameDeformatter::new();
+                // (the logger is attached, and its verbosity taken, before
+                // the configuration is checked)
+                d.set_log_level(tree.logger.verbosity());
                 let err = d.configure(deformatter_flags, tree.logger.as_mut());
                 if err != OCSD_OK {
                     return Err(err);
@@ -143,6 +146,9 @@ impl DecodeTree {
     /// the deformatter's errors never reach the lister's log, nor its "last
     /// error". The lister reproduces that with this call.
     pub fn set_deformatter_logger(&mut self, logger: Option<Box<dyn ErrorLog>>) {
+        if let Some(d) = self.deformatter.as_mut() {
+            d.set_log_level(logger.as_ref().unwrap_or(&self.logger).verbosity());
+        }
         self.dfmt_logger = logger;
     }
 

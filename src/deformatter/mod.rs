@@ -102,6 +102,8 @@ pub struct FrameDeformatter {
     /// Byte image of OpenCSD's unpacked-frame array (see [`OUT_CHAN_SIZE`]).
     out_mem: [u8; OUT_CHAN_SIZE * OUT_CHAN_NUM],
     pub stats: ocsd_demux_stats_t,
+    /// The most severe level it logs (see [`FrameDeformatter::set_log_level`]).
+    log_max: ocsd_err_severity_t,
 }
 
 impl Default for FrameDeformatter {
@@ -131,6 +133,7 @@ impl FrameDeformatter {
             raw_chan_enabled: [true; 128],
             out_mem: [0; OUT_CHAN_SIZE * OUT_CHAN_NUM],
             stats: ocsd_demux_stats_t::default(),
+            log_max: OCSD_ERR_SEV_INFO,
         };
         d.reset_state();
         d
@@ -140,19 +143,35 @@ impl FrameDeformatter {
         self.cfg_flags
     }
 
+    /// Log nothing less severe than `max` from now on: OpenCSD's frame
+    /// deformatter takes its logger's verbosity once, when the decode tree
+    /// attaches the logger to it (at the tree's creation), as every
+    /// component does.
+    pub fn set_log_level(&mut self, max: ocsd_err_severity_t) {
+        self.log_max = max;
+    }
+
+    fn log_error(&self, log: &mut dyn ErrorLog, e: &OcsdError) {
+        if e.sev <= self.log_max {
+            log.log_error(COMPONENT, e);
+        }
+    }
+
     /// Set the input format (`OCSD_DFRMTR_*` flags).
     pub fn configure(&mut self, flags: u32, log: &mut dyn ErrorLog) -> ocsd_err_t {
-        let msg = if flags & !OCSD_DFRMTR_VALID_MASK != 0 {
-            Some("Unknown Config Flags")
+        // OpenCSD makes each check in turn, a later failure's message
+        // replacing an earlier one's: the last failing check names it
+        let msg = if flags & (OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS) != 0 && flags & OCSD_DFRMTR_FRAME_MEM_ALIGN != 0 {
+            Some("Invalid Config Flag Combination Set")
         } else if flags & OCSD_DFRMTR_VALID_MASK == 0 {
             Some("No Config Flags Set")
-        } else if flags & (OCSD_DFRMTR_HAS_FSYNCS | OCSD_DFRMTR_HAS_HSYNCS) != 0 && flags & OCSD_DFRMTR_FRAME_MEM_ALIGN != 0 {
-            Some("Invalid Config Flag Combination Set")
+        } else if flags & !OCSD_DFRMTR_VALID_MASK != 0 {
+            Some("Unknown Config Flags")
         } else {
             None
         };
         if let Some(m) = msg {
-            log.log_error(COMPONENT, &OcsdError::with_msg(OCSD_ERR_SEV_ERROR, OCSD_ERR_INVALID_PARAM_VAL, m));
+            self.log_error(log, &OcsdError::with_msg(OCSD_ERR_SEV_ERROR, OCSD_ERR_INVALID_PARAM_VAL, m));
             return OCSD_ERR_INVALID_PARAM_VAL;
         }
         self.cfg_flags = flags;
@@ -286,7 +305,7 @@ impl FrameDeformatter {
             Ok(())
         })();
         if let Err(e) = result {
-            out.logger().log_error(COMPONENT, &e);
+            self.log_error(out.logger(), &e);
             self.collate(OCSD_RESP_FATAL_INVALID_DATA);
         }
         self.first_data = true;
@@ -861,6 +880,25 @@ mod tests {
         for len in [2usize, 4, 6, 18, 34] {
             let junk: Vec<u8> = (0..len).map(|i| (i * 37 + 0x7F) as u8).collect();
             let _ = d.data_in(OCSD_OP_DATA, 0, &junk, &mut cap);
+        }
+    }
+
+    #[test]
+    fn a_bad_configuration_is_named_by_its_last_failing_check() {
+        let unknown = 0x8000_0000u32;
+        assert_eq!(unknown & OCSD_DFRMTR_VALID_MASK, 0);
+        for (flags, msg) in [
+            (unknown | OCSD_DFRMTR_FRAME_MEM_ALIGN, "Unknown Config Flags"),
+            (unknown, "No Config Flags Set"),
+            (0, "No Config Flags Set"),
+            (unknown | OCSD_DFRMTR_FRAME_MEM_ALIGN | OCSD_DFRMTR_HAS_FSYNCS, "Invalid Config Flag Combination Set"),
+            (OCSD_DFRMTR_FRAME_MEM_ALIGN | OCSD_DFRMTR_HAS_HSYNCS, "Invalid Config Flag Combination Set"),
+        ] {
+            let mut d = FrameDeformatter::new();
+            let mut log = TestLog::default();
+            assert_eq!(d.configure(flags, &mut log), OCSD_ERR_INVALID_PARAM_VAL, "{flags:#x}");
+            assert_eq!(log.0.len(), 1);
+            assert!(log.0[0].ends_with(msg), "{flags:#x}: {}", log.0[0]);
         }
     }
 
