@@ -206,8 +206,8 @@ impl FrameDeformatter {
         self.frame_n = 0;
         self.idx_sof = OCSD_BAD_TRC_INDEX;
         self.fsync_start_eob = false;
-        self.n_chunks = 0;
-        self.chunks_done = 0;
+        // (the unpacked frame's output state stays, as OpenCSD's reset
+        // leaves it: a FLUSH after a RESET sends what a WAIT left of it)
     }
 
     fn collate(&mut self, r: ocsd_datapath_resp_t) {
@@ -865,6 +865,31 @@ mod tests {
         let all: Vec<u8> = cap.got.iter().flat_map(|g| g.2.clone()).collect();
         assert_eq!(all.len(), 14);
         assert_eq!(cap.got[1].1, 5);
+    }
+
+    /// OpenCSD's RESET does not clear the unpacked frame's output state: a
+    /// FLUSH after it sends what a WAIT left of the frame (to the decoders
+    /// just reset), while DATA unpacks a new frame over it.
+    #[test]
+    fn flush_after_reset_sends_what_a_wait_left() {
+        let mut d = FrameDeformatter::new();
+        let mut cap = Capture { wait_after: Some(5), ..Default::default() };
+        d.configure(OCSD_DFRMTR_FRAME_MEM_ALIGN, &mut NullLog);
+        assert_eq!(d.data_in(OCSD_OP_DATA, 0, &A55_FRAME, &mut cap), (OCSD_RESP_WAIT, 16));
+        assert_eq!(d.data_in(OCSD_OP_RESET, 0, &[], &mut cap).0, OCSD_RESP_CONT);
+        assert_eq!(d.data_in(OCSD_OP_FLUSH, 0, &[], &mut cap).0, OCSD_RESP_CONT);
+        assert_eq!(cap.ops, [OCSD_OP_RESET, OCSD_OP_FLUSH]);
+        assert_eq!(cap.got.len(), 2);
+        assert_eq!((cap.got[1].1, cap.got[1].2.len()), (5, 9));
+        // a RESET then DATA: the new frame only
+        let mut d = FrameDeformatter::new();
+        let mut cap = Capture { wait_after: Some(5), ..Default::default() };
+        d.configure(OCSD_DFRMTR_FRAME_MEM_ALIGN, &mut NullLog);
+        assert_eq!(d.data_in(OCSD_OP_DATA, 0, &A55_FRAME, &mut cap), (OCSD_RESP_WAIT, 16));
+        assert_eq!(d.data_in(OCSD_OP_RESET, 0, &[], &mut cap).0, OCSD_RESP_CONT);
+        assert_eq!(d.data_in(OCSD_OP_DATA, 100, &A55_FRAME, &mut cap), (OCSD_RESP_CONT, 16));
+        assert_eq!(cap.got.len(), 2);
+        assert_eq!((cap.got[1].1, cap.got[1].2.len()), (100, 14));
     }
 
     #[test]
