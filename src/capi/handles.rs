@@ -64,6 +64,10 @@ impl TreeHandle {
     pub fn new(id: usize, mut tree: DecodeTree, ctl: Arc<HandleCtl>) -> Self {
         // changes to the memory map asked for from callbacks wait there
         tree.mapper.set_queue(Some(ctl.map_queue.clone()));
+        // file accessor objects are process-wide, as OpenCSD's: the changes
+        // other trees make to the files this one lists come through its
+        // queue too
+        ctl.mem().list = AccList::process_wide(Arc::downgrade(&ctl.map_queue));
         TreeHandle { id, tree, ctl, has_raw_printer: false, stats: Box::new([ocsd_decode_stats_t::default(); 128]), stats_handed_out: 0 }
     }
 }

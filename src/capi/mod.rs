@@ -704,6 +704,9 @@ fn change_mem(handle: dcd_tree_handle_t, create: bool, decide: impl FnOnce(&mut 
             t.tree.mapper.set_warn(Some(Arc::new(|err, msg: &str| logger::log_error(logger::GEN_INFO, &OcsdError::with_msg(OCSD_ERR_SEV_WARN, err, msg)))));
         }
         let (ops, res) = decide(&mut m.list);
+        // (after the changes queued before, e.g. by other trees sharing a
+        // file)
+        t.tree.mapper.apply_queued();
         for op in ops {
             t.tree.mapper.apply(op);
         }
@@ -853,6 +856,7 @@ pub extern "C" fn ocsd_tl_log_mapped_mem_ranges(handle: dcd_tree_handle_t) {
             if !t.ctl.mem().has_mapper {
                 return;
             }
+            t.tree.mapper.apply_queued();
             logger::log_message(logger::GEN_INFO, OCSD_ERR_SEV_INFO, "Mapped Memory Accessors\n");
             for mut s in t.tree.mapper.describe_each() {
                 s.push('\n');

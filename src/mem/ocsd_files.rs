@@ -18,17 +18,21 @@
 //! - the object outlives its removal from the mapper (the tree keeps it):
 //!   a later add of the path finds it, with its ranges.
 //!
-//! [`OcsdFile`] is that object's state. [`AccList`] holds the files of one
-//! tree with OpenCSD's accessor list and decides each change by those
-//! rules, as [`MapOp`]s that a [`MemMapper`] carries out (OpenCSD's
-//! registry is process-wide, which only matters to two trees mapping one
-//! file at once).
+//! [`OcsdFile`] is that object's state. [`AccList`] holds OpenCSD's
+//! accessor list of one tree and decides each change by those rules, as
+//! [`MapOp`]s that a [`MemMapper`] carries out. The objects live in a
+//! registry ([`OcsdFiles`]): the C API's trees share the process-wide one,
+//! as OpenCSD's do (a file mapped by one tree is found by the others, at
+//! the same place only, and a change one tree makes to it reaches every
+//! tree mapping it); the snapshot reader's tree has its own.
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use once_cell::sync::Lazy;
 
 use super::{next_uid, AccMeta, Accessor, ContextFilter, FileBytes, MemMapper, Source};
 use crate::abi::*;
@@ -64,10 +68,8 @@ pub struct OcsdFile {
     regions: Vec<FileRange>,
     space: ocsd_mem_space_acc_t,
     /// Adds that hold the object (successful ones, and one while an add
-    /// runs).
+    /// runs), in every tree of the registry.
     refs: u32,
-    /// The mapper groups (list entries) that are this file.
-    pub(super) groups: Vec<u64>,
 }
 
 impl OcsdFile {
@@ -77,7 +79,7 @@ impl OcsdFile {
     fn open(path: &str, start: ocsd_vaddr_t, offset: usize, size: usize) -> Result<OcsdFile, ocsd_err_t> {
         let data = FileBytes::open(Path::new(path)).map_err(|_| OCSD_ERR_NOT_INIT)?;
         let file_size = data.len() & !1;
-        let mut f = OcsdFile { path: path.to_string(), data, size: file_size, base: None, regions: Vec::new(), space: OCSD_MEM_SPACE_ANY, refs: 0, groups: Vec::new() };
+        let mut f = OcsdFile { path: path.to_string(), data, size: file_size, base: None, regions: Vec::new(), space: OCSD_MEM_SPACE_ANY, refs: 0 };
         let ok = if offset == 0 && size == 0 {
             f.add_offset_range(start, file_size, 0)
         } else {
@@ -162,10 +164,100 @@ impl OcsdFile {
     }
 }
 
-/// The file accessor objects of one tree, by path.
+/// A file accessor object in a registry, with the lists it is on.
+struct Entry {
+    file: OcsdFile,
+    /// Moves whenever the object's ranges or memory space change.
+    version: u64,
+    listings: Vec<Listing>,
+}
+
+/// One owner's ([`OcsdFiles`]) listings of an object: the mapper groups
+/// that are the file, and where that owner's mapper takes changes made
+/// by other owners.
+struct Listing {
+    owner: u64,
+    queue: Option<Weak<MapQueue>>,
+    groups: Vec<u64>,
+}
+
+/// File accessor objects by path.
 #[derive(Default)]
+struct Registry {
+    map: FileMap,
+}
+
+/// Entries by their file's path: a plain vector (few files; and no hash
+/// table internals in the process-wide registry for leak checkers to take
+/// for a lost block at exit).
+#[derive(Default)]
+struct FileMap(Vec<Entry>);
+
+impl FileMap {
+    fn get(&self, path: &str) -> Option<&Entry> {
+        self.0.iter().find(|e| e.file.path == path)
+    }
+    fn get_mut(&mut self, path: &str) -> Option<&mut Entry> {
+        self.0.iter_mut().find(|e| e.file.path == path)
+    }
+    fn contains_key(&self, path: &str) -> bool {
+        self.get(path).is_some()
+    }
+    fn insert(&mut self, e: Entry) {
+        self.0.push(e);
+    }
+    fn remove(&mut self, path: &str) {
+        self.0.retain(|e| e.file.path != path);
+        if self.0.is_empty() {
+            self.0 = Vec::new();
+        }
+    }
+    fn values(&self) -> impl Iterator<Item = &Entry> {
+        self.0.iter()
+    }
+    fn values_mut(&mut self) -> impl Iterator<Item = &mut Entry> {
+        self.0.iter_mut()
+    }
+}
+
+/// OpenCSD's process-wide registry of file accessor objects (the C API's).
+static PROCESS_FILES: Lazy<Arc<Mutex<Registry>>> = Lazy::new(Default::default);
+
+/// One owner's (one tree's) use of a registry of file accessor objects:
+/// the objects it holds (OpenCSD's tree destroys its accessors, releasing
+/// them, when it is destroyed) and the versions of them its list has seen.
 pub struct OcsdFiles {
-    map: HashMap<String, OcsdFile>,
+    reg: Arc<Mutex<Registry>>,
+    owner: u64,
+    /// Where this owner's mapper takes the changes other owners make to
+    /// the objects it lists.
+    queue: Option<Weak<MapQueue>>,
+    /// Successful adds, by path.
+    holds: HashMap<String, u32>,
+    /// The version of each object listed here when its list entries were
+    /// last brought up to date.
+    seen: HashMap<String, u64>,
+}
+
+impl Default for OcsdFiles {
+    /// A registry of its own.
+    fn default() -> Self {
+        Self::new(Arc::default(), None)
+    }
+}
+
+impl Drop for OcsdFiles {
+    fn drop(&mut self) {
+        let mut reg = lock(&self.reg);
+        for (path, n) in self.holds.drain() {
+            let Some(e) = reg.map.get_mut(&path) else { continue };
+            e.file.refs = e.file.refs.saturating_sub(n);
+            e.listings.retain(|l| l.owner != self.owner);
+            if e.file.refs == 0 {
+                reg.map.remove(&path);
+            }
+        }
+    }
 }
 
 /// What [`OcsdFiles::create`] did.
@@ -176,57 +268,94 @@ pub enum Created {
     Existing,
 }
 
+/// The object of `e` changed (by owner `owner`): its new version, and its
+/// new ranges for the mappers of the other owners listing it. (The
+/// owner's own list entries and mapper are brought up to date by its
+/// [`AccList`].)
+fn changed_by(owner: u64, e: &mut Entry) {
+    e.version += 1;
+    for l in e.listings.iter().filter(|l| l.owner != owner) {
+        let Some(q) = l.queue.as_ref().and_then(Weak::upgrade) else { continue };
+        for &g in &l.groups {
+            q.push(MapOp::Replace { group: g, accs: e.file.accessors() });
+        }
+    }
+}
+
+fn lock(reg: &Mutex<Registry>) -> MutexGuard<'_, Registry> {
+    reg.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 impl OcsdFiles {
+    /// A use of the process-wide registry, the changes of other owners to
+    /// the objects listed here going to `queue`.
+    pub fn process_wide(queue: Weak<MapQueue>) -> Self {
+        Self::new(PROCESS_FILES.clone(), Some(queue))
+    }
+
+    fn new(reg: Arc<Mutex<Registry>>, queue: Option<Weak<MapQueue>>) -> Self {
+        OcsdFiles { reg, owner: next_uid(), queue, holds: HashMap::new(), seen: HashMap::new() }
+    }
+
     pub fn exists(&self, path: &str) -> bool {
-        self.map.contains_key(path)
+        lock(&self.reg).map.contains_key(path)
     }
 
-    pub fn get(&self, path: &str) -> Option<&OcsdFile> {
-        self.map.get(path)
-    }
-
-    pub fn get_mut(&mut self, path: &str) -> Option<&mut OcsdFile> {
-        self.map.get_mut(path)
+    /// `f` on the path's object, if there is one.
+    pub fn with<R>(&self, path: &str, f: impl FnOnce(&OcsdFile) -> R) -> Option<R> {
+        lock(&self.reg).map.get(path).map(|e| f(&e.file))
     }
 
     /// `CreateFileAccessor` with the first region, then `AddOffsetRange`
     /// of the others (failures ignored) and `setMemSpace`, as OpenCSD's
     /// `addBinFileRegionMemAcc` does before adding the object to the
     /// mapper. The object is held (one more ref) until [`OcsdFiles::release`]
-    /// or for good.
+    /// or, once [`OcsdFiles::hold`] counts the add, until this owner goes.
     pub fn create(&mut self, path: &str, regions: &[ocsd_file_mem_region_t], space: ocsd_mem_space_acc_t) -> Result<Created, ocsd_err_t> {
         let Some(first) = regions.first() else { return Err(OCSD_ERR_INVALID_PARAM_VAL) };
-        let created = match self.map.get_mut(path) {
-            Some(f) => {
-                if !f.start_of_range(first.start_address) {
+        let mut reg = lock(&self.reg);
+        let created = match reg.map.get(path) {
+            Some(e) => {
+                if !e.file.start_of_range(first.start_address) {
                     return Err(OCSD_ERR_MEM_ACC_FILE_DIFF_RANGE);
                 }
                 Created::Existing
             }
             None => {
-                let f = OcsdFile::open(path, first.start_address, first.file_offset, first.region_size)?;
-                self.map.insert(path.to_string(), f);
+                let file = OcsdFile::open(path, first.start_address, first.file_offset, first.region_size)?;
+                reg.map.insert(Entry { file, version: 0, listings: Vec::new() });
                 Created::New
             }
         };
-        let f = self.map.get_mut(path).expect("just found or made");
-        f.refs += 1;
+        let e = reg.map.get_mut(path).expect("just found or made");
+        let before = (e.file.base, e.file.regions.len(), e.file.space);
+        e.file.refs += 1;
         for r in &regions[1..] {
-            f.add_offset_range(r.start_address, r.region_size, r.file_offset);
+            e.file.add_offset_range(r.start_address, r.region_size, r.file_offset);
         }
-        f.space = space;
+        e.file.space = space;
+        if (e.file.base, e.file.regions.len(), e.file.space) != before {
+            changed_by(self.owner, e);
+        }
         Ok(created)
     }
 
     /// Drop the hold of a failed add (`DestroyAccessor`): the object goes
     /// when nothing holds it.
     pub fn release(&mut self, path: &str) {
-        if let Some(f) = self.map.get_mut(path) {
-            f.refs = f.refs.saturating_sub(1);
-            if f.refs == 0 {
-                self.map.remove(path);
+        let mut reg = lock(&self.reg);
+        if let Some(e) = reg.map.get_mut(path) {
+            e.file.refs = e.file.refs.saturating_sub(1);
+            if e.file.refs == 0 {
+                reg.map.remove(path);
             }
         }
+    }
+
+    /// The add that made or found the path's object succeeded: its hold
+    /// lasts as long as this owner.
+    fn hold(&mut self, path: &str) {
+        *self.holds.entry(path.to_string()).or_default() += 1;
     }
 
     /// `updateBinFileRegionMemAcc` (the snapshot reader's further dumps of
@@ -234,26 +363,67 @@ impl OcsdFiles {
     /// `OCSD_ERR_INVALID_PARAM_VAL` (the regions before it stay). Whether
     /// any range changed is returned with the result.
     pub fn update(&mut self, path: &str, regions: &[ocsd_file_mem_region_t]) -> (bool, Result<(), ocsd_err_t>) {
-        let Some(f) = self.map.get_mut(path) else { return (false, Err(OCSD_ERR_INVALID_PARAM_VAL)) };
+        let mut reg = lock(&self.reg);
+        let Some(e) = reg.map.get_mut(path) else { return (false, Err(OCSD_ERR_INVALID_PARAM_VAL)) };
         let mut changed = false;
+        let mut res = Ok(());
         for r in regions {
-            if !f.start_of_range(r.start_address) {
-                if !f.add_offset_range(r.start_address, r.region_size, r.file_offset) {
-                    return (changed, Err(OCSD_ERR_INVALID_PARAM_VAL));
+            if !e.file.start_of_range(r.start_address) {
+                if !e.file.add_offset_range(r.start_address, r.region_size, r.file_offset) {
+                    res = Err(OCSD_ERR_INVALID_PARAM_VAL);
+                    break;
                 }
                 changed = true;
             }
         }
-        (changed, Ok(()))
+        if changed {
+            changed_by(self.owner, e);
+        }
+        (changed, res)
     }
 
-    /// Group `g` is off the mapper's list.
+    /// List group `g` as the path's object on this owner's list.
+    fn add_listing(&mut self, path: &str, g: u64) {
+        let mut reg = lock(&self.reg);
+        let Some(e) = reg.map.get_mut(path) else { return };
+        match e.listings.iter_mut().find(|l| l.owner == self.owner) {
+            Some(l) => l.groups.push(g),
+            None => e.listings.push(Listing { owner: self.owner, queue: self.queue.clone(), groups: vec![g] }),
+        }
+        self.seen.insert(path.to_string(), e.version);
+    }
+
+    /// Group `g` is off this owner's list.
     fn forget_group(&mut self, g: u64) {
-        for f in self.map.values_mut() {
-            f.groups.retain(|&x| x != g);
+        let mut reg = lock(&self.reg);
+        for e in reg.map.values_mut() {
+            for l in e.listings.iter_mut().filter(|l| l.owner == self.owner) {
+                l.groups.retain(|&x| x != g);
+            }
         }
     }
 
+    /// This owner's groups that are the path's object, and its version.
+    fn listed(&self, path: &str) -> Option<(Vec<u64>, u64)> {
+        let reg = lock(&self.reg);
+        let e = reg.map.get(path)?;
+        let groups = e.listings.iter().find(|l| l.owner == self.owner).map(|l| l.groups.clone()).unwrap_or_default();
+        Some((groups, e.version))
+    }
+
+    /// The paths listed here whose objects another owner changed since
+    /// this list last saw them.
+    fn changed_elsewhere(&self) -> Vec<String> {
+        let reg = lock(&self.reg);
+        self.seen.iter().filter(|(p, &v)| reg.map.get(p).is_some_and(|e| e.version != v)).map(|(p, _)| p.clone()).collect()
+    }
+
+    /// The path, memory space and ranges of the object group `g` is.
+    fn of_group(&self, g: u64) -> Option<(String, ocsd_mem_space_acc_t, Vec<FileRange>)> {
+        let reg = lock(&self.reg);
+        let found = reg.map.values().find(|e| e.listings.iter().any(|l| l.owner == self.owner && l.groups.contains(&g)));
+        found.map(|e| (e.file.path.clone(), e.file.space, e.file.ranges().copied().collect()))
+    }
 }
 
 /// A change to a mapper's accessors, as [`AccList`] decides it.
@@ -330,10 +500,26 @@ pub struct AccList {
 }
 
 impl AccList {
+    /// A list whose file accessor objects are the process-wide ones the C
+    /// API's trees share (see [`OcsdFiles::process_wide`]); the changes
+    /// other trees make to files listed here go to `queue`, for this
+    /// list's mapper.
+    pub fn process_wide(queue: Weak<MapQueue>) -> Self {
+        AccList { files: OcsdFiles::process_wide(queue), entries: Vec::new() }
+    }
+
     /// Whether a file accessor object exists for `path`
     /// (`isExistingFileAccessor`).
     pub fn file_exists(&self, path: &str) -> bool {
         self.files.exists(path)
+    }
+
+    /// Bring the entries of files another tree changed up to date (that
+    /// tree sent the changes to this list's mapper).
+    fn sync(&mut self) {
+        for path in self.files.changed_elsewhere() {
+            let _ = self.refresh_file(&path);
+        }
     }
 
     /// `addBinFileRegionMemAcc` (and `addBinFileMemAcc`: one region of
@@ -343,25 +529,21 @@ impl AccList {
     /// with the result, also when the add fails (a found object's new
     /// ranges and space stand).
     pub fn add_file_regions(&mut self, path: &str, regions: &[ocsd_file_mem_region_t], space: ocsd_mem_space_acc_t) -> (Vec<MapOp>, Result<(), ocsd_err_t>) {
+        self.sync();
         let mut ops = Vec::new();
         match self.files.create(path, regions, space) {
             Err(e) => return (ops, Err(e)),
             Ok(Created::Existing) => ops = self.refresh_file(path),
             Ok(Created::New) => {}
         }
-        let f = self.files.get(path).expect("held by create");
-        let res = if f.valid() {
-            let (start, end) = f.probe();
-            self.overlap(start, end, f.space())
-        } else {
-            Err(OCSD_ERR_MEM_ACC_RANGE_INVALID)
-        };
+        let (valid, (start, end), space, accs) = self.files.with(path, |f| (f.valid(), f.probe(), f.space(), f.accessors())).expect("held by create");
+        let res = if valid { self.overlap(start, end, space) } else { Err(OCSD_ERR_MEM_ACC_RANGE_INVALID) };
         match res {
             Ok(()) => {
-                let accs = f.accessors();
                 let group = next_uid();
                 self.list(group, &accs);
-                self.files.get_mut(path).expect("held").groups.push(group);
+                self.files.hold(path);
+                self.files.add_listing(path, group);
                 ops.push(MapOp::Push { group, accs });
                 (ops, Ok(()))
             }
@@ -376,6 +558,7 @@ impl AccList {
     /// object (`OCSD_ERR_INVALID_PARAM_VAL` without one, or at the first
     /// region it refuses; the regions before it stay).
     pub fn update_file_regions(&mut self, path: &str, regions: &[ocsd_file_mem_region_t]) -> (Vec<MapOp>, Result<(), ocsd_err_t>) {
+        self.sync();
         let (changed, res) = self.files.update(path, regions);
         let ops = if changed { self.refresh_file(path) } else { Vec::new() };
         (ops, res)
@@ -387,6 +570,7 @@ impl AccList {
     /// address. (One that encloses a listed range is taken; reads go to
     /// the first listed accessor holding the address.)
     pub fn add_listed(&mut self, acc: Accessor) -> Result<MapOp, ocsd_err_t> {
+        self.sync();
         if !range_valid(acc.start, acc.end) {
             return Err(OCSD_ERR_MEM_ACC_RANGE_INVALID);
         }
@@ -400,6 +584,7 @@ impl AccList {
     /// `addr` in a memory space sharing a bit with `space` off the list (a
     /// file with all its ranges; its object stays for later adds).
     pub fn remove_listed(&mut self, addr: ocsd_vaddr_t, space: ocsd_mem_space_acc_t) -> Result<MapOp, ocsd_err_t> {
+        self.sync();
         let Some(e) = self.entries.iter().find(|e| e.start <= addr && addr <= e.end && e.space & space != 0) else {
             return Err(OCSD_ERR_INVALID_PARAM_VAL);
         };
@@ -419,8 +604,8 @@ impl AccList {
                 continue;
             }
             seen.push(e.group);
-            if let Some(f) = self.files.map.values().find(|f| f.groups.contains(&e.group)) {
-                out.push((f.path.clone(), f.space, f.ranges().copied().collect()));
+            if let Some(f) = self.files.of_group(e.group) {
+                out.push(f);
             }
         }
         out
@@ -443,11 +628,12 @@ impl AccList {
     /// The path's object changed: its list entries take its new ranges
     /// and space, in their places; the changes for the mapper.
     fn refresh_file(&mut self, path: &str) -> Vec<MapOp> {
-        let Some(f) = self.files.get(path) else { return Vec::new() };
+        let Some((groups, version)) = self.files.listed(path) else { return Vec::new() };
+        self.files.seen.insert(path.to_string(), version);
         let mut ops = Vec::new();
-        for &g in &f.groups {
+        for g in groups {
             let Some(pos) = self.entries.iter().position(|e| e.group == g) else { continue };
-            let accs = f.accessors();
+            let Some(accs) = self.files.with(path, OcsdFile::accessors) else { continue };
             self.entries.retain(|e| e.group != g);
             let new: Vec<ListEntry> = entries_of(g, &accs).collect();
             self.entries.splice(pos..pos, new);
@@ -564,7 +750,7 @@ mod tests {
     }
 
     fn ranges(f: &OcsdFiles, p: &str) -> Vec<(u64, u64, usize)> {
-        f.get(p).unwrap().ranges().map(|r| (r.start, r.end, r.offset)).collect()
+        f.with(p, |f| f.ranges().map(|r| (r.start, r.end, r.offset)).collect()).unwrap()
     }
 
     #[test]
@@ -573,7 +759,7 @@ mod tests {
         let mut f = OcsdFiles::default();
         assert!(matches!(f.create(&p, &[region(0x1000, 0, 0)], OCSD_MEM_SPACE_ANY), Ok(Created::New)));
         assert_eq!(ranges(&f, &p), vec![(0x1000, 0x10ff, 0)]);
-        assert!(f.get(&p).unwrap().valid());
+        assert!(f.with(&p, OcsdFile::valid).unwrap());
     }
 
     #[test]
@@ -596,7 +782,7 @@ mod tests {
         // the same start finds the object; its further regions and space are applied
         assert!(matches!(f.create(&p, &[region(0x1000, 0, 0), region(0x8000, 0x20, 0x10)], OCSD_MEM_SPACE_EL2), Ok(Created::Existing)));
         assert_eq!(ranges(&f, &p), vec![(0x1000, 0x10ff, 0), (0x8000, 0x800f, 0x20)]);
-        assert_eq!(f.get(&p).unwrap().space(), OCSD_MEM_SPACE_EL2);
+        assert_eq!(f.with(&p, OcsdFile::space).unwrap(), OCSD_MEM_SPACE_EL2);
         // released once: still held by the first add
         f.release(&p);
         assert!(f.exists(&p));
@@ -620,7 +806,7 @@ mod tests {
         assert_eq!(f.update(&p, &[region(0x9000, 0x800, 0x100)]), (false, Ok(())));
         // one enclosing a range (neither end inside it) is taken
         assert_eq!(f.update(&p, &[region(0x8f00, 0x1000, 0x400)]), (true, Ok(())));
-        assert_eq!(f.get(&p).unwrap().probe(), (0x1000, 0x17ff));
+        assert_eq!(f.with(&p, OcsdFile::probe).unwrap(), (0x1000, 0x17ff));
     }
 
     #[test]
@@ -629,12 +815,41 @@ mod tests {
         let mut f = OcsdFiles::default();
         f.create(&p, &[region(0x1000, 0x10, 0)], 0).ok().unwrap();
         assert_eq!(ranges(&f, &p), vec![(0x1000, 0xfff, 0x10)]);
-        assert!(!f.get(&p).unwrap().valid());
-        assert_eq!(f.get(&p).unwrap().probe(), (0, 0));
+        assert!(!f.with(&p, OcsdFile::valid).unwrap());
+        assert_eq!(f.with(&p, OcsdFile::probe).unwrap(), (0, 0));
     }
 
     fn buffer(start: u64, len: usize, byte: u8, space: ocsd_mem_space_acc_t) -> Accessor {
         Accessor { start, end: start + len as u64 - 1, space, source: Source::Buffer { data: std::sync::Arc::new(vec![byte; len]) } }
+    }
+
+    /// Two trees' lists on one registry (as the C API's trees share the
+    /// process-wide one): a file is found at its place only, a change one
+    /// makes reaches the other's list and mapper, and the object goes with
+    /// the last tree holding it.
+    #[test]
+    fn lists_on_one_registry_share_their_files() {
+        let (_t, p) = file_of(0x2000);
+        let reg: Arc<Mutex<Registry>> = Arc::default();
+        let (qa, qb) = (Arc::new(MapQueue::default()), Arc::new(MapQueue::default()));
+        let list = |q: &Arc<MapQueue>| AccList { files: OcsdFiles::new(reg.clone(), Some(Arc::downgrade(q))), entries: Vec::new() };
+        let (mut a, mut b) = (list(&qa), list(&qb));
+        assert_eq!(a.add_file_regions(&p, &[region(0x1000, 0, 0)], OCSD_MEM_SPACE_ANY).1, Ok(()));
+        assert_eq!(b.add_file_regions(&p, &[region(0x8000, 0, 0)], OCSD_MEM_SPACE_ANY).1, Err(OCSD_ERR_MEM_ACC_FILE_DIFF_RANGE));
+        assert_eq!(a.add_listed(buffer(0x9080, 0x10, 0, OCSD_MEM_SPACE_ANY)).map(|_| ()), Ok(()));
+        assert_eq!(a.remove_listed(0x9080, OCSD_MEM_SPACE_ANY).map(|_| ()), Ok(()));
+        // b adds a region to the object: a's mapper is told, a's list has it
+        let regions = [region(0x1000, 0, 0x100), region(0x9000, 0x1000, 0x100)];
+        let (ops, r) = b.add_file_regions(&p, &regions, OCSD_MEM_SPACE_ANY);
+        assert_eq!((r, ops.len()), (Ok(()), 1));
+        assert!(qa.pending() && !qb.pending());
+        assert!(matches!(qa.take().as_slice(), [MapOp::Replace { accs, .. }] if accs.len() == 2 && accs[1].start == 0x9000));
+        assert_eq!(a.add_listed(buffer(0x9080, 0x10, 0, OCSD_MEM_SPACE_ANY)).err(), Some(OCSD_ERR_MEM_ACC_OVERLAP));
+        assert_eq!(a.listed_files()[0].2.len(), 2);
+        drop(a);
+        assert!(lock(&reg).map.contains_key(&p));
+        drop(b);
+        assert!(!lock(&reg).map.contains_key(&p));
     }
 
     /// A mapper run by an accessor list, as the C API runs a tree's.
