@@ -310,7 +310,8 @@ impl OcsdFiles {
     /// of the others (failures ignored) and `setMemSpace`, as OpenCSD's
     /// `addBinFileRegionMemAcc` does before adding the object to the
     /// mapper. The object is held (one more ref) until [`OcsdFiles::release`]
-    /// or, once [`OcsdFiles::hold`] counts the add, until this owner goes.
+    /// or, once the add is counted as held (it succeeded), until this owner
+    /// goes.
     pub fn create(&mut self, path: &str, regions: &[ocsd_file_mem_region_t], space: ocsd_mem_space_acc_t) -> Result<Created, ocsd_err_t> {
         let Some(first) = regions.first() else { return Err(OCSD_ERR_INVALID_PARAM_VAL) };
         let mut reg = lock(&self.reg);
