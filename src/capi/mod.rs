@@ -848,22 +848,26 @@ pub extern "C" fn ocsd_dt_remove_mem_acc(handle: dcd_tree_handle_t, st_address: 
     })
 }
 
-/// Log the mapped memory ranges through the library logger (info level).
+/// Log the mapped memory ranges through the library logger (info level),
+/// from the tree's accessor list (so also from inside its callbacks, as
+/// OpenCSD allows).
 #[no_mangle]
 pub extern "C" fn ocsd_tl_log_mapped_mem_ranges(handle: dcd_tree_handle_t) {
     ffi_guard!((), {
-        with_tree(handle, (), |t| {
-            if !t.ctl.mem().has_mapper {
+        let Some((_, ctl)) = handles::lookup_ctl(handle) else { return };
+        let lines = {
+            let mut m = ctl.mem();
+            if !m.has_mapper {
                 return;
             }
-            t.tree.mapper.apply_queued();
-            logger::log_message(logger::GEN_INFO, OCSD_ERR_SEV_INFO, "Mapped Memory Accessors\n");
-            for mut s in t.tree.mapper.describe_each() {
-                s.push('\n');
-                logger::log_message(logger::GEN_INFO, OCSD_ERR_SEV_INFO, &s);
-            }
-            logger::log_message(logger::GEN_INFO, OCSD_ERR_SEV_INFO, "========================\n");
-        })
+            m.list.describe_each()
+        };
+        logger::log_message(logger::GEN_INFO, OCSD_ERR_SEV_INFO, "Mapped Memory Accessors\n");
+        for mut s in lines {
+            s.push('\n');
+            logger::log_message(logger::GEN_INFO, OCSD_ERR_SEV_INFO, &s);
+        }
+        logger::log_message(logger::GEN_INFO, OCSD_ERR_SEV_INFO, "========================\n");
     })
 }
 

@@ -935,3 +935,36 @@ fn deformatter_keeps_the_verbosity_of_its_tree_creation() {
     assert_eq!(quiet, "");
     assert!(told.contains("Input block incorrect size, must be 16 byte multiple"), "{told}");
 }
+
+/// An element callback that logs its tree's mapped ranges (the tree's
+/// handle is its context).
+unsafe extern "C" fn log_ranges_elem(ctx: *const c_void, _: ocsd_trc_index_t, _: u8, _: *const ocsd_generic_trace_elem) -> ocsd_datapath_resp_t {
+    ocsd_tl_log_mapped_mem_ranges(ctx as dcd_tree_handle_t);
+    OCSD_RESP_CONT
+}
+
+/// OpenCSD lets a client log the mapped ranges from inside the tree's own
+/// callbacks: they are listed as from outside.
+#[test]
+fn mapped_ranges_are_logged_from_inside_a_callback() {
+    let _g = global();
+    assert_eq!(ocsd_def_errlog_init(OCSD_ERR_SEV_INFO, 1), OCSD_OK);
+    assert_eq!(ocsd_def_errlog_config_output(C_API_MSGLOGOUT_FLG_NONE, null()), OCSD_OK);
+    let h = single_etmv4_tree(OCSD_CREATE_FLG_FULL_DECODER);
+    assert_eq!(ocsd_dt_set_gen_elem_outfn(h, Some(log_ranges_elem), h as *const c_void), OCSD_OK);
+    assert_eq!(ocsd_dt_add_buffer_mem_acc(h, 0x1000, OCSD_MEM_SPACE_ANY, [0u8; 8].as_ptr(), 8), OCSD_OK);
+    assert_eq!(ocsd_def_errlog_set_strprint_cb(h, null_mut(), Some(str_cb)), OCSD_OK);
+    STR_OUT.lock().unwrap().clear();
+    ocsd_tl_log_mapped_mem_ranges(h);
+    let outside = STR_OUT.lock().unwrap().clone();
+    STR_OUT.lock().unwrap().clear();
+    let mut n = 0u32;
+    let data = ASYNC_AND_INFO;
+    ocsd_dt_process_data(h, OCSD_OP_DATA, 0, data.len() as u32, data.as_ptr(), &mut n);
+    ocsd_dt_process_data(h, OCSD_OP_EOT, 0, 0, null(), null_mut());
+    let inside = STR_OUT.lock().unwrap().clone();
+    ocsd_destroy_dcd_tree(h);
+    ocsd_def_errlog_init(OCSD_ERR_SEV_ERROR, 0);
+    assert_eq!(outside, "Gen_Info : Mapped Memory Accessors\nGen_Info : BuffAcc; Range::0x1000:1007; Mem Space::Any\nGen_Info : ========================\n");
+    assert!(!inside.is_empty() && inside.len() % outside.len() == 0 && inside.starts_with(&outside), "{inside}");
+}

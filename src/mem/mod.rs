@@ -205,17 +205,97 @@ impl Accessor {
 
     /// `FileAcc; Range::0x400000:4053e3; Mem Space::Any` (+ file name line).
     pub fn describe(&self, out: &mut String) {
-        let kind = match self.source {
-            Source::File { .. } => "FileAcc",
-            Source::Buffer { .. } => "BuffAcc",
-            Source::Callback { .. } | Source::CallbackHoles { .. } => "CB  Acc",
-        };
-        let _ = write!(out, "{}; Range::0x{:02x}:{:x}; Mem Space::", kind, self.start, self.end);
-        crate::printers::gen_elem::write_mem_space_str(self.space, out);
-        if let Source::File { path, .. } = &self.source {
+        let l = Listed::of(self, 0);
+        write_range(out, l.kind.name(), self.start, self.end, self.space);
+        if let ListedKind::File { path, .. } = l.kind {
             let _ = write!(out, "\nFilename={}", path);
         }
     }
+}
+
+/// An accessor on a mapper's list as OpenCSD's `logMappedRanges` shows
+/// it: its range, memory space and kind, and the group (one accessor of
+/// OpenCSD's) it belongs to.
+pub(crate) struct Listed<'a> {
+    pub start: ocsd_vaddr_t,
+    pub end: ocsd_vaddr_t,
+    pub space: ocsd_mem_space_acc_t,
+    pub group: u64,
+    pub kind: ListedKind<'a>,
+}
+
+/// What kind of accessor a [`Listed`] is.
+pub(crate) enum ListedKind<'a> {
+    /// A range of a file, read from `offset` in it.
+    File { path: &'a str, offset: usize },
+    Buffer,
+    Callback,
+}
+
+impl ListedKind<'_> {
+    fn name(&self) -> &'static str {
+        match self {
+            ListedKind::File { .. } => "FileAcc",
+            ListedKind::Buffer => "BuffAcc",
+            ListedKind::Callback => "CB  Acc",
+        }
+    }
+}
+
+impl<'a> Listed<'a> {
+    pub fn of(a: &'a Accessor, group: u64) -> Self {
+        let kind = match &a.source {
+            Source::File { path, offset, .. } => ListedKind::File { path, offset: *offset },
+            Source::Buffer { .. } => ListedKind::Buffer,
+            Source::Callback { .. } | Source::CallbackHoles { .. } => ListedKind::Callback,
+        };
+        Listed { start: a.start, end: a.end, space: a.space, group, kind }
+    }
+}
+
+/// `KIND; Range::0xSTART:END; Mem Space::SPACE`.
+fn write_range(out: &mut String, kind: &str, start: ocsd_vaddr_t, end: ocsd_vaddr_t, space: ocsd_mem_space_acc_t) {
+    let _ = write!(out, "{}; Range::0x{:02x}:{:x}; Mem Space::", kind, start, end);
+    crate::printers::gen_elem::write_mem_space_str(space, out);
+}
+
+/// One description per accessor of a list, as OpenCSD's
+/// `logMappedRanges` gives them.
+///
+/// OpenCSD keeps one file accessor per file: the regions mapped from one
+/// file are listed together, at the place of the file's first mapping,
+/// with the file name once after them. The base range (file offset 0)
+/// comes first, with the accessor's memory space; then the regions at
+/// other offsets, in the order they were added, each with the memory
+/// space a file region is created with (any), which is what OpenCSD
+/// prints for them whatever space was asked for.
+pub(crate) fn describe_listed(list: &[Listed]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, a) in list.iter().enumerate() {
+        let ListedKind::File { path, .. } = a.kind else {
+            let mut s = String::new();
+            write_range(&mut s, a.kind.name(), a.start, a.end, a.space);
+            out.push(s);
+            continue;
+        };
+        if list[..i].iter().any(|m| m.group == a.group) {
+            continue; // listed with the file's first mapping
+        }
+        let group: Vec<&Listed> = list[i..].iter().filter(|m| m.group == a.group).collect();
+        let is_base = |b: &&&Listed| matches!(b.kind, ListedKind::File { offset: 0, .. });
+        let mut s = String::new();
+        for r in group.iter().filter(is_base).take(1) {
+            write_range(&mut s, "FileAcc", r.start, r.end, r.space);
+            s.push('\n');
+        }
+        for r in group.iter().filter(|b| !is_base(b)) {
+            write_range(&mut s, "FileAcc", r.start, r.end, OCSD_MEM_SPACE_ANY);
+            s.push('\n');
+        }
+        let _ = write!(s, "Filename={}", path);
+        out.push(s);
+    }
+    out
 }
 
 fn copy_from(data: &[u8], at: usize, dst: &mut [u8]) -> usize {
@@ -869,48 +949,10 @@ impl MemMapper {
     }
 
     /// One description per accessor as OpenCSD lists them (its
-    /// `logMappedRanges`).
-    ///
-    /// OpenCSD keeps one file accessor per file: the regions mapped from
-    /// one file are listed together, at the place of the file's first
-    /// mapping, with the file name once after them. The base range (file
-    /// offset 0) comes first, with the accessor's memory space; then the
-    /// regions at other offsets, in the order they were added, each with
-    /// the memory space a file region is created with (any), which is what
-    /// OpenCSD prints for them whatever space was asked for.
+    /// `logMappedRanges`; see [`describe_listed`]).
     pub fn describe_each(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        for (i, a) in self.accessors.iter().enumerate() {
-            let path = match &a.source {
-                Source::File { path, .. } => path,
-                _ => {
-                    let mut s = String::new();
-                    a.describe(&mut s);
-                    out.push(s);
-                    continue;
-                }
-            };
-            let g = self.meta[i].group;
-            if self.meta[..i].iter().any(|m| m.group == g) {
-                continue; // listed with the file's first mapping
-            }
-            let group: Vec<&Accessor> = self.accessors[i..].iter().zip(&self.meta[i..]).filter(|(_, m)| m.group == g).map(|(a, _)| a).collect();
-            let is_base = |b: &&&Accessor| matches!(b.source, Source::File { offset: 0, .. });
-            let mut s = String::new();
-            for r in group.iter().filter(is_base).take(1) {
-                let _ = write!(s, "FileAcc; Range::0x{:02x}:{:x}; Mem Space::", r.start, r.end);
-                crate::printers::gen_elem::write_mem_space_str(r.space, &mut s);
-                s.push('\n');
-            }
-            for r in group.iter().filter(|b| !is_base(b)) {
-                let _ = write!(s, "FileAcc; Range::0x{:02x}:{:x}; Mem Space::", r.start, r.end);
-                crate::printers::gen_elem::write_mem_space_str(OCSD_MEM_SPACE_ANY, &mut s);
-                s.push('\n');
-            }
-            let _ = write!(s, "Filename={}", path);
-            out.push(s);
-        }
-        out
+        let listed: Vec<Listed> = self.accessors.iter().zip(&self.meta).map(|(a, m)| Listed::of(a, m.group)).collect();
+        describe_listed(&listed)
     }
 
     pub fn accessors(&self) -> &[Accessor] {

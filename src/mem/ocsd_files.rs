@@ -34,7 +34,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use once_cell::sync::Lazy;
 
-use super::{next_uid, AccMeta, Accessor, ContextFilter, FileBytes, MemMapper, Source};
+use super::{describe_listed, next_uid, AccMeta, Accessor, ContextFilter, FileBytes, Listed, ListedKind, MemMapper, Source};
 use crate::abi::*;
 
 /// One range: first and last address (inclusive) and the file offset of
@@ -474,18 +474,33 @@ impl MapQueue {
     }
 }
 
-/// One listed range: (first, last address, memory space, group).
-#[derive(Clone, Copy)]
+/// One listed range: first and last address, memory space, group, and
+/// what it reads (for [`AccList::describe_each`]).
 struct ListEntry {
     start: ocsd_vaddr_t,
     end: ocsd_vaddr_t,
     space: ocsd_mem_space_acc_t,
     group: u64,
+    kind: EntryKind,
+}
+
+/// [`super::ListedKind`], owned.
+enum EntryKind {
+    File { path: String, offset: usize },
+    Buffer,
+    Callback,
 }
 
 /// The list entries of accessors `accs` listed as group `group`.
 fn entries_of(group: u64, accs: &[Accessor]) -> impl Iterator<Item = ListEntry> + '_ {
-    accs.iter().map(move |a| ListEntry { start: a.start, end: a.end, space: a.space, group })
+    accs.iter().map(move |a| {
+        let kind = match Listed::of(a, group).kind {
+            ListedKind::File { path, offset } => EntryKind::File { path: path.to_string(), offset },
+            ListedKind::Buffer => EntryKind::Buffer,
+            ListedKind::Callback => EntryKind::Callback,
+        };
+        ListEntry { start: a.start, end: a.end, space: a.space, group, kind }
+    })
 }
 
 /// OpenCSD's accessor list as its C API and snapshot reader change it: the
@@ -610,6 +625,26 @@ impl AccList {
             }
         }
         out
+    }
+
+    /// One description per listed accessor, as OpenCSD's
+    /// `logMappedRanges` gives them (the same as the mapper's
+    /// [`MemMapper::describe_each`], which carries out this list).
+    pub fn describe_each(&mut self) -> Vec<String> {
+        self.sync();
+        let listed: Vec<Listed> = self
+            .entries
+            .iter()
+            .map(|e| {
+                let kind = match &e.kind {
+                    EntryKind::File { path, offset } => ListedKind::File { path, offset: *offset },
+                    EntryKind::Buffer => ListedKind::Buffer,
+                    EntryKind::Callback => ListedKind::Callback,
+                };
+                Listed { start: e.start, end: e.end, space: e.space, group: e.group, kind }
+            })
+            .collect();
+        describe_listed(&listed)
     }
 
     /// OpenCSD's overlap test of a new accessor whose range is
@@ -885,8 +920,11 @@ mod tests {
         fn accessors(&self) -> &[Accessor] {
             self.m.accessors()
         }
-        fn describe_each(&self) -> Vec<String> {
-            self.m.describe_each()
+        /// The mapper's description, which the list's must match.
+        fn describe_each(&mut self) -> Vec<String> {
+            let d = self.m.describe_each();
+            assert_eq!(self.list.describe_each(), d);
+            d
         }
     }
 
@@ -954,6 +992,11 @@ mod tests {
         assert_eq!(m.accessors().len(), 3);
         assert_eq!(read_byte(&mut m, 0x10000), Some(0x5a));
         assert_eq!(m.listed_files().len(), 1);
+        // the list describes what the mapper has: the buffer, then the file
+        let d = m.describe_each();
+        assert_eq!(d.len(), 2);
+        assert_eq!(d[0], "BuffAcc; Range::0x1000:10ff; Mem Space::Any");
+        assert!(d[1].starts_with("FileAcc; Range::0x10000:10fff; Mem Space::Any\nFileAcc; Range::0x40000:400ff; Mem Space::Any\nFilename="), "{}", d[1]);
     }
 
     #[test]
