@@ -966,5 +966,5 @@ fn mapped_ranges_are_logged_from_inside_a_callback() {
     ocsd_destroy_dcd_tree(h);
     ocsd_def_errlog_init(OCSD_ERR_SEV_ERROR, 0);
     assert_eq!(outside, "Gen_Info : Mapped Memory Accessors\nGen_Info : BuffAcc; Range::0x1000:1007; Mem Space::Any\nGen_Info : ========================\n");
-    assert!(!inside.is_empty() && inside.len() % outside.len() == 0 && inside.starts_with(&outside), "{inside}");
+    assert!(!inside.is_empty() && inside.len().is_multiple_of(outside.len()) && inside.starts_with(&outside), "{inside}");
 }
