@@ -23,6 +23,10 @@ use super::PerfError;
 /// `PERF_RECORD_*` user types (perf's own records).
 pub const PERF_RECORD_AUXTRACE_INFO: u32 = 70;
 pub const PERF_RECORD_AUXTRACE: u32 = 71;
+/// `perf record -z`: kernel records compressed with zstd (one stream
+/// across all such records); the second form gives its data size.
+pub const PERF_RECORD_COMPRESSED: u32 = 81;
+pub const PERF_RECORD_COMPRESSED2: u32 = 83;
 /// Kernel record types not parsed by the crate.
 pub const PERF_RECORD_AUX: u32 = 11;
 pub const PERF_RECORD_ITRACE_START: u32 = 12;
@@ -61,6 +65,8 @@ pub fn record_name(t: u32) -> String {
         70 => "AUXTRACE_INFO",
         71 => "AUXTRACE",
         72 => "AUXTRACE_ERROR",
+        81 => "COMPRESSED",
+        83 => "COMPRESSED2",
         _ => return format!("type {}", t),
     };
     format!("PERF_RECORD_{}", n)
@@ -160,6 +166,9 @@ pub struct SidebandRecord {
 /// A perf.data file read into memory.
 pub struct PerfData {
     pub bytes: Vec<u8>,
+    /// Where the records read from decompressed data are in the file (see
+    /// [`PerfData::file_offset`]); empty without compressed records.
+    segments: Vec<Segment>,
     pub endian: Endianness,
     pub data_offset: u64,
     pub data_size: u64,
@@ -543,7 +552,7 @@ impl PerfData {
         Self::from_bytes(bytes)
     }
 
-    pub fn from_bytes(bytes: Vec<u8>) -> Result<PerfData, PerfError> {
+    pub fn from_bytes(mut bytes: Vec<u8>) -> Result<PerfData, PerfError> {
         let header_err = |msg: String| PerfError::Format { what: "file header".into(), offset: 0, msg };
         if bytes.len() < 104 {
             return Err(header_err(format!("file is {} bytes, shorter than a perf.data header (104)", bytes.len())));
@@ -564,12 +573,26 @@ impl PerfData {
         if data_offset > file_len {
             return Err(header_err(format!("data section offset {:#x} is past the end of the file ({:#x} bytes)", data_offset, file_len)));
         }
+        // Compressed kernel records (`perf record -z`): the data section is
+        // read with them decompressed in their places, from a copy after
+        // the file's bytes (offsets in it are past the file's end).
+        let mut segments = Vec::new();
+        let (walk_offset, walk_size) = match decompress_data(&bytes, data_offset, data_size, endian)? {
+            Some((data, segs)) => {
+                let at = bytes.len() as u64;
+                let n = data.len() as u64;
+                bytes.extend_from_slice(&data);
+                segments = segs.into_iter().map(|s| Segment { virt: s.virt + at, ..s }).collect();
+                (at, n)
+            }
+            None => (data_offset, data_size),
+        };
         // Walk the data section first: it names the first broken record of
         // a truncated or damaged file.
         let mut pd = PerfData {
             endian,
-            data_offset,
-            data_size,
+            data_offset: walk_offset,
+            data_size: walk_size,
             auxtrace_info: None,
             auxtrace: Vec::new(),
             aux: Vec::new(),
@@ -581,6 +604,7 @@ impl PerfData {
             etm_config: None,
             simpleperf_files: Arc::default(),
             bytes: Vec::new(),
+            segments,
         };
         let raw = pd.walk_records(&bytes)?;
         // sized once: growing these vectors would touch fresh pages for
@@ -646,21 +670,21 @@ impl PerfData {
             let rt = RecordType(r.rtype);
             let pi = pick_parse_info(&parse_infos, &id_to_attr, rt, body, endian);
             let rec = RawEventRecord::new(rt, r.misc, RawData::Single(body), pi);
-            let bad = |e: std::io::Error| PerfError::Format { what: record_name(r.rtype), offset: r.offset, msg: format!("malformed record body: {}", e) };
+            let bad = |e: std::io::Error| PerfError::Format { what: record_name(r.rtype), offset: pd.file_offset(r.offset), msg: format!("malformed record body: {}", e) };
             match r.rtype {
                 PERF_RECORD_AUX => {
                     let (Some(ao), Some(asz), Some(fl)) = (rd_u64(body, 0, endian), rd_u64(body, 8, endian), rd_u64(body, 16, endian)) else {
-                        return Err(PerfError::Format { what: record_name(r.rtype), offset: r.offset, msg: format!("body of {} bytes is too short", body.len()) });
+                        return Err(PerfError::Format { what: record_name(r.rtype), offset: pd.file_offset(r.offset), msg: format!("body of {} bytes is too short", body.len()) });
                     };
                     let common = SampleId::from(rec.common_data().unwrap_or_default());
-                    pd.aux.push(AuxRecord { file_offset: r.offset, aux_offset: ao, aux_size: asz, flags: fl, common });
+                    pd.aux.push(AuxRecord { file_offset: pd.file_offset(r.offset), aux_offset: ao, aux_size: asz, flags: fl, common });
                 }
                 PERF_RECORD_ITRACE_START => {
                     let (Some(pid), Some(tid)) = (rd_u32(body, 0, endian), rd_u32(body, 4, endian)) else {
-                        return Err(PerfError::Format { what: record_name(r.rtype), offset: r.offset, msg: "body too short".into() });
+                        return Err(PerfError::Format { what: record_name(r.rtype), offset: pd.file_offset(r.offset), msg: "body too short".into() });
                     };
                     let common = SampleId::from(rec.common_data().unwrap_or_default());
-                    pd.sideband.push(SidebandRecord { file_offset: r.offset, common, event: Sideband::ItraceStart { pid: pid as i32, tid: tid as i32 } });
+                    pd.sideband.push(SidebandRecord { file_offset: pd.file_offset(r.offset), common, event: Sideband::ItraceStart { pid: pid as i32, tid: tid as i32 } });
                 }
                 _ => {
                     // The crate asserts on an MMAP2 build ID longer than 20
@@ -668,7 +692,7 @@ impl PerfData {
                     // byte follows pid, tid, address, length and offset; a
                     // body too short for it fails in the crate's parse)
                     if r.rtype == 10 && r.misc & PERF_RECORD_MISC_MMAP_BUILD_ID != 0 && body.get(32).is_some_and(|&n| n > 20) {
-                        return Err(PerfError::Format { what: record_name(r.rtype), offset: r.offset, msg: "build ID longer than 20 bytes".into() });
+                        return Err(PerfError::Format { what: record_name(r.rtype), offset: pd.file_offset(r.offset), msg: "build ID longer than 20 bytes".into() });
                     }
                     let ev = match rec.parse().map_err(bad)? {
                         EventRecord::Mmap(m) => Some(Sideband::Mmap(MmapEvent {
@@ -719,7 +743,7 @@ impl PerfData {
                     };
                     if let Some(event) = ev {
                         let common = SampleId::from(rec.common_data().unwrap_or_default());
-                        pd.sideband.push(SidebandRecord { file_offset: r.offset, common, event });
+                        pd.sideband.push(SidebandRecord { file_offset: pd.file_offset(r.offset), common, event });
                     }
                 }
             }
@@ -739,7 +763,8 @@ impl PerfData {
         let mut out = Vec::new();
         while off < end {
             let o = off as usize;
-            let trunc = |what: String, msg: String| PerfError::Format { what, offset: off, msg };
+            let real_off = self.file_offset(off);
+            let trunc = |what: String, msg: String| PerfError::Format { what, offset: real_off, msg };
             if end - off < 8 {
                 return Err(trunc("record header".into(), format!("only {} bytes left in the data section: the file is truncated", end - off)));
             }
@@ -783,7 +808,7 @@ impl PerfData {
                         ));
                     }
                     self.auxtrace.push(AuxtraceRecord {
-                        file_offset: off,
+                        file_offset: self.file_offset(off),
                         data_start: next as usize,
                         size: sz,
                         offset: ofs,
@@ -802,9 +827,139 @@ impl PerfData {
         Ok(out)
     }
 
+    /// The file offset of the record read at `off`: itself, but in data
+    /// decompressed from compressed records (read from after the file's
+    /// bytes), the offset of the record in the file, or of the compressed
+    /// record it came from.
+    fn file_offset(&self, off: u64) -> u64 {
+        let i = self.segments.partition_point(|s| s.virt <= off);
+        match i.checked_sub(1).map(|i| self.segments[i]) {
+            Some(s) if s.inside => s.real,
+            Some(s) => s.real + (off - s.virt),
+            None => off,
+        }
+    }
+
     /// The trace bytes of an AUXTRACE record.
     pub fn aux_data(&self, r: &AuxtraceRecord) -> &[u8] {
         &self.bytes[r.data_start..r.data_start + r.size as usize]
+    }
+}
+
+/// Most bytes the compressed records of one file may decompress to.
+const MAX_DECOMPRESSED: usize = 1 << 30;
+
+/// The data section `[offset, offset + size)` with its compressed records
+/// (`PERF_RECORD_COMPRESSED`, `_COMPRESSED2`) replaced by the records they
+/// hold, as perf reads them: one zstd stream across the compressed
+/// records, each record taken whole once decompressed (a record split
+/// between two compressed records follows the records in between, as perf
+/// delivers it). None when there is no compressed record. Errors name the
+/// compressed record that fails; the walk of the result finds any other
+/// damage.
+fn decompress_data(bytes: &[u8], offset: u64, size: u64, e: Endianness) -> Result<Option<(Vec<u8>, Vec<Segment>)>, PerfError> {
+    let end = offset.saturating_add(size).min(bytes.len() as u64) as usize;
+    let mut at = offset as usize;
+    let mut out: Vec<u8> = Vec::new();
+    let mut segs: Vec<Segment> = Vec::new();
+    let mut pending: Vec<u8> = Vec::new();
+    let mut decoder: Option<zstd::stream::raw::Decoder<'static>> = None;
+    let mut chunk = vec![0u8; 128 * 1024];
+    let mut copied_to = at;
+    while at + 8 <= end {
+        let rtype = rd_u32(bytes, at, e).unwrap_or(0);
+        let size = rd_u16(bytes, at + 6, e).unwrap_or(0) as usize;
+        if size < 8 || at + size > end {
+            break; // (the walk reports it)
+        }
+        let mut next = at + size;
+        if rtype == PERF_RECORD_AUXTRACE {
+            next = next.saturating_add(rd_u64(bytes, at + 8, e).unwrap_or(0) as usize).min(end);
+        }
+        if rtype != PERF_RECORD_COMPRESSED && rtype != PERF_RECORD_COMPRESSED2 {
+            if decoder.is_some() {
+                copy_segment(&mut out, &mut segs, bytes, at, next);
+            }
+            at = next;
+            continue;
+        }
+        let bad = |msg: String| PerfError::Format { what: record_name(rtype), offset: at as u64, msg };
+        if decoder.is_none() {
+            // the records before the first compressed one, as they are
+            copy_segment(&mut out, &mut segs, bytes, copied_to, at);
+            decoder = Some(zstd::stream::raw::Decoder::new().map_err(|err| bad(format!("zstd: {}", err)))?);
+        }
+        let body = &bytes[at + 8..next];
+        let payload = if rtype == PERF_RECORD_COMPRESSED2 {
+            let n = rd_u64(body, 0, e).ok_or_else(|| bad("body too short".into()))?;
+            body.get(8..).and_then(|b| b.get(..usize::try_from(n).ok()?)).ok_or_else(|| bad(format!("data size {:#x} runs past the record", n)))?
+        } else {
+            body
+        };
+        let dec = decoder.as_mut().expect("made above");
+        let mut input = zstd::stream::raw::InBuffer::around(payload);
+        loop {
+            use zstd::stream::raw::Operation;
+            let mut output = zstd::stream::raw::OutBuffer::around(&mut chunk[..]);
+            dec.run(&mut input, &mut output).map_err(|err| bad(format!("zstd data: {}", err)))?;
+            let got = output.pos();
+            pending.extend_from_slice(&chunk[..got]);
+            if out.len() + pending.len() > MAX_DECOMPRESSED {
+                return Err(bad(format!("decompresses to more than {} bytes", MAX_DECOMPRESSED)));
+            }
+            if input.pos() == payload.len() && got < chunk.len() {
+                break;
+            }
+        }
+        // the whole records decompressed so far go out in the data's order
+        let mut k = 0;
+        while pending.len() - k >= 8 {
+            let n = rd_u16(&pending, k + 6, e).unwrap_or(0) as usize;
+            if n < 8 {
+                return Err(bad(format!("decompressed record of size {} is smaller than its header", n)));
+            }
+            if pending.len() - k < n {
+                break;
+            }
+            k += n;
+        }
+        segs.push(Segment { virt: out.len() as u64, real: at as u64, inside: true });
+        out.extend_from_slice(&pending[..k]);
+        pending.drain(..k);
+        at = next;
+        copied_to = next;
+    }
+    if decoder.is_none() {
+        return Ok(None);
+    }
+    if !pending.is_empty() {
+        return Err(PerfError::Format {
+            what: record_name(PERF_RECORD_COMPRESSED),
+            offset: copied_to as u64,
+            msg: format!("the compressed records end inside a record ({} bytes of it)", pending.len()),
+        });
+    }
+    // what is left past the last whole record (the walk reports it)
+    copy_segment(&mut out, &mut segs, bytes, at, end);
+    Ok(Some((out, segs)))
+}
+
+/// A stretch of a data section read with its compressed records
+/// decompressed: from `virt` (its offset in that data) up to the next
+/// stretch, bytes of the file from `real`, or (`inside`) records
+/// decompressed from the compressed record at `real`.
+#[derive(Clone, Copy, Debug)]
+struct Segment {
+    virt: u64,
+    real: u64,
+    inside: bool,
+}
+
+/// Copy the file's `bytes[from..to]` to `out`, noting where they came from.
+fn copy_segment(out: &mut Vec<u8>, segs: &mut Vec<Segment>, bytes: &[u8], from: usize, to: usize) {
+    if from < to {
+        segs.push(Segment { virt: out.len() as u64, real: from as u64, inside: false });
+        out.extend_from_slice(&bytes[from..to]);
     }
 }
 

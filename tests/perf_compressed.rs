@@ -1,0 +1,273 @@
+//! `perf record -z`: the kernel records of a recording compressed with
+//! zstd into PERF_RECORD_COMPRESSED / _COMPRESSED2 records, one stream
+//! across them, as perf writes them (each batch of ring-buffer records
+//! compressed and flushed, its output cut into records). `ocsd perf` must
+//! print the same for each shared recording and its compressed copy.
+
+mod common;
+
+use std::process::Command;
+
+fn rd16(b: &[u8], o: usize) -> u16 {
+    u16::from_le_bytes(b[o..o + 2].try_into().unwrap())
+}
+fn rd32(b: &[u8], o: usize) -> u32 {
+    u32::from_le_bytes(b[o..o + 4].try_into().unwrap())
+}
+fn rd64(b: &[u8], o: usize) -> u64 {
+    u64::from_le_bytes(b[o..o + 8].try_into().unwrap())
+}
+
+/// Compressed records holding `data` (whole records), the compressed
+/// stream cut every `cut` bytes, alternating the two record forms.
+fn compressed_records(enc: &mut zstd::stream::raw::Encoder<'static>, data: &[u8], cut: usize, form2: &mut bool) -> Vec<u8> {
+    use zstd::stream::raw::{InBuffer, Operation, OutBuffer};
+    let mut z = Vec::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut input = InBuffer::around(data);
+    while input.pos() < data.len() {
+        let mut out = OutBuffer::around(&mut buf[..]);
+        enc.run(&mut input, &mut out).unwrap();
+        let n = out.pos();
+        z.extend_from_slice(&buf[..n]);
+    }
+    loop {
+        let mut out = OutBuffer::around(&mut buf[..]);
+        let left = enc.flush(&mut out).unwrap();
+        let n = out.pos();
+        z.extend_from_slice(&buf[..n]);
+        if left == 0 {
+            break;
+        }
+    }
+    let mut recs = Vec::new();
+    for piece in z.chunks(cut) {
+        if *form2 {
+            let padded = piece.len().div_ceil(8) * 8;
+            recs.extend_from_slice(&83u32.to_le_bytes());
+            recs.extend_from_slice(&0u16.to_le_bytes());
+            recs.extend_from_slice(&((16 + padded) as u16).to_le_bytes());
+            recs.extend_from_slice(&(piece.len() as u64).to_le_bytes());
+            recs.extend_from_slice(piece);
+            recs.resize(recs.len() + padded - piece.len(), 0);
+        } else {
+            recs.extend_from_slice(&81u32.to_le_bytes());
+            recs.extend_from_slice(&0u16.to_le_bytes());
+            recs.extend_from_slice(&((8 + piece.len()) as u16).to_le_bytes());
+            recs.extend_from_slice(piece);
+        }
+        *form2 = !*form2;
+    }
+    recs
+}
+
+/// A copy of the (little-endian) recording `bytes` with its kernel records
+/// compressed as `perf record -z` writes them; the feature sections after
+/// the data move with it.
+fn compress_like_perf(bytes: &[u8], cut: usize) -> Vec<u8> {
+    let (data_off, data_size) = (rd64(bytes, 40) as usize, rd64(bytes, 48) as usize);
+    let data_end = data_off + data_size;
+    let mut enc = zstd::stream::raw::Encoder::new(3).unwrap();
+    let mut form2 = false;
+    let mut data = Vec::new();
+    let mut batch = Vec::new();
+    let mut at = data_off;
+    while at < data_end {
+        let (t, size) = (rd32(bytes, at), rd16(bytes, at + 6) as usize);
+        let mut next = at + size;
+        if t == 71 {
+            next += rd64(bytes, at + 8) as usize;
+        }
+        if t < 64 {
+            batch.extend_from_slice(&bytes[at..next]);
+        } else {
+            if !batch.is_empty() {
+                data.extend(compressed_records(&mut enc, &batch, cut, &mut form2));
+                batch.clear();
+            }
+            data.extend_from_slice(&bytes[at..next]);
+        }
+        at = next;
+    }
+    if !batch.is_empty() {
+        data.extend(compressed_records(&mut enc, &batch, cut, &mut form2));
+    }
+    let mut out = bytes[..data_off].to_vec();
+    out[48..56].copy_from_slice(&(data.len() as u64).to_le_bytes());
+    out.extend_from_slice(&data);
+    // the feature sections: a table of (offset, size), one per feature bit
+    let delta = data.len() as i64 - data_size as i64;
+    let mut rest = bytes[data_end..].to_vec();
+    let features: u32 = (0..4).map(|i| rd64(bytes, 72 + 8 * i).count_ones()).sum();
+    for k in 0..features as usize {
+        let o = 16 * k;
+        let moved = (rd64(&rest, o) as i64 + delta) as u64;
+        rest[o..o + 8].copy_from_slice(&moved.to_le_bytes());
+    }
+    out.extend_from_slice(&rest);
+    out
+}
+
+/// The file offsets of the AUXTRACE records of a (little-endian) recording.
+fn auxtrace_offsets(bytes: &[u8]) -> Vec<u64> {
+    let (data_off, data_size) = (rd64(bytes, 40) as usize, rd64(bytes, 48) as usize);
+    let mut at = data_off;
+    let mut v = Vec::new();
+    while at < data_off + data_size {
+        let t = rd32(bytes, at);
+        if t == 71 {
+            v.push(at as u64);
+        }
+        at += rd16(bytes, at + 6) as usize + if t == 71 { rd64(bytes, at + 8) as usize } else { 0 };
+    }
+    v
+}
+
+/// `out` of the compressed copy with its AUXTRACE records' file offsets
+/// (`from`) written as the original's (`to`), for comparison.
+fn as_original(out: &[u8], from: &[u64], to: &[u64]) -> String {
+    let mut s = String::from_utf8_lossy(out).into_owned();
+    assert_eq!(from.len(), to.len());
+    // (longest first: no offset's text is then a prefix of one replaced later)
+    let mut pairs: Vec<(String, String)> = from.iter().zip(to).map(|(f, t)| (format!("{:#x}", f), format!("{:#x}", t))).collect();
+    pairs.sort_by_key(|(f, _)| std::cmp::Reverse(f.len()));
+    for (f, t) in pairs {
+        s = s.replace(&format!("{f} "), &format!("{t} ")).replace(&format!("{f})"), &format!("{t})")).replace(&format!("{f}\""), &format!("{t}\""));
+    }
+    s
+}
+
+fn ocsd(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_ocsd")).args(args).output().expect("run ocsd")
+}
+
+#[test]
+fn compressed_recordings_decode_as_the_originals() {
+    let Some(shared) = common::shared_or_skip() else { return };
+    let dir = std::env::temp_dir().join(format!("ocsd-perf-z-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut compared = 0;
+    for e in std::fs::read_dir(shared.join("perf")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "data") {
+            continue;
+        }
+        let bytes = std::fs::read(&p).unwrap();
+        if &bytes[..8] != b"PERFILE2" {
+            continue;
+        }
+        let orig = ocsd(&["perf", p.to_str().unwrap()]);
+        let orig_dump = ocsd(&["perf", p.to_str().unwrap(), "--dump"]);
+        // a small cut: records split between compressed records
+        for cut in [100, 60000] {
+            let z = dir.join(format!("{}-{}", cut, p.file_name().unwrap().to_string_lossy()));
+            let zbytes = compress_like_perf(&bytes, cut);
+            std::fs::write(&z, &zbytes).unwrap();
+            let (from, to) = (auxtrace_offsets(&zbytes), auxtrace_offsets(&bytes));
+            let got = ocsd(&["perf", z.to_str().unwrap()]);
+            assert_eq!(got.status.code(), orig.status.code(), "{}: {}", z.display(), String::from_utf8_lossy(&got.stderr));
+            assert!(as_original(&got.stdout, &from, &to) == String::from_utf8_lossy(&orig.stdout), "{}: decoded output differs", z.display());
+            let dump = ocsd(&["perf", z.to_str().unwrap(), "--dump"]);
+            assert!(as_original(&dump.stdout, &from, &to) == String::from_utf8_lossy(&orig_dump.stdout), "{}: --dump output differs", z.display());
+            compared += 1;
+        }
+    }
+    if std::env::var_os("KEEP").is_none() { let _ = std::fs::remove_dir_all(&dir); }
+    assert!(compared >= 4, "only {} recordings compared", compared);
+}
+
+#[test]
+fn a_damaged_compressed_record_is_named() {
+    let Some(shared) = common::shared_or_skip() else { return };
+    let p = shared.join("perf/etm_test_loop.perf.data");
+    let mut z = compress_like_perf(&std::fs::read(&p).unwrap(), 60000);
+    // the first compressed record's stream: garbage
+    let data_off = rd64(&z, 40) as usize;
+    let mut at = data_off;
+    while rd32(&z, at) != 81 && rd32(&z, at) != 83 {
+        let t = rd32(&z, at);
+        at += rd16(&z, at + 6) as usize + if t == 71 { rd64(&z, at + 8) as usize } else { 0 };
+    }
+    for b in &mut z[at + 16..at + 48] {
+        *b = 0xa5;
+    }
+    let f = std::env::temp_dir().join(format!("ocsd-perf-z-bad-{}.data", std::process::id()));
+    std::fs::write(&f, &z).unwrap();
+    let out = ocsd(&["perf", f.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&f);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("PERF_RECORD_COMPRESSED") && err.contains(&format!("{:#x}", at)) && err.lines().count() == 1, "{err}");
+}
+
+/// The traced program found through the MMAP records (compressed here):
+/// the same instruction ranges as from the original.
+#[test]
+fn compressed_mmaps_find_the_traced_program() {
+    let Some(shared) = common::shared_or_skip() else { return };
+    let rec = shared.join("perf/etm_test_loop.perf.data");
+    let dir = std::env::temp_dir().join(format!("ocsd-perf-z-symfs-{}", std::process::id()));
+    let bin = dir.join("data/local/tmp/etm_test_loop");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    // nop, b.ne .+4, bl .+8, ret (as tests/perf_cli.rs)
+    let words = [0xd503_201f, 0x5400_0021, 0x9400_0002, 0xd65f_03c0];
+    std::fs::write(&bin, common::synthetic_elf(&common::hex("0c9a20bf9c009d0e4e8bbf9fad0300ae"), &words)).unwrap();
+    let bytes = std::fs::read(&rec).unwrap();
+    let zbytes = compress_like_perf(&bytes, 100);
+    let z = dir.join("z.data");
+    std::fs::write(&z, &zbytes).unwrap();
+    let symfs = dir.to_str().unwrap();
+    let orig = ocsd(&["perf", rec.to_str().unwrap(), "--symfs", symfs]);
+    let got = ocsd(&["perf", z.to_str().unwrap(), "--symfs", symfs]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(orig.status.success() && got.status.success(), "{}", String::from_utf8_lossy(&got.stderr));
+    let ranges = String::from_utf8_lossy(&orig.stdout).matches("INSTR_RANGE").count();
+    assert!(ranges > 0, "no instruction ranges decoded");
+    let (from, to) = (auxtrace_offsets(&zbytes), auxtrace_offsets(&bytes));
+    assert!(as_original(&got.stdout, &from, &to) == String::from_utf8_lossy(&orig.stdout));
+}
+
+/// A recording Debian's perf writes with `-z` (a software event on this
+/// machine: no trace, but kernel records compressed as on any machine):
+/// the records inside are read, at the compressed record's offset, as
+/// `perf report -D` lists them.
+#[test]
+fn a_real_compressed_recording_is_read_as_perf_reads_it() {
+    let f = std::env::temp_dir().join(format!("ocsd-perf-z-real-{}.data", std::process::id()));
+    let rec = Command::new("perf").args(["record", "-q", "-z", "-e", "cpu-clock", "-o"]).arg(&f).args(["--", "ls", "/"]).output();
+    if !rec.is_ok_and(|o| o.status.success()) || !f.exists() {
+        eprintln!("SKIPPED: perf record -z did not run here");
+        return;
+    }
+    let dump = Command::new("perf").args(["report", "-D", "-i"]).arg(&f).output().unwrap();
+    let dump = String::from_utf8_lossy(&dump.stdout);
+    let bytes = std::fs::read(&f).unwrap();
+    let pd = opencsd_c_api::perf::PerfData::open(&f).unwrap();
+    let _ = std::fs::remove_file(&f);
+    let (data_off, data_size) = (rd64(&bytes, 40) as usize, rd64(&bytes, 48) as usize);
+    let mut at = data_off;
+    let mut compressed = 0;
+    while at < data_off + data_size {
+        compressed += usize::from(rd32(&bytes, at) == 81 || rd32(&bytes, at) == 83);
+        at += rd16(&bytes, at + 6) as usize;
+    }
+    assert!(compressed > 0, "no compressed record written");
+    // (offset, MMAP / COMM) as perf lists them, and as read here
+    let mut want: Vec<(u64, &str)> = Vec::new();
+    for l in dump.lines() {
+        let kind = if l.contains("PERF_RECORD_MMAP") { "mmap" } else if l.contains("PERF_RECORD_COMM") { "comm" } else { continue };
+        let Some(off) = l.split_whitespace().find(|w| w.starts_with("0x")) else { continue };
+        want.push((u64::from_str_radix(&off[2..], 16).unwrap(), kind));
+    }
+    assert!(want.len() > 2, "{dump}");
+    let got: Vec<(u64, &str)> = pd
+        .sideband
+        .iter()
+        .filter_map(|s| match s.event {
+            opencsd_c_api::perf::file::Sideband::Mmap(_) => Some((s.file_offset, "mmap")),
+            opencsd_c_api::perf::file::Sideband::Comm { .. } => Some((s.file_offset, "comm")),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(got, want);
+}
