@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod perfz;
+
 use opencsd_c_api::abi::gen_elem::ocsd_generic_trace_elem;
 use opencsd_c_api::api::Decoder;
 use opencsd_c_api::common::MemAccess;

@@ -1,0 +1,97 @@
+//! No perf.data input may crash `ocsd perf`: every shared recording, and
+//! its copy compressed as `perf record -z` writes it, damaged at random (bytes changed, runs copied over, the file cut short),
+//! is read without a panic, and the command exits 0 or 2 with a one-line
+//! error.
+
+mod common;
+
+use std::process::Command;
+
+/// A small xorshift generator (the tests' own: no crate).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// `bytes` damaged: a few changed bytes, a run copied from elsewhere, or
+/// the end cut off (beyond the 104-byte header most of the time, so that
+/// the records are what is read).
+fn damage(bytes: &[u8], rng: &mut Rng) -> Vec<u8> {
+    let mut v = bytes.to_vec();
+    match rng.below(4) {
+        0 => {
+            for _ in 0..1 + rng.below(8) {
+                let i = 104 + rng.below(v.len() - 104);
+                v[i] = rng.next() as u8;
+            }
+        }
+        1 => {
+            let n = 1 + rng.below(64);
+            let (from, to) = (rng.below(v.len() - n), 104 + rng.below(v.len() - n - 104));
+            let run = v[from..from + n].to_vec();
+            v[to..to + n].copy_from_slice(&run);
+        }
+        2 => v.truncate(rng.below(v.len())),
+        _ => {
+            // a record size field (every 8th byte pair from the data's start)
+            let at = 104 + 2 * rng.below((v.len() - 104) / 2);
+            v[at] = rng.next() as u8;
+            v[at + 1] = rng.next() as u8;
+        }
+    }
+    v
+}
+
+#[test]
+fn damaged_recordings_are_reported_not_crashing() {
+    let Some(shared) = common::shared_or_skip() else { return };
+    let dir = std::env::temp_dir().join(format!("ocsd-perf-robust-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut runs = 0;
+    for e in std::fs::read_dir(shared.join("perf")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "data") {
+            continue;
+        }
+        let plain = std::fs::read(&p).unwrap();
+        // and the same compressed as `perf record -z` writes it
+        let z = common::perfz::compress_like_perf(&plain, 200);
+        for k in 0..600 {
+            let v = damage(if k % 2 == 0 { &plain } else { &z }, &mut rng);
+            // the reader, in the library: an error or a recording, no panic
+            let read = std::panic::catch_unwind(|| {
+                if let Ok(pd) = opencsd_c_api::perf::PerfData::from_bytes(v.clone()) {
+                    let _ = pd.cs_meta();
+                }
+            });
+            assert!(read.is_ok(), "{}: damage {} panics the reader", p.display(), k);
+            // the whole command on some of them
+            if k % 8 == 0 {
+                let f = dir.join("damaged.data");
+                std::fs::write(&f, &v).unwrap();
+                for args in [&[][..], &["--dump"][..]] {
+                    let out = Command::new(env!("CARGO_BIN_EXE_ocsd")).arg("perf").arg(&f).args(args).output().unwrap();
+                    let code = out.status.code();
+                    let err = String::from_utf8_lossy(&out.stderr);
+                    assert!(code == Some(0) || code == Some(2), "{}: damage {} {:?}: exit {:?}\n{}", p.display(), k, args, code, err);
+                    if code == Some(2) {
+                        assert_eq!(err.lines().filter(|l| !l.starts_with("warning")).count(), 1, "{}: damage {}: {}", p.display(), k, err);
+                    }
+                    runs += 1;
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(runs > 0);
+}
