@@ -95,3 +95,19 @@ fn damaged_recordings_are_reported_not_crashing() {
     let _ = std::fs::remove_dir_all(&dir);
     assert!(runs > 0);
 }
+
+/// A pipe-mode stream (`perf record -o -`: the magic, then a 16-byte
+/// header size) is named as such, in one line, exit status 2.
+#[test]
+fn a_pipe_mode_file_is_named() {
+    let f = std::env::temp_dir().join(format!("ocsd-perf-pipe-{}.data", std::process::id()));
+    let mut v = b"PERFILE2".to_vec();
+    v.extend_from_slice(&16u64.to_le_bytes());
+    v.extend_from_slice(&[0u8; 64]);
+    std::fs::write(&f, &v).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ocsd")).arg("perf").arg(&f).output().unwrap();
+    let _ = std::fs::remove_file(&f);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(err.contains("pipe-mode") && err.lines().count() == 1, "{err}");
+}

@@ -554,18 +554,20 @@ impl PerfData {
 
     pub fn from_bytes(mut bytes: Vec<u8>) -> Result<PerfData, PerfError> {
         let header_err = |msg: String| PerfError::Format { what: "file header".into(), offset: 0, msg };
+        let endian = match bytes.get(0..8) {
+            Some(b"PERFILE2") => Endianness::LittleEndian,
+            Some(b"2ELIFREP") => Endianness::BigEndian,
+            _ => return Err(header_err("not a perf.data file (no PERFILE2 magic)".into())),
+        };
+        // a pipe-mode stream (`perf record -o -`) has a 16-byte header
+        if rd_u64(&bytes, 8, endian) == Some(16) {
+            return Err(header_err(
+                "a pipe-mode perf.data (perf record -o -) is not read: record to a file (perf record -o FILE)".into(),
+            ));
+        }
         if bytes.len() < 104 {
             return Err(header_err(format!("file is {} bytes, shorter than a perf.data header (104)", bytes.len())));
         }
-        let endian = match &bytes[0..8] {
-            b"PERFILE2" => Endianness::LittleEndian,
-            b"2ELIFREP" => Endianness::BigEndian,
-            _ => {
-                return Err(header_err(
-                    "not a perf.data file (no PERFILE2 magic; pipe-mode files are not read)".into(),
-                ))
-            }
-        };
         let u64_at = |at: usize| rd_u64(&bytes, at, endian).unwrap_or(0);
         let data_offset = u64_at(40);
         let data_size = u64_at(48);
