@@ -143,6 +143,14 @@ impl FrameDeformatter {
         self.cfg_flags
     }
 
+    /// The part of an unpacked frame still to be sent (after a WAIT or a
+    /// fatal answer): its trace ID and the index of its next byte. A FLUSH
+    /// sends it, also after a RESET (see [`FrameDeformatter::data_in`]).
+    pub fn pending_output(&self) -> Option<(u8, ocsd_trc_index_t)> {
+        let c = self.chunks.get(self.chunks_done).filter(|_| self.chunks_done < self.n_chunks)?;
+        Some((c.id, c.index.wrapping_add(c.used as u32)))
+    }
+
     /// Log nothing less severe than `max` from now on: OpenCSD's frame
     /// deformatter takes its logger's verbosity once, when the decode tree
     /// attaches the logger to it (at the tree's creation), as every
