@@ -949,7 +949,7 @@ impl MemMapper {
     }
 
     /// One description per accessor as OpenCSD lists them (its
-    /// `logMappedRanges`; see [`describe_listed`]).
+    /// `logMappedRanges`, through `describe_listed`).
     pub fn describe_each(&self) -> Vec<String> {
         let listed: Vec<Listed> = self.accessors.iter().zip(&self.meta).map(|(a, m)| Listed::of(a, m.group)).collect();
         describe_listed(&listed)

@@ -220,7 +220,9 @@ ocsd_err_t ocsd_dt_remove_mem_acc(dcd_tree_handle_t handle,
                                   ocsd_mem_space_acc_t mem_space);
 
 /**
- * Log the mapped memory ranges through the library logger (info level).
+ * Log the mapped memory ranges through the library logger (info level),
+ * from the tree's accessor list (so also from inside its callbacks, as
+ * OpenCSD allows).
  */
 void ocsd_tl_log_mapped_mem_ranges(dcd_tree_handle_t handle);
 
