@@ -60,11 +60,7 @@ fn perf_prints_the_decoded_elements_by_default() {
     let Some(shared) = common::shared_or_skip() else { return };
     let rec = shared.join("perf/etm_test_loop.perf.data");
     let symfs = std::env::temp_dir().join(format!("ocsd-perf-cli-{}", std::process::id()));
-    let bin = symfs.join("data/local/tmp/etm_test_loop");
-    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
-    // nop, b.ne .+4, bl .+8, ret
-    let words = [0xd503_201f, 0x5400_0021, 0x9400_0002, 0xd65f_03c0];
-    std::fs::write(&bin, common::synthetic_elf(&common::hex("0c9a20bf9c009d0e4e8bbf9fad0300ae"), &words)).unwrap();
+    common::write_etm_test_loop(&symfs);
     let rec_s = rec.to_str().unwrap();
     let symfs_s = symfs.to_str().unwrap();
 

@@ -49,11 +49,7 @@ fn compressed_recordings_decode_as_the_originals() {
     let dir = std::env::temp_dir().join(format!("ocsd-perf-z-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut compared = 0;
-    for e in std::fs::read_dir(shared.join("perf")).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_none_or(|x| x != "data") {
-            continue;
-        }
+    for p in common::shared_recordings(&shared) {
         let bytes = std::fs::read(&p).unwrap();
         if &bytes[..8] != b"PERFILE2" {
             continue;
@@ -109,11 +105,7 @@ fn compressed_mmaps_find_the_traced_program() {
     let Some(shared) = common::shared_or_skip() else { return };
     let rec = shared.join("perf/etm_test_loop.perf.data");
     let dir = std::env::temp_dir().join(format!("ocsd-perf-z-symfs-{}", std::process::id()));
-    let bin = dir.join("data/local/tmp/etm_test_loop");
-    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
-    // nop, b.ne .+4, bl .+8, ret (as tests/perf_cli.rs)
-    let words = [0xd503_201f, 0x5400_0021, 0x9400_0002, 0xd65f_03c0];
-    std::fs::write(&bin, common::synthetic_elf(&common::hex("0c9a20bf9c009d0e4e8bbf9fad0300ae"), &words)).unwrap();
+    common::write_etm_test_loop(&dir);
     let bytes = std::fs::read(&rec).unwrap();
     let zbytes = compress_like_perf(&bytes, 100);
     let z = dir.join("z.data");

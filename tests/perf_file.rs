@@ -11,11 +11,7 @@ use opencsd_c_api::perf::PerfData;
 fn feature_sections_as_the_crate_reads_them() {
     let Some(shared) = shared_or_skip() else { return };
     let mut n = 0;
-    for e in std::fs::read_dir(shared.join("perf")).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_none_or(|x| x != "data") {
-            continue;
-        }
+    for p in shared_recordings(&shared) {
         let bytes = std::fs::read(&p).unwrap();
         let Ok(pd) = PerfData::open(&p) else { continue };
         n += 1;

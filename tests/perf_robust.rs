@@ -58,11 +58,7 @@ fn damaged_recordings_are_reported_not_crashing() {
     std::fs::create_dir_all(&dir).unwrap();
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut runs = 0;
-    for e in std::fs::read_dir(shared.join("perf")).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_none_or(|x| x != "data") {
-            continue;
-        }
+    for p in common::shared_recordings(&shared) {
         let plain = std::fs::read(&p).unwrap();
         // and the same compressed as `perf record -z` writes it
         let z = common::perfz::compress_like_perf(&plain, 200);

@@ -213,3 +213,21 @@ pub fn synthetic_elf_syms(build_id: &[u8], words: &[u32], funcs: &[(&str, u64, u
 pub fn hex(s: &str) -> Vec<u8> {
     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
 }
+
+/// The perf.data recordings of the shared data (`perf/*.data`), sorted.
+pub fn shared_recordings(shared: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(shared.join("perf"))
+        .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "data")).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// A stand-in for the program etm_test_loop.perf.data traced (its build
+/// ID; nop, b.ne .+4, bl .+8, ret), under `symfs` at its recorded path.
+pub fn write_etm_test_loop(symfs: &Path) {
+    let bin = symfs.join("data/local/tmp/etm_test_loop");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    let words = [0xd503_201f, 0x5400_0021, 0x9400_0002, 0xd65f_03c0];
+    std::fs::write(&bin, synthetic_elf(&hex("0c9a20bf9c009d0e4e8bbf9fad0300ae"), &words)).unwrap();
+}
