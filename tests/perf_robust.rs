@@ -107,3 +107,25 @@ fn a_pipe_mode_file_is_named() {
     assert_eq!(out.status.code(), Some(2));
     assert!(err.contains("pipe-mode") && err.lines().count() == 1, "{err}");
 }
+
+/// A directory is named for what it is: perf's directory format (`perf
+/// record --threads`: a `data` file and `data.N` files) or any other; a
+/// missing file names the file once.
+#[test]
+fn a_directory_or_a_missing_file_is_named_once() {
+    let d = std::env::temp_dir().join(format!("ocsd-perf-dir-{}.data", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let run = |p: &std::path::Path| {
+        let out = Command::new(env!("CARGO_BIN_EXE_ocsd")).arg("perf").arg(p).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(err.matches(&*p.display().to_string()).count(), 1, "{err}");
+        err
+    };
+    assert!(run(&d).contains("a directory"));
+    std::fs::write(d.join("data"), b"PERFILE2").unwrap();
+    assert!(run(&d).contains("perf record --threads"));
+    let _ = std::fs::remove_dir_all(&d);
+    assert!(run(&d).contains("No such file"));
+}

@@ -548,6 +548,10 @@ impl PerfData {
     /// file cut by another process during the decode would then kill the
     /// process with SIGBUS instead of giving an error.
     pub fn open(path: &std::path::Path) -> Result<PerfData, PerfError> {
+        if path.is_dir() {
+            let what = if path.join("data").is_file() { "a perf.data directory (perf record --threads) is not read: record without --threads" } else { "a directory, not a perf.data file" };
+            return Err(PerfError::Io(format!("{}: {}", path.display(), what)));
+        }
         let bytes = std::fs::read(path).map_err(|e| PerfError::Io(format!("{}: {}", path.display(), e)))?;
         Self::from_bytes(bytes)
     }

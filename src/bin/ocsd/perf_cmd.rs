@@ -154,7 +154,13 @@ pub fn run(args: &PerfArgs) -> u8 {
         // output closed early (`| head`): not an error
         Err(PerfError::Io(m)) if m.contains("Broken pipe") => 0,
         Err(e) => {
-            eprintln!("ocsd perf: {}: {}", args.file.display(), e);
+            // (an error reading the file names it already)
+            let (path, msg) = (args.file.display().to_string(), e.to_string());
+            if msg.starts_with(&path) {
+                eprintln!("ocsd perf: {}", msg);
+            } else {
+                eprintln!("ocsd perf: {}: {}", path, msg);
+            }
             let _ = e;
             2
         }
