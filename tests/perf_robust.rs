@@ -1,26 +1,14 @@
 //! No perf.data input may crash `ocsd perf`: every shared recording, and
-//! its copy compressed as `perf record -z` writes it, damaged at random (bytes changed, runs copied over, the file cut short),
-//! is read without a panic, and the command exits 0 or 2 with a one-line
-//! error.
+//! its copy compressed as `perf record -z` writes it, damaged at random
+//! (bytes changed, runs copied over, the file cut short), is read without
+//! a panic, and the command exits 0 or 2 with a one-line error.
 
 mod common;
+mod robust_harness;
 
 use std::process::Command;
 
-/// A small xorshift generator (the tests' own: no crate).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+use robust_harness::Rng;
 
 /// `bytes` damaged: a few changed bytes, a run copied from elsewhere, or
 /// the end cut off (beyond the 104-byte header most of the time, so that
@@ -31,7 +19,7 @@ fn damage(bytes: &[u8], rng: &mut Rng) -> Vec<u8> {
         0 => {
             for _ in 0..1 + rng.below(8) {
                 let i = 104 + rng.below(v.len() - 104);
-                v[i] = rng.next() as u8;
+                v[i] = rng.u8();
             }
         }
         1 => {
@@ -44,8 +32,8 @@ fn damage(bytes: &[u8], rng: &mut Rng) -> Vec<u8> {
         _ => {
             // a record size field (every 8th byte pair from the data's start)
             let at = 104 + 2 * rng.below((v.len() - 104) / 2);
-            v[at] = rng.next() as u8;
-            v[at + 1] = rng.next() as u8;
+            v[at] = rng.u8();
+            v[at + 1] = rng.u8();
         }
     }
     v
@@ -56,7 +44,7 @@ fn damaged_recordings_are_reported_not_crashing() {
     let Some(shared) = common::shared_or_skip() else { return };
     let dir = std::env::temp_dir().join(format!("ocsd-perf-robust-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15);
     let mut runs = 0;
     for p in common::shared_recordings(&shared) {
         let plain = std::fs::read(&p).unwrap();

@@ -221,18 +221,19 @@ pub(crate) struct Listed<'a> {
     pub end: ocsd_vaddr_t,
     pub space: ocsd_mem_space_acc_t,
     pub group: u64,
-    pub kind: ListedKind<'a>,
+    pub kind: ListedKind<&'a str>,
 }
 
-/// What kind of accessor a [`Listed`] is.
-pub(crate) enum ListedKind<'a> {
+/// What kind of accessor a [`Listed`] is; `P`, the file's path (borrowed,
+/// or owned where an accessor list keeps it).
+pub(crate) enum ListedKind<P> {
     /// A range of a file, read from `offset` in it.
-    File { path: &'a str, offset: usize },
+    File { path: P, offset: usize },
     Buffer,
     Callback,
 }
 
-impl ListedKind<'_> {
+impl<P: AsRef<str>> ListedKind<P> {
     fn name(&self) -> &'static str {
         match self {
             ListedKind::File { .. } => "FileAcc",
@@ -240,12 +241,30 @@ impl ListedKind<'_> {
             ListedKind::Callback => "CB  Acc",
         }
     }
+
+    /// The same kind, its path borrowed.
+    pub fn borrowed(&self) -> ListedKind<&str> {
+        match self {
+            ListedKind::File { path, offset } => ListedKind::File { path: path.as_ref(), offset: *offset },
+            ListedKind::Buffer => ListedKind::Buffer,
+            ListedKind::Callback => ListedKind::Callback,
+        }
+    }
+
+    /// The same kind, its path owned.
+    pub fn owned(&self) -> ListedKind<String> {
+        match self.borrowed() {
+            ListedKind::File { path, offset } => ListedKind::File { path: path.to_string(), offset },
+            ListedKind::Buffer => ListedKind::Buffer,
+            ListedKind::Callback => ListedKind::Callback,
+        }
+    }
 }
 
 impl<'a> Listed<'a> {
     pub fn of(a: &'a Accessor, group: u64) -> Self {
         let kind = match &a.source {
-            Source::File { path, offset, .. } => ListedKind::File { path, offset: *offset },
+            Source::File { path, offset, .. } => ListedKind::File { path: path.as_str(), offset: *offset },
             Source::Buffer { .. } => ListedKind::Buffer,
             Source::Callback { .. } | Source::CallbackHoles { .. } => ListedKind::Callback,
         };

@@ -481,26 +481,12 @@ struct ListEntry {
     end: ocsd_vaddr_t,
     space: ocsd_mem_space_acc_t,
     group: u64,
-    kind: EntryKind,
-}
-
-/// [`super::ListedKind`], owned.
-enum EntryKind {
-    File { path: String, offset: usize },
-    Buffer,
-    Callback,
+    kind: ListedKind<String>,
 }
 
 /// The list entries of accessors `accs` listed as group `group`.
 fn entries_of(group: u64, accs: &[Accessor]) -> impl Iterator<Item = ListEntry> + '_ {
-    accs.iter().map(move |a| {
-        let kind = match Listed::of(a, group).kind {
-            ListedKind::File { path, offset } => EntryKind::File { path: path.to_string(), offset },
-            ListedKind::Buffer => EntryKind::Buffer,
-            ListedKind::Callback => EntryKind::Callback,
-        };
-        ListEntry { start: a.start, end: a.end, space: a.space, group, kind }
-    })
+    accs.iter().map(move |a| ListEntry { start: a.start, end: a.end, space: a.space, group, kind: Listed::of(a, group).kind.owned() })
 }
 
 /// OpenCSD's accessor list as its C API and snapshot reader change it: the
@@ -632,18 +618,8 @@ impl AccList {
     /// [`MemMapper::describe_each`], which carries out this list).
     pub fn describe_each(&mut self) -> Vec<String> {
         self.sync();
-        let listed: Vec<Listed> = self
-            .entries
-            .iter()
-            .map(|e| {
-                let kind = match &e.kind {
-                    EntryKind::File { path, offset } => ListedKind::File { path, offset: *offset },
-                    EntryKind::Buffer => ListedKind::Buffer,
-                    EntryKind::Callback => ListedKind::Callback,
-                };
-                Listed { start: e.start, end: e.end, space: e.space, group: e.group, kind }
-            })
-            .collect();
+        let listed: Vec<Listed> =
+            self.entries.iter().map(|e| Listed { start: e.start, end: e.end, space: e.space, group: e.group, kind: e.kind.borrowed() }).collect();
         describe_listed(&listed)
     }
 

@@ -871,7 +871,8 @@ fn decompress_data(bytes: &[u8], offset: u64, size: u64, e: Endianness) -> Resul
     let mut pending: Vec<u8> = Vec::new();
     let mut decoder: Option<zstd::stream::raw::Decoder<'static>> = None;
     let mut chunk = vec![0u8; 128 * 1024];
-    let mut copied_to = at;
+    // the last compressed record: offset and type
+    let mut last = (at, PERF_RECORD_COMPRESSED);
     while at + 8 <= end {
         let rtype = rd_u32(bytes, at, e).unwrap_or(0);
         let size = rd_u16(bytes, at + 6, e).unwrap_or(0) as usize;
@@ -892,7 +893,7 @@ fn decompress_data(bytes: &[u8], offset: u64, size: u64, e: Endianness) -> Resul
         let bad = |msg: String| PerfError::Format { what: record_name(rtype), offset: at as u64, msg };
         if decoder.is_none() {
             // the records before the first compressed one, as they are
-            copy_segment(&mut out, &mut segs, bytes, copied_to, at);
+            copy_segment(&mut out, &mut segs, bytes, offset as usize, at);
             decoder = Some(zstd::stream::raw::Decoder::new().map_err(|err| bad(format!("zstd: {}", err)))?);
         }
         let body = &bytes[at + 8..next];
@@ -932,16 +933,16 @@ fn decompress_data(bytes: &[u8], offset: u64, size: u64, e: Endianness) -> Resul
         segs.push(Segment { virt: out.len() as u64, real: at as u64, inside: true });
         out.extend_from_slice(&pending[..k]);
         pending.drain(..k);
+        last = (at, rtype);
         at = next;
-        copied_to = next;
     }
     if decoder.is_none() {
         return Ok(None);
     }
     if !pending.is_empty() {
         return Err(PerfError::Format {
-            what: record_name(PERF_RECORD_COMPRESSED),
-            offset: copied_to as u64,
+            what: record_name(last.1),
+            offset: last.0 as u64,
             msg: format!("the compressed records end inside a record ({} bytes of it)", pending.len()),
         });
     }

@@ -161,7 +161,6 @@ pub fn run(args: &PerfArgs) -> u8 {
             } else {
                 eprintln!("ocsd perf: {}: {}", path, msg);
             }
-            let _ = e;
             2
         }
     }
