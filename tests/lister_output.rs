@@ -223,3 +223,41 @@ fn sources_must_match_their_core_association() {
     assert!(log.contains("Trace Packet Lister : Protocol printer PTM on Trace ID 0x13"), "{}", &log[..3000.min(log.len())]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `-stats`: the decode statistics of each trace ID whose packet processor
+/// keeps them (ETMv4 / ETE, as OpenCSD's: the bytes given to it, those
+/// dropped before synchronisation, bad headers), "unavailable" for the
+/// others (PTM, ETMv3, STM: OpenCSD's answer OCSD_ERR_NOT_INIT), then the
+/// frame demultiplexer's counts, which add up to the trace's bytes.
+#[test]
+fn stats_as_opencsd_keeps_them() {
+    let Some(shared) = common::shared_or_skip() else { return };
+    let conf = shared.join("conformance");
+    let dir = std::env::temp_dir().join(format!("lister_stats_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("out.ppl");
+    let stats = |snap: &str| {
+        let (_, out, _) = run(&conf, snap, &["-decode", "-stats"], &["-logstdout"], &file);
+        let out = String::from_utf8(out).unwrap();
+        let at = out.find("Reading packet decoder statistics").unwrap_or_else(|| panic!("{snap}: no statistics"));
+        out[at..].to_string()
+    };
+    let etm4 = stats("snapshots/juno_r1_1");
+    assert!(etm4.contains("Decode stats ID 0x10\nTotal Bytes: "), "{etm4}");
+    assert!(!etm4.contains("unavailable"), "{etm4}");
+    // a bad header counted (a header reserved in the configuration)
+    let infra = stats("snapshots-ete/infrastructure");
+    assert!(infra.contains("Bad Header Errors: 1;"), "{infra}");
+    let ptm = stats("snapshots/tc2-ptm-rstk-t32");
+    assert!(ptm.contains("Decode stats unavailable on Trace ID 0x"), "{ptm}");
+    assert!(!ptm.contains("Total Bytes"), "{ptm}");
+    // the demux counts add up to the trace buffer's size
+    let total: u64 = etm4
+        .lines()
+        .find_map(|l| l.strip_prefix("Total bytes processed by frame demux: "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap();
+    let size = std::fs::metadata(conf.join("snapshots/juno_r1_1/cstrace.bin")).unwrap().len();
+    assert_eq!(total, size);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -11,7 +11,7 @@
  * string the library would print goes to the callback instead.
  *
  *   print_client [-out stdout|stderr|cb|cbraw|file:NAME] [-wait N] [-raw]
- *                [-elem-printer] [-chunk N] [-dfmt FLAGS] PLAN
+ *                [-elem-printer] [-chunk N] [-dfmt FLAGS] [-stats N] PLAN
  *
  * The decode tree is built from a plan (`trc_pkt_lister -print_plan`):
  * full decoders with the packet printer attached as monitor to each, memory
@@ -25,7 +25,11 @@
  * is left fully buffered when it is a file, as any C program's. -dfmt sets
  * the frame deformatter's OCSD_DFRMTR_* flags (default: from the plan's
  * buffer format), e.g. 0x24 for perf's memory-aligned frames with 4x FSYNC
- * resets.
+ * resets. -stats N prints ocsd_dt_get_decode_stats's answer for the
+ * element's trace ID from inside every Nth element callback, and for each
+ * trace ID after each data path call, with the counts of the first block
+ * it handed out, read where it is (OpenCSD's block is its packet
+ * processor's own, live).
  */
 #define DECODE_SNAPSHOT_NO_MAIN
 #pragma GCC diagnostic ignored "-Wunused-function"
@@ -33,6 +37,30 @@
 
 static plan_t plan; /* memory: its loaded regions */
 static unsigned s_wait_every;
+static unsigned s_stats_every;
+static dcd_tree_handle_t s_tree;
+static const ocsd_decode_stats_t *s_held_stats; /* a block kept from an earlier call */
+static uint8_t s_ids[MAX_DECODERS]; /* the decoders' trace IDs */
+static int s_n_ids;
+
+/* the statistics of trace ID `id` as ocsd_dt_get_decode_stats gives them,
+   and those of the block kept from an earlier call, read where it is */
+static void print_stats(const char *where, uint8_t id)
+{
+    ocsd_decode_stats_t *p = NULL;
+    ocsd_err_t err = ocsd_dt_get_decode_stats(s_tree, id, &p);
+    printf("client: stats %s id %x: err %d", where, id, (int)err);
+    if (err == OCSD_OK && p)
+        printf(" total %" PRIu64 " unsynced %" PRIu64 " bad hdr %u bad seq %u demux %" PRIu64 "/%" PRIu64 "/%" PRIu64,
+               (uint64_t)p->channel_total, (uint64_t)p->channel_unsynced, p->bad_header_errs, p->bad_sequence_errs,
+               (uint64_t)p->demux.frame_bytes, (uint64_t)p->demux.no_id_bytes, (uint64_t)p->demux.valid_id_bytes);
+    if (err == OCSD_OK && p && !s_held_stats)
+        s_held_stats = p;
+    if (s_held_stats)
+        printf("; held total %" PRIu64 " unsynced %" PRIu64 " bad hdr %u bad seq %u", (uint64_t)s_held_stats->channel_total,
+               (uint64_t)s_held_stats->channel_unsynced, s_held_stats->bad_header_errs, s_held_stats->bad_sequence_errs);
+    printf("\n");
+}
 static unsigned long s_elems;
 static unsigned long s_cb_strings;
 
@@ -51,6 +79,8 @@ static ocsd_datapath_resp_t pelem_cb(const void *p_context, const ocsd_trc_index
     printf("client: element %lu idx %" PRIu64 " id %x type %d\n", s_elems, (uint64_t)index_sop, trc_chan_id, (int)e->elem_type);
     if (s_elems % 50 == 0)
         ocsd_def_errlog_msgout("client: message through the library logger\n");
+    if (s_stats_every && s_elems % s_stats_every == 0)
+        print_stats("in callback", trc_chan_id);
     if (s_wait_every && s_elems % s_wait_every == 0) {
         printf("client: WAIT\n");
         return OCSD_RESP_WAIT;
@@ -93,6 +123,8 @@ int main(int argc, char **argv)
             chunk = strtoul(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "-dfmt") && i + 1 < argc)
             dfmt_opt = (uint32_t)strtoul(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "-stats") && i + 1 < argc)
+            s_stats_every = (unsigned)strtoul(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "-raw"))
             raw = 1;
         else if (!strcmp(argv[i], "-elem-printer"))
@@ -100,7 +132,7 @@ int main(int argc, char **argv)
         else if (argv[i][0] != '-')
             plan_file = argv[i];
         else {
-            fprintf(stderr, "usage: print_client [-out stdout|stderr|cb|cbraw|file:NAME] [-wait N] [-raw] [-elem-printer] [-chunk N] [-dfmt FLAGS] PLAN\n");
+            fprintf(stderr, "usage: print_client [-out stdout|stderr|cb|cbraw|file:NAME] [-wait N] [-raw] [-elem-printer] [-chunk N] [-dfmt FLAGS] [-stats N] PLAN\n");
             return 2;
         }
     }
@@ -119,6 +151,7 @@ int main(int argc, char **argv)
     t = ocsd_create_dcd_tree(single ? OCSD_TRC_SRC_SINGLE : OCSD_TRC_SRC_FRAME_FORMATTED, single ? 0 : dfmt);
     if (t == C_API_INVALID_TREE_HANDLE)
         return 1;
+    s_tree = t;
     if (!strcmp(out, "stdout"))
         ocsd_def_errlog_config_output(C_API_MSGLOGOUT_FLG_STDOUT, NULL);
     else if (!strcmp(out, "stderr"))
@@ -132,8 +165,10 @@ int main(int argc, char **argv)
     }
     for (i = 0; i < plan.n_dcd; i++) {
         unsigned char cs_id = 0;
-        if (ocsd_dt_create_decoder(t, plan.dcd[i].name, OCSD_CREATE_FLG_FULL_DECODER, &plan.dcd[i].cfg, &cs_id) == OCSD_OK)
+        if (ocsd_dt_create_decoder(t, plan.dcd[i].name, OCSD_CREATE_FLG_FULL_DECODER, &plan.dcd[i].cfg, &cs_id) == OCSD_OK) {
             ocsd_dt_set_pkt_protocol_printer(t, cs_id, 1);
+            s_ids[s_n_ids++] = cs_id;
+        }
         if (single)
             break;
     }
@@ -158,6 +193,9 @@ int main(int argc, char **argv)
             resp = ocsd_dt_process_data(t, OCSD_OP_DATA, (ocsd_trc_index_t)pos, (uint32_t)n, buf + pos, &used);
             pos += used;
         }
+        if (s_stats_every)
+            for (i = 0; i < s_n_ids; i++)
+                print_stats("after call", s_ids[i]);
         if (OCSD_DATA_RESP_IS_FATAL(resp)) {
             printf("client: fatal %d\n", (int)resp);
             break;

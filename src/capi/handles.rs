@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::abi::*;
+use crate::common::{LiveDemux, LiveStats};
 use crate::dcd_tree::DecodeTree;
 use crate::mem::ocsd_files::{AccList, MapQueue};
 
@@ -33,34 +34,9 @@ pub struct TreeHandle {
     pub ctl: Arc<HandleCtl>,
     /// A raw frame printer is attached (the deformatter takes one).
     pub has_raw_printer: bool,
-    /// Statistics blocks handed out by `ocsd_dt_get_decode_stats`, one per
-    /// trace ID, at addresses stable for the tree's life.
-    pub stats: Box<[ocsd_decode_stats_t; 128]>,
-    /// The slots of `stats` handed out: kept up to date after each data
-    /// path call and statistics reset, as OpenCSD's pointer into its packet
-    /// processor's own block is.
-    pub stats_handed_out: u128,
 }
 
 impl TreeHandle {
-    /// Bring the statistics blocks handed out up to date (their packet
-    /// counts; the demux counts are those of the last
-    /// `ocsd_dt_get_decode_stats`, as in OpenCSD).
-    pub fn refresh_stats(&mut self) {
-        let mut left = self.stats_handed_out;
-        while left != 0 {
-            let slot = left.trailing_zeros() as usize;
-            left &= left - 1;
-            let Some(dec) = self.tree.decoder_for_cs_id(slot as u8) else { continue };
-            if let Ok(s) = dec.decode_stats() {
-                let b = &mut self.stats[slot];
-                let demux = b.demux;
-                *b = s;
-                b.demux = demux;
-            }
-        }
-    }
-
     pub fn new(id: usize, mut tree: DecodeTree, ctl: Arc<HandleCtl>) -> Self {
         // changes to the memory map asked for from callbacks wait there
         tree.mapper.set_queue(Some(ctl.map_queue.clone()));
@@ -68,7 +44,34 @@ impl TreeHandle {
         // other trees make to the files this one lists come through its
         // queue too
         ctl.mem().list = AccList::process_wide(Arc::downgrade(&ctl.map_queue));
-        TreeHandle { id, tree, ctl, has_raw_printer: false, stats: Box::new([ocsd_decode_stats_t::default(); 128]), stats_handed_out: 0 }
+        {
+            let mut st = ctl.stats();
+            st.src_type = tree.src_type();
+            st.demux = tree.live_demux_stats();
+        }
+        TreeHandle { id, tree, ctl, has_raw_printer: false }
+    }
+
+    /// Give the control block the statistics blocks of the tree's
+    /// decoders as they are now (after decoders are made or removed).
+    pub fn sync_stats(&mut self) {
+        let now = self.tree.live_stats();
+        let mut st = self.ctl.stats();
+        let st = &mut *st;
+        let mut slots: Vec<Option<(LiveStats, bool)>> = (0..128).map(|_| None).collect();
+        for (i, ls) in now {
+            if let Some(x) = slots.get_mut(i) {
+                *x = Some(ls);
+            }
+        }
+        // blocks of removed decoders stay allocated with the tree: the
+        // client may still hold pointers to them
+        for (old, _) in std::mem::take(&mut st.slots).into_iter().flatten() {
+            if !slots.iter().flatten().any(|(n, _)| n.same_block(&old)) && !st.retired.iter().any(|r| r.same_block(&old)) {
+                st.retired.push(old);
+            }
+        }
+        st.slots = slots;
     }
 }
 
@@ -99,6 +102,31 @@ pub struct MemCtl {
     pub list: AccList,
 }
 
+/// The statistics blocks of a tree's decoders, which
+/// `ocsd_dt_get_decode_stats` hands out, also from inside callbacks.
+#[derive(Default)]
+pub struct StatsCtl {
+    pub src_type: ocsd_dcd_tree_src_t,
+    /// By decoder slot (see `DecodeTree::slot_of`); empty: none.
+    /// (the block, whether the processor keeps statistics)
+    pub slots: Vec<Option<(LiveStats, bool)>>,
+    /// Blocks of decoders removed since: kept until the tree goes.
+    pub retired: Vec<LiveStats>,
+    /// The frame deformatter's demux statistics (formatted trees).
+    pub demux: Option<LiveDemux>,
+}
+
+impl StatsCtl {
+    /// The statistics block answering for trace ID `cs_id`.
+    pub fn for_cs_id(&self, cs_id: u8) -> Option<&(LiveStats, bool)> {
+        if cs_id >= 0x80 {
+            return None;
+        }
+        let slot = DecodeTree::slot_of(self.src_type, cs_id);
+        self.slots.get(slot)?.as_ref()
+    }
+}
+
 /// Per-tree state that re-entrant calls may touch (never the tree itself).
 #[derive(Default)]
 pub struct HandleCtl {
@@ -114,6 +142,8 @@ pub struct HandleCtl {
     /// `pending.sink` holds a new element output.
     pub sink_pending: AtomicBool,
     pub pending: Mutex<Pending>,
+    /// The decoders' statistics blocks.
+    pub stats: Mutex<StatsCtl>,
 }
 
 impl HandleCtl {
@@ -123,6 +153,10 @@ impl HandleCtl {
 
     pub fn pending(&self) -> std::sync::MutexGuard<'_, Pending> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn stats(&self) -> std::sync::MutexGuard<'_, StatsCtl> {
+        self.stats.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Take a new element output asked for from a callback, if any (one

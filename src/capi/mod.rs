@@ -93,10 +93,14 @@ fn with_tree<R>(handle: dcd_tree_handle_t, missing: R, f: impl FnOnce(&mut TreeH
             // SAFETY: the tree is live (not destroyed) and `f` has returned,
             // so no other reference to it exists.
             let t = unsafe { &mut *self.0 .0 };
+            let removed = !removals.is_empty();
             for id in removals {
                 // (the tree refuses a reserved ID on a formatted source)
                 let id = if t.tree.src_type() == OCSD_TRC_SRC_FRAME_FORMATTED { id } else { 0 };
                 let _ = t.tree.remove_decoder(id);
+            }
+            if removed {
+                t.sync_stats();
             }
             if let Some(req) = self.1.take_sink() {
                 t.tree.set_elem_sink(Some(Box::new(SwitchSink::new(req, self.1.clone()))));
@@ -269,9 +273,6 @@ pub extern "C" fn ocsd_dt_process_data(
             if op == OCSD_OP_DATA {
                 set_used(used as u32);
             }
-            if t.stats_handed_out != 0 {
-                t.refresh_stats();
-            }
             resp
         })
     })
@@ -348,6 +349,7 @@ pub extern "C" fn ocsd_dt_create_decoder(
             };
             match res {
                 Ok(csid) => {
+                    t.sync_stats();
                     // SAFETY: checked non-NULL; the client's result location.
                     unsafe { *pCSID = csid };
                     OCSD_OK
@@ -412,10 +414,12 @@ pub extern "C" fn ocsd_dt_remove_decoder(handle: dcd_tree_handle_t, CSID: c_ucha
             // the tree refuses a reserved ID on a formatted source; removing
             // an ID with no decoder is not an error in OpenCSD
             let id = if t.tree.src_type() == OCSD_TRC_SRC_FRAME_FORMATTED { CSID } else { 0 };
-            match t.tree.remove_decoder(id) {
+            let r = match t.tree.remove_decoder(id) {
                 OCSD_ERR_INVALID_ID => OCSD_ERR_INVALID_ID,
                 _ => OCSD_OK,
-            }
+            };
+            t.sync_stats();
+            r
         })
     })
 }
@@ -472,50 +476,46 @@ pub extern "C" fn ocsd_dt_attach_packet_callback(
 }
 
 /// The packet processing statistics of trace ID `CSID`: `*p_stats_block`
-/// points to a block owned by the tree, valid until the tree is destroyed.
-/// As OpenCSD's pointer into its packet processor's block, it stays live:
-/// its packet counts are brought up to date after each data path call and
-/// statistics reset; its demux counts are those of this call.
+/// points to the decoder's statistics block, as OpenCSD's points into its
+/// packet processor: live (its counts change as the decode goes on, also
+/// while a callback of the tree runs), valid until the tree is destroyed;
+/// its demux counts are those of this call. Works from inside the tree's
+/// callbacks too.
 #[no_mangle]
 pub extern "C" fn ocsd_dt_get_decode_stats(handle: dcd_tree_handle_t, CSID: c_uchar, p_stats_block: *mut *mut ocsd_decode_stats_t) -> ocsd_err_t {
     ffi_guard!(OCSD_ERR_FAIL, {
         if p_stats_block.is_null() {
             return OCSD_ERR_INVALID_PARAM_VAL;
         }
-        with_tree(handle, OCSD_ERR_INVALID_PARAM_VAL, |t| {
-            let slot = if t.tree.src_type() == OCSD_TRC_SRC_SINGLE { 0 } else { CSID as usize };
-            let demux = t.tree.demux_stats().unwrap_or_default();
-            let Some(dec) = t.tree.decoder_for_cs_id(CSID) else { return OCSD_ERR_INVALID_PARAM_VAL };
-            match dec.decode_stats() {
-                Ok(mut s) => {
-                    s.demux = demux;
-                    let block = &mut t.stats[slot];
-                    *block = s;
-                    t.stats_handed_out |= 1u128 << slot;
-                    // SAFETY: checked non-NULL; the client's result location.
-                    unsafe { *p_stats_block = block as *mut ocsd_decode_stats_t };
-                    OCSD_OK
-                }
-                Err(e) => e,
-            }
-        })
+        let Some((_, ctl)) = handles::lookup_ctl(handle) else { return OCSD_ERR_INVALID_PARAM_VAL };
+        let st = ctl.stats();
+        // (custom decoders have no library packet processor to keep them)
+        let Some((block, init)) = st.for_cs_id(CSID) else { return OCSD_ERR_INVALID_PARAM_VAL };
+        // SAFETY: checked non-NULL; the client's result location. The block
+        // is kept by the control block until the tree is destroyed.
+        unsafe { *p_stats_block = block.as_c_ptr().cast_mut() };
+        if !init {
+            // (OpenCSD points to the processor's unused, zero block too)
+            return OCSD_ERR_NOT_INIT;
+        }
+        block.set_demux(&st.demux.as_ref().map(|d| d.get()).unwrap_or_default());
+        OCSD_OK
     })
 }
 
-/// Reset the statistics of trace ID `CSID` and the tree's demux statistics.
+/// Reset the statistics of trace ID `CSID` and the tree's demux statistics
+/// (also from inside the tree's callbacks).
 #[no_mangle]
 pub extern "C" fn ocsd_dt_reset_decode_stats(handle: dcd_tree_handle_t, CSID: c_uchar) -> ocsd_err_t {
     ffi_guard!(OCSD_ERR_FAIL, {
-        with_tree(handle, OCSD_ERR_INVALID_PARAM_VAL, |t| {
-            let Some(dec) = t.tree.decoder_for_cs_id(CSID) else { return OCSD_ERR_INVALID_PARAM_VAL };
-            let err = dec.reset_decode_stats();
-            if err != OCSD_OK {
-                return err;
-            }
-            t.tree.reset_demux_stats();
-            t.refresh_stats();
-            OCSD_OK
-        })
+        let Some((_, ctl)) = handles::lookup_ctl(handle) else { return OCSD_ERR_INVALID_PARAM_VAL };
+        let st = ctl.stats();
+        let Some((block, _)) = st.for_cs_id(CSID) else { return OCSD_ERR_INVALID_PARAM_VAL };
+        block.reset();
+        if let Some(d) = st.demux.as_ref() {
+            d.reset();
+        }
+        OCSD_OK
     })
 }
 

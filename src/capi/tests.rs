@@ -10,6 +10,7 @@ use super::custom::*;
 use super::*;
 use crate::common::{DecodeCtx, PacketDecoder, PacketOut, PacketProcessor, TracePacket};
 use crate::dcd_tree::Stack;
+use crate::etmv4::types::{ocsd_etmv4_i_pkt, ETM4_PKT_I_ASYNC, ETM4_PKT_I_NOTSYNC, ETM4_PKT_I_TRACE_INFO};
 
 /// The tests run one at a time: most log through the global logger (whose
 /// output some of them capture) or use the decoder registry.
@@ -301,9 +302,6 @@ impl PacketProcessor for ByteProc {
         }
     }
     fn reset(&mut self, _: ocsd_trc_index_t) {}
-    fn stats_block(&self) -> Option<ocsd_decode_stats_t> {
-        Some(ocsd_decode_stats_t { version: OCSD_VER_NUM, revision: OCSD_STATS_REVISION, channel_total: 42, ..Default::default() })
-    }
 }
 
 struct ByteDec;
@@ -359,6 +357,7 @@ fn add_byte_stack(h: dcd_tree_handle_t) {
     let t = unsafe { &mut *p.0 };
     let st = Stack::new("BYTES", OCSD_PROTOCOL_CUSTOM_9, 0x10, ByteProc { tail: None }, Some(ByteDec));
     t.tree.add_decoder(Box::new(st)).unwrap();
+    t.sync_stats();
 }
 
 #[test]
@@ -398,12 +397,13 @@ fn wait_and_flush_lose_and_repeat_nothing() {
         want.push((0, 99));
         assert_eq!(client.seen, want, "wait every {}", wait_every);
 
-        // statistics through the stack's packet processor
+        // a processor that keeps no statistics (as OpenCSD's other than
+        // ETMv4 / ETE's): NOT_INIT, and the block pointed to stays zero
         let mut p: *mut ocsd_decode_stats_t = null_mut();
-        assert_eq!(ocsd_dt_get_decode_stats(h, 0x55, &mut p), OCSD_OK);
+        assert_eq!(ocsd_dt_get_decode_stats(h, 0x55, &mut p), OCSD_ERR_NOT_INIT);
         // SAFETY: the tree's statistics block, valid while the tree lives.
         let s = unsafe { &*p };
-        assert_eq!((s.version, s.channel_total), (OCSD_VER_NUM, 42));
+        assert_eq!((s.version, s.channel_total), (OCSD_VER_NUM, 0));
         assert_eq!(ocsd_dt_reset_decode_stats(h, 0x10), OCSD_OK);
         // packet printers: the full decoder takes the packets
         assert_eq!(ocsd_dt_set_pkt_protocol_printer(h, 0x10, 0), OCSD_ERR_INVALID_PARAM_VAL);
@@ -872,6 +872,71 @@ fn decode_stats_block_is_live() {
     let mut q: *mut ocsd_decode_stats_t = null_mut();
     assert_eq!(ocsd_dt_get_decode_stats(h, 0x10, &mut q), OCSD_OK);
     assert_eq!(p, q);
+    ocsd_destroy_dcd_tree(h);
+}
+
+/// What a packet sink saw of the statistics from inside its callback.
+struct StatsSeen {
+    tree: dcd_tree_handle_t,
+    held: *const ocsd_decode_stats_t,
+    /// (packet type, get's answer, channel_total, unsynced, held block's channel_total)
+    seen: Vec<(u32, ocsd_err_t, u64, u64, u64)>,
+    reset_at: Option<usize>,
+}
+
+unsafe extern "C" fn stats_sink_cb(ctx: *const c_void, op: ocsd_datapath_op_t, _: ocsd_trc_index_t, pkt: *const c_void) -> ocsd_datapath_resp_t {
+    if op != OCSD_OP_DATA {
+        return OCSD_RESP_CONT;
+    }
+    // SAFETY: the test's StatsSeen; the packet is an ETMv4 packet, valid for the call.
+    let (c, pkt) = unsafe { (&mut *(ctx as *mut StatsSeen), &*(pkt as *const ocsd_etmv4_i_pkt)) };
+    if c.reset_at == Some(c.seen.len()) {
+        assert_eq!(ocsd_dt_reset_decode_stats(c.tree, 0x10), OCSD_OK);
+    }
+    let mut p: *mut ocsd_decode_stats_t = null_mut();
+    let err = ocsd_dt_get_decode_stats(c.tree, 0x10, &mut p);
+    // SAFETY: blocks the library handed out, valid while the tree lives.
+    let (total, unsynced) = if err == OCSD_OK { unsafe { ((*p).channel_total, (*p).channel_unsynced) } } else { (u64::MAX, u64::MAX) };
+    let held = unsafe { (*c.held).channel_total };
+    c.seen.push((pkt.type_ as u32, err, total, unsynced, held));
+    OCSD_RESP_CONT
+}
+
+/// As OpenCSD's block, the statistics are live inside the tree's own
+/// callbacks: asked for there, they answer with the counts at that moment
+/// (the bytes of earlier data blocks, the unsynchronised bytes dropped
+/// before the packet being given), and a block held from before shows the
+/// same; a reset from a callback zeroes them.
+#[test]
+fn decode_stats_from_inside_callbacks() {
+    let _g = global();
+    let h = single_etmv4_tree(OCSD_CREATE_FLG_PACKET_PROC);
+    let mut held: *mut ocsd_decode_stats_t = null_mut();
+    assert_eq!(ocsd_dt_get_decode_stats(h, 0x10, &mut held), OCSD_OK);
+    let mut c = StatsSeen { tree: h, held, seen: Vec::new(), reset_at: None };
+    assert_eq!(ocsd_dt_attach_packet_callback(h, 0x10, OCSD_C_API_CB_PKT_SINK, stats_sink_cb as *mut c_void, &mut c as *mut StatsSeen as *const c_void), OCSD_OK);
+    let mut first = vec![0x11u8, 0x22, 0x33];
+    first.extend_from_slice(&ASYNC_AND_INFO);
+    let mut n = 0u32;
+    assert_eq!(ocsd_dt_process_data(h, OCSD_OP_DATA, 0, first.len() as u32, first.as_ptr(), &mut n), OCSD_RESP_CONT);
+    let second = ASYNC_AND_INFO;
+    c.reset_at = Some(c.seen.len() + 1);
+    assert_eq!(ocsd_dt_process_data(h, OCSD_OP_DATA, n, second.len() as u32, second.as_ptr(), &mut n), OCSD_RESP_CONT);
+    assert_eq!(
+        c.seen,
+        vec![
+            // the first block: 3 bytes dropped before the not-sync packet,
+            // nothing counted as processed until the block is done
+            (ETM4_PKT_I_NOTSYNC as u32, OCSD_OK, 0, 3, 0),
+            (ETM4_PKT_I_ASYNC as u32, OCSD_OK, 0, 3, 0),
+            (ETM4_PKT_I_TRACE_INFO as u32, OCSD_OK, 0, 3, 0),
+            // the second: the first block's bytes, until the reset
+            (ETM4_PKT_I_ASYNC as u32, OCSD_OK, first.len() as u64, 3, first.len() as u64),
+            (ETM4_PKT_I_TRACE_INFO as u32, OCSD_OK, 0, 0, 0),
+        ]
+    );
+    // SAFETY: the block handed out before, valid while the tree lives.
+    assert_eq!(unsafe { (*held).channel_total }, second.len() as u64);
     ocsd_destroy_dcd_tree(h);
 }
 

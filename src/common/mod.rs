@@ -12,6 +12,7 @@ pub mod error;
 pub mod elem_queue;
 pub mod mem_view;
 pub mod read_window;
+pub mod stats;
 
 use crate::abi::*;
 use crate::abi::gen_elem::ocsd_generic_trace_elem;
@@ -20,6 +21,7 @@ pub use elem_queue::ElemQueue;
 pub use error::{ComponentLog, ErrorLog, OcsdError};
 pub use mem_view::{ChunkedBytes, MemView, ViewData};
 pub use read_window::ReadWindow;
+pub use stats::{LiveDemux, LiveStats};
 
 /// A protocol packet: the `#[repr(C)]` packet struct of the protocol
 /// (`ocsd_etmv4_i_pkt`, ...) that C clients receive through packet sink and
@@ -148,18 +150,19 @@ pub trait PacketProcessor {
     /// Set the component operation flags (`OCSD_OPFLG_PKTPROC_*`).
     fn set_op_flags(&mut self, _flags: u32) {}
 
-    /// The statistics block OpenCSD's processor keeps for this protocol
-    /// (`TrcPktProcBase::getStatsBlock`: `version` = `OCSD_VER_NUM`,
-    /// `revision` = `OCSD_STATS_REVISION`, channel byte counts and error
-    /// counts; the `demux` part is the tree's). None when OpenCSD's
-    /// processor never initialises its statistics (the C API then returns
-    /// `OCSD_ERR_NOT_INIT`).
-    fn stats_block(&self) -> Option<ocsd_decode_stats_t> {
-        None
-    }
+    /// Count into `stats` from now on (the decode stack's statistics
+    /// block, which the C API hands out): processors that keep error or
+    /// unsynchronised byte counts keep them there, as OpenCSD's keep them
+    /// in their statistics block.
+    fn attach_stats(&mut self, _stats: &LiveStats) {}
 
-    /// Zero the statistics (`TrcPktProcBase::resetStats`).
-    fn reset_stats(&mut self) {}
+    /// Whether OpenCSD's processor for this protocol initialises its
+    /// statistics (`statsInit`): only ETMv4 / ETE's do. For the others
+    /// `ocsd_dt_get_decode_stats` answers `OCSD_ERR_NOT_INIT` (the block
+    /// it points to stays zero).
+    fn keeps_stats(&self) -> bool {
+        false
+    }
 
     /// Whether `other`, a processor of the same configuration, is in the
     /// same state as this one: everything of it that can change what it
@@ -173,12 +176,6 @@ pub trait PacketProcessor {
         Self: Sized,
     {
         false
-    }
-
-    /// Bytes dropped while unsynchronised, for the decode statistics when
-    /// the processor keeps no full [`PacketProcessor::stats_block`].
-    fn unsynced_bytes(&self) -> u64 {
-        0
     }
 }
 

@@ -179,11 +179,24 @@ impl DecodeTree {
     /// 0x70 to 0x7F) on a formatted tree finds the decoder of slot 0 (the
     /// one for trace ID 0, if any).
     fn slot_for(&self, cs_id: u8) -> usize {
-        if self.src_type == OCSD_TRC_SRC_SINGLE || !is_valid_cs_src_id(cs_id) {
+        Self::slot_of(self.src_type, cs_id)
+    }
+
+    /// The slot that answers for trace ID `cs_id` on a tree of source type
+    /// `src_type`: the ID on a formatted tree, 0 on a single-source tree
+    /// and for IDs a formatted tree does not take.
+    pub fn slot_of(src_type: ocsd_dcd_tree_src_t, cs_id: u8) -> usize {
+        if src_type == OCSD_TRC_SRC_SINGLE || !is_valid_cs_src_id(cs_id) {
             0
         } else {
             cs_id as usize
         }
+    }
+
+    /// The statistics block of each slot's decoder that has one, shared,
+    /// and whether its processor keeps statistics.
+    pub fn live_stats(&self) -> Vec<(usize, (crate::common::LiveStats, bool))> {
+        self.stacks.iter().enumerate().filter_map(|(i, s)| Some((i, s.as_ref()?.live_stats()?))).collect()
     }
 
     /// The slot a new decoder for trace ID `cs_id` takes: the ID itself on
@@ -376,13 +389,18 @@ impl DecodeTree {
 
     /// Demultiplexer statistics of the deformatter.
     pub fn demux_stats(&self) -> Option<ocsd_demux_stats_t> {
-        self.deformatter.as_ref().map(|d| d.stats)
+        self.deformatter.as_ref().map(|d| d.demux_stats())
     }
 
     pub fn reset_demux_stats(&mut self) {
-        if let Some(d) = self.deformatter.as_mut() {
-            d.stats = ocsd_demux_stats_t::default();
+        if let Some(d) = self.deformatter.as_ref() {
+            d.reset_demux_stats();
         }
+    }
+
+    /// The deformatter's statistics block, shared (None without one).
+    pub fn live_demux_stats(&self) -> Option<crate::common::LiveDemux> {
+        self.deformatter.as_ref().map(|d| d.live_stats())
     }
 
     pub fn as_any_mut(&mut self) -> &mut dyn Any {

@@ -7,7 +7,7 @@ use std::any::Any;
 use std::os::raw::c_void;
 
 use crate::abi::*;
-use crate::common::{ComponentLog, DecodeCtx, ElemQueue, ErrorLog, GenElemSink, MemAccess, OcsdError, PacketDecoder, PacketOut, PacketProcessor, TracePacket};
+use crate::common::{ComponentLog, DecodeCtx, ElemQueue, ErrorLog, GenElemSink, LiveStats, MemAccess, OcsdError, PacketDecoder, PacketOut, PacketProcessor, TracePacket};
 
 /// Watches the packets of one trace ID: the client's packet sink or packet
 /// monitor callback, or a packet printer.
@@ -104,6 +104,13 @@ pub trait TraceIdDecoder {
     fn decode_stats(&self) -> Result<ocsd_decode_stats_t, ocsd_err_t> {
         Err(OCSD_ERR_NOT_INIT)
     }
+    /// The statistics block itself, shared: its counts change as the
+    /// stack decodes; and whether the processor keeps statistics (see
+    /// [`PacketProcessor::keeps_stats`]). None when there is no library
+    /// packet processor.
+    fn live_stats(&self) -> Option<(LiveStats, bool)> {
+        None
+    }
     /// Reset the packet processor's statistics (`ocsd_dt_reset_decode_stats`).
     fn reset_decode_stats(&mut self) -> ocsd_err_t {
         OCSD_OK
@@ -130,13 +137,16 @@ pub struct Stack<P: PacketProcessor, D: PacketDecoder<Packet = P::Packet>> {
     monitor: Option<Box<dyn PacketObserver>>,
     sink: Option<Box<dyn PacketObserver>>,
     proc_flags: u32,
-    /// Bytes the packet processor consumed (decode statistics).
-    channel_total: u64,
+    /// The statistics block (bytes the packet processor consumed; its
+    /// error and unsynchronised byte counts), shared with the processor
+    /// and handed out by the C API.
+    stats: LiveStats,
+    /// The processor keeps statistics (see
+    /// [`PacketProcessor::keeps_stats`]); otherwise the block stays zero.
+    stats_init: bool,
     /// A fatal decoder response owed to the client once the queued
     /// elements are delivered (CONT: none).
     pending_resp: ocsd_datapath_resp_t,
-    /// Error counts at the last statistics reset.
-    stats_base: (u64, u32, u32),
     /// Components log under numbered names (see
     /// [`TraceIdDecoder::set_numbered_names`]).
     numbered: bool,
@@ -146,7 +156,12 @@ pub struct Stack<P: PacketProcessor, D: PacketDecoder<Packet = P::Packet>> {
 }
 
 impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'static> Stack<P, D> {
-    pub fn new(name: &'static str, protocol: ocsd_trace_protocol_t, cs_id: u8, proc_: P, dec: Option<D>) -> Self {
+    pub fn new(name: &'static str, protocol: ocsd_trace_protocol_t, cs_id: u8, mut proc_: P, dec: Option<D>) -> Self {
+        let stats = LiveStats::new();
+        let stats_init = proc_.keeps_stats();
+        if stats_init {
+            proc_.attach_stats(&stats);
+        }
         Stack {
             name,
             protocol,
@@ -157,9 +172,9 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
             monitor: None,
             sink: None,
             proc_flags: 0,
-            channel_total: 0,
+            stats,
+            stats_init,
             pending_resp: OCSD_RESP_CONT,
-            stats_base: (0, 0, 0),
             numbered: true,
             dec_suspended: false,
         }
@@ -448,7 +463,9 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
         }
         let (proc_, mut out) = self.split(env);
         let (resp, used) = proc_.process_data_with_tail(index, data, tail, &mut out);
-        self.channel_total += used as u64;
+        if self.stats_init {
+            self.stats.add_total(used as u64);
+        }
         (resp, used)
     }
 
@@ -572,26 +589,18 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
     }
 
     fn decode_stats(&self) -> Result<ocsd_decode_stats_t, ocsd_err_t> {
-        if let Some(s) = self.proc_.stats_block() {
-            return Ok(s);
+        if !self.stats_init {
+            return Err(OCSD_ERR_NOT_INIT);
         }
-        let (hdr, seq) = self.proc_.error_counts();
-        Ok(ocsd_decode_stats_t {
-            version: OCSD_VER_NUM,
-            revision: OCSD_STATS_REVISION,
-            channel_total: self.channel_total,
-            channel_unsynced: self.proc_.unsynced_bytes().saturating_sub(self.stats_base.0),
-            bad_header_errs: hdr.saturating_sub(self.stats_base.1),
-            bad_sequence_errs: seq.saturating_sub(self.stats_base.2),
-            demux: ocsd_demux_stats_t::default(),
-        })
+        Ok(self.stats.snapshot())
+    }
+
+    fn live_stats(&self) -> Option<(LiveStats, bool)> {
+        Some((self.stats.clone(), self.stats_init))
     }
 
     fn reset_decode_stats(&mut self) -> ocsd_err_t {
-        self.proc_.reset_stats();
-        let (hdr, seq) = self.proc_.error_counts();
-        self.stats_base = (self.proc_.unsynced_bytes(), hdr, seq);
-        self.channel_total = 0;
+        self.stats.reset();
         OCSD_OK
     }
 

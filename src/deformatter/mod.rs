@@ -14,7 +14,7 @@
 #![forbid(unsafe_code)]
 
 use crate::abi::*;
-use crate::common::{ErrorLog, OcsdError};
+use crate::common::{ErrorLog, LiveDemux, OcsdError};
 
 const FSYNC: [u8; 4] = [0xFF, 0xFF, 0xFF, 0x7F];
 const HSYNC: [u8; 2] = [0xFF, 0x7F];
@@ -101,7 +101,9 @@ pub struct FrameDeformatter {
     raw_chan_enabled: [bool; 128],
     /// Byte image of OpenCSD's unpacked-frame array (see [`OUT_CHAN_SIZE`]).
     out_mem: [u8; OUT_CHAN_SIZE * OUT_CHAN_NUM],
-    pub stats: ocsd_demux_stats_t,
+    /// Demultiplexer statistics, shared with the C API (see
+    /// [`FrameDeformatter::live_stats`]).
+    stats: LiveDemux,
     /// The most severe level it logs (see [`FrameDeformatter::set_log_level`]).
     log_max: ocsd_err_severity_t,
 }
@@ -132,11 +134,27 @@ impl FrameDeformatter {
             highest_resp: OCSD_RESP_CONT,
             raw_chan_enabled: [true; 128],
             out_mem: [0; OUT_CHAN_SIZE * OUT_CHAN_NUM],
-            stats: ocsd_demux_stats_t::default(),
+            stats: LiveDemux::new(),
             log_max: OCSD_ERR_SEV_INFO,
         };
         d.reset_state();
         d
+    }
+
+    /// The demultiplexer statistics now.
+    pub fn demux_stats(&self) -> ocsd_demux_stats_t {
+        self.stats.get()
+    }
+
+    /// Zero the demultiplexer statistics.
+    pub fn reset_demux_stats(&self) {
+        self.stats.reset();
+    }
+
+    /// The demultiplexer statistics block itself, shared: its counts
+    /// change as the deformatter works.
+    pub fn live_stats(&self) -> LiveDemux {
+        self.stats.clone()
     }
 
     pub fn config_flags(&self) -> u32 {
@@ -394,12 +412,12 @@ impl FrameDeformatter {
             self.curr_idx = index.wrapping_add(FRAME as u32);
             self.idx_sof = index;
             // (its auxiliary byte is the frame's one non-data byte)
-            self.stats.frame_bytes += 1;
+            self.stats.add_frame(1);
             self.mirror_chunk(0, index, id, &d);
             let (r, used) = out.id_frame(id, index, &d, &self.out_mem[20..]);
             self.collate(r);
             let used = used.min(FRAME - 1);
-            self.stats.valid_id_bytes += used as u64;
+            self.stats.add_valid_id(used as u64);
             if !resp_is_cont(self.highest_resp) {
                 // the frame's chunk kept for the data path to resend, as
                 // unpack_frame would have left it
@@ -540,7 +558,7 @@ impl FrameDeformatter {
         }
         *processed += total;
         self.curr_idx = self.curr_idx.wrapping_add(total as u32);
-        self.stats.frame_bytes += (fsync_bytes + hsync_bytes) as u64;
+        self.stats.add_frame((fsync_bytes + hsync_bytes) as u64);
         Ok(self.frame_n == FRAME)
     }
 
@@ -560,7 +578,7 @@ impl FrameDeformatter {
             c.valid = FRAME - 1;
             let (index, id) = (c.index, c.id);
             self.frame_n = 0;
-            self.stats.frame_bytes += 1;
+            self.stats.add_frame(1);
             self.mirror_chunk(0, index, id, &data);
             return;
         }
@@ -598,7 +616,7 @@ impl FrameDeformatter {
         }
         self.frame_n = 0;
         non_data += 1; // byte 15
-        self.stats.frame_bytes += non_data;
+        self.stats.add_frame(non_data);
         // mirror into OpenCSD's memory image: bytes past `valid` keep
         // whatever earlier frames left there
         for e in 0..self.n_chunks {
@@ -653,7 +671,7 @@ impl FrameDeformatter {
                         out.id_data(c.id, c.index.wrapping_add(c.used as u32), &c.data[c.used..c.valid], &self.out_mem[tail_at..]);
                     self.collate(r);
                     let used = used.min(c.valid - c.used);
-                    self.stats.valid_id_bytes += used as u64;
+                    self.stats.add_valid_id(used as u64);
                     if !resp_is_cont(self.highest_resp) {
                         cont = false;
                         self.chunk_stopped(used);
@@ -665,9 +683,9 @@ impl FrameDeformatter {
                         out.raw_frame(OCSD_OP_DATA, c.index, OCSD_FRM_ID_DATA, &c.data[..c.valid], c.id);
                     }
                     if is_reserved_cs_src_id(c.id) {
-                        self.stats.reserved_id_bytes += c.valid as u64;
+                        self.stats.add_reserved_id(c.valid as u64);
                     } else {
-                        self.stats.no_id_bytes += c.valid as u64;
+                        self.stats.add_no_id(c.valid as u64);
                     }
                     self.chunks_done += 1;
                 }
@@ -675,7 +693,7 @@ impl FrameDeformatter {
                 if raw_unpacked {
                     out.raw_frame(OCSD_OP_DATA, c.index, OCSD_FRM_ID_DATA, &c.data[..c.valid], c.id);
                 }
-                self.stats.unknown_id_bytes += c.valid as u64;
+                self.stats.add_unknown_id(c.valid as u64);
                 self.chunks_done += 1;
             }
         }
@@ -1189,7 +1207,7 @@ mod tests {
                 }
                 at += used;
             }
-            let s = d.stats;
+            let s = d.stats.get();
             (out.got, answers, [s.valid_id_bytes, s.no_id_bytes, s.reserved_id_bytes, s.unknown_id_bytes, s.frame_bytes], d.out_mem.to_vec())
         };
         let (fast, slow) = (run(false), run(true));

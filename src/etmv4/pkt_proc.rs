@@ -12,7 +12,7 @@ mod reuse;
 use super::config::EtmV4Config;
 use super::types::*;
 use crate::abi::*;
-use crate::common::{OcsdError, PacketOut, PacketProcessor};
+use crate::common::{LiveStats, OcsdError, PacketOut, PacketProcessor};
 
 /// The component name prefix in OpenCSD's logs.
 pub const ETMV4I_PKTS_NAME: &str = "PKTP_ETMV4I";
@@ -204,10 +204,9 @@ pub struct EtmV4IPktProc {
     addr_match: bool,
     qe: u8,
 
-    bad_hdr_errs: u32,
-    bad_seq_errs: u32,
-    total_bytes: u64,
-    unsynced_bytes: u64,
+    /// Statistics (bad header and sequence errors, bytes dropped while
+    /// unsynchronised): the stack's block once attached.
+    stats: LiveStats,
 }
 
 impl EtmV4IPktProc {
@@ -258,10 +257,7 @@ impl EtmV4IPktProc {
             addr_short: false,
             addr_match: false,
             qe: 0,
-            bad_hdr_errs: 0,
-            bad_seq_errs: 0,
-            total_bytes: 0,
-            unsynced_bytes: 0,
+            stats: LiveStats::new(),
         };
         p.build_table();
         p.pkt.protocol_version = p.cfg.full_version();
@@ -282,11 +278,6 @@ impl EtmV4IPktProc {
     pub fn config(&self) -> &EtmV4Config {
         &self.cfg
     }
-    /// Total bytes processed and bytes dumped while unsynchronised.
-    pub fn byte_counts(&self) -> (u64, u64) {
-        (self.total_bytes, self.unsynced_bytes)
-    }
-
     fn init_packet_state(&mut self) {
         self.raw.clear();
         self.pkt.init_next_packet();
@@ -315,7 +306,7 @@ impl EtmV4IPktProc {
 
     fn output_unsynced(&mut self, out: &mut dyn PacketOut<ocsd_etmv4_i_pkt>) -> ocsd_datapath_resp_t {
         let n = self.dump_unsynced_bytes.min(self.raw.len());
-        self.unsynced_bytes += n as u64;
+        self.stats.add_unsynced(n as u64);
         let mut resp = OCSD_RESP_CONT;
         if !self.sent_notsync_packet {
             // monitor and decoder both see the first not-sync packet
@@ -486,10 +477,11 @@ impl EtmV4IPktProc {
             }
             Handler::Reserved => self.i_reserved(b),
             Handler::InvalidCfg => {
-                // OpenCSD 1.8.0 sends these on without logging an error
+                // a header reserved in this configuration: a bad header, as
+                // a reserved one (OpenCSD's iPktInvalidCfg throws
+                // OCSD_ERR_INVALID_PCKT_HDR: logged, counted, sent on)
                 self.pkt.update_err_type(ETM4_PKT_I_RESERVED_CFG, b);
-                self.state = ProcState::SendPkt;
-                Ok(())
+                Err(PktErr { code: OCSD_ERR_INVALID_PCKT_HDR, msg: "" })
             }
             Handler::Extension => {
                 self.i_extension(b);
@@ -1601,9 +1593,9 @@ impl PacketProcessor for EtmV4IPktProc {
                         if let Err(e) = self.dispatch(b) {
                             self.log(out, &e);
                             if e.code == OCSD_ERR_INVALID_PCKT_HDR {
-                                self.bad_hdr_errs += 1;
+                                self.stats.add_bad_header();
                             } else {
-                                self.bad_seq_errs += 1;
+                                self.stats.add_bad_sequence();
                             }
                             // send the error packet on for the next stage to decide
                             self.state = ProcState::SendPkt;
@@ -1626,7 +1618,6 @@ impl PacketProcessor for EtmV4IPktProc {
                 }
             }
         }
-        self.total_bytes += self.processed as u64;
         (resp, self.processed)
     }
 
@@ -1648,12 +1639,16 @@ impl PacketProcessor for EtmV4IPktProc {
         self.is_sync
     }
 
-    fn unsynced_bytes(&self) -> u64 {
-        self.byte_counts().1
+    fn error_counts(&self) -> (u32, u32) {
+        self.stats.errors()
     }
 
-    fn error_counts(&self) -> (u32, u32) {
-        (self.bad_hdr_errs, self.bad_seq_errs)
+    fn attach_stats(&mut self, stats: &LiveStats) {
+        self.stats = stats.clone();
+    }
+
+    fn keeps_stats(&self) -> bool {
+        true
     }
 
     fn set_op_flags(&mut self, flags: u32) {

@@ -8,7 +8,7 @@
 use super::config::ItmConfig;
 use super::types::*;
 use crate::abi::*;
-use crate::common::{OcsdError, PacketOut, PacketProcessor};
+use crate::common::{LiveStats, OcsdError, PacketOut, PacketProcessor};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ProcState {
@@ -55,8 +55,10 @@ pub struct ItmPktProc {
     sync_start: bool,
     dump_unsynced: usize,
 
-    bad_hdr_errs: u32,
-    bad_seq_errs: u32,
+    /// Bad header and sequence errors (OpenCSD's processor for this
+    /// protocol keeps no statistics block: they are not handed out).
+
+    stats: LiveStats,
 }
 
 impl ItmPktProc {
@@ -82,8 +84,7 @@ impl ItmPktProc {
             sent_notsync: false,
             sync_start: false,
             dump_unsynced: 0,
-            bad_hdr_errs: 0,
-            bad_seq_errs: 0,
+            stats: LiveStats::new(),
         };
         p.init_processor_state();
         p
@@ -436,8 +437,8 @@ impl PacketProcessor for ItmPktProc {
         while self.data_to_process(data) && resp_is_cont(resp) {
             if let Err(e) = self.step(index, data, out, &mut resp) {
                 match e.code {
-                    OCSD_ERR_BAD_PACKET_SEQ => self.bad_seq_errs += 1,
-                    OCSD_ERR_INVALID_PCKT_HDR => self.bad_hdr_errs += 1,
+                    OCSD_ERR_BAD_PACKET_SEQ => self.stats.add_bad_sequence(),
+                    OCSD_ERR_INVALID_PCKT_HDR => self.stats.add_bad_header(),
                     _ => {}
                 }
                 let err = OcsdError::at(OCSD_ERR_SEV_ERROR, e.code, self.packet_index, self.cfg.trace_id(), e.msg);
@@ -477,7 +478,7 @@ impl PacketProcessor for ItmPktProc {
     }
 
     fn error_counts(&self) -> (u32, u32) {
-        (self.bad_hdr_errs, self.bad_seq_errs)
+        self.stats.errors()
     }
 
     fn set_op_flags(&mut self, flags: u32) {

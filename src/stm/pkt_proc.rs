@@ -18,7 +18,7 @@
 use super::config::StmConfig;
 use super::types::*;
 use crate::abi::*;
-use crate::common::{OcsdError, PacketOut, PacketProcessor};
+use crate::common::{LiveStats, OcsdError, PacketOut, PacketProcessor};
 
 /// Nibbles in an ASYNC packet before its final 0 nibble.
 const ASYNC_F_NIBBLES: u8 = 21;
@@ -200,8 +200,10 @@ pub struct StmPktProc {
     is_sync: bool,
     sync_index: ocsd_trc_index_t,
 
-    bad_hdr_errs: u32,
-    bad_seq_errs: u32,
+    /// Bad header and sequence errors (OpenCSD's processor for this
+    /// protocol keeps no statistics block: they are not handed out).
+
+    stats: LiveStats,
 }
 
 impl StmPktProc {
@@ -244,8 +246,7 @@ impl StmPktProc {
             sync_start: false,
             is_sync: false,
             sync_index: 0,
-            bad_hdr_errs: 0,
-            bad_seq_errs: 0,
+            stats: LiveStats::new(),
         };
         p.init_processor_state();
         p
@@ -894,7 +895,7 @@ impl PacketProcessor for StmPktProc {
     }
 
     fn error_counts(&self) -> (u32, u32) {
-        (self.bad_hdr_errs, self.bad_seq_errs)
+        self.stats.errors()
     }
 
     fn set_op_flags(&mut self, flags: u32) {
@@ -917,8 +918,8 @@ impl StmPktProc {
         while self.data_to_process(data) && resp_is_cont(resp) {
             if let Err(e) = self.step(index, data, tail, out, &mut resp) {
                 match e.code {
-                    OCSD_ERR_BAD_PACKET_SEQ => self.bad_seq_errs += 1,
-                    OCSD_ERR_INVALID_PCKT_HDR => self.bad_hdr_errs += 1,
+                    OCSD_ERR_BAD_PACKET_SEQ => self.stats.add_bad_sequence(),
+                    OCSD_ERR_INVALID_PCKT_HDR => self.stats.add_bad_header(),
                     _ => {}
                 }
                 let err = OcsdError::at(OCSD_ERR_SEV_ERROR, e.code, self.packet_index, self.trace_id(), e.msg);

@@ -95,17 +95,19 @@ ocsd_err_t ocsd_dt_attach_packet_callback(dcd_tree_handle_t handle,
 
 /**
  * The packet processing statistics of trace ID `CSID`: `*p_stats_block`
- * points to a block owned by the tree, valid until the tree is destroyed.
- * As OpenCSD's pointer into its packet processor's block, it stays live:
- * its packet counts are brought up to date after each data path call and
- * statistics reset; its demux counts are those of this call.
+ * points to the decoder's statistics block, as OpenCSD's points into its
+ * packet processor: live (its counts change as the decode goes on, also
+ * while a callback of the tree runs), valid until the tree is destroyed;
+ * its demux counts are those of this call. Works from inside the tree's
+ * callbacks too.
  */
 ocsd_err_t ocsd_dt_get_decode_stats(dcd_tree_handle_t handle,
                                     unsigned char CSID,
                                     ocsd_decode_stats_t **p_stats_block);
 
 /**
- * Reset the statistics of trace ID `CSID` and the tree's demux statistics.
+ * Reset the statistics of trace ID `CSID` and the tree's demux statistics
+ * (also from inside the tree's callbacks).
  */
 ocsd_err_t ocsd_dt_reset_decode_stats(dcd_tree_handle_t handle, unsigned char CSID);
 

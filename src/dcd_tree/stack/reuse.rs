@@ -29,9 +29,9 @@ impl<P: PacketProcessor, D: PacketDecoder<Packet = P::Packet>> Stack<P, D> {
             monitor,
             sink,
             proc_flags: _,
-            channel_total,
+            stats,
+            stats_init,
             pending_resp,
-            stats_base,
             numbered: _,
             dec_suspended,
         } = self;
@@ -39,13 +39,16 @@ impl<P: PacketProcessor, D: PacketDecoder<Packet = P::Packet>> Stack<P, D> {
             return false;
         }
         renew_proc(proc_);
+        // (a renewed processor counts into the stack's block again)
+        if *stats_init {
+            proc_.attach_stats(stats);
+        }
         if let Some(d) = dec.as_mut() {
             renew_dec(d);
         }
         queue.clear();
-        *channel_total = 0;
+        stats.reset();
         *pending_resp = OCSD_RESP_CONT;
-        *stats_base = (0, 0, 0);
         *dec_suspended = false;
         true
     }

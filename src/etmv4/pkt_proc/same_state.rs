@@ -58,10 +58,7 @@ impl EtmV4IPktProc {
             addr_short,
             addr_match,
             qe,
-            bad_hdr_errs: _,
-            bad_seq_errs: _,
-            total_bytes: _,
-            unsynced_bytes: _,
+            stats: _,
         } = self;
         let same = *packet_index == o.packet_index
             && *block_index == o.block_index
