@@ -1,5 +1,6 @@
-//! No perf.data input may crash `ocsd perf`: every shared recording, and
-//! its copy compressed as `perf record -z` writes it, damaged at random
+//! No perf.data input may crash `ocsd perf`: every shared recording, its
+//! copy compressed as `perf record -z` writes it and its copy as a
+//! pipe-mode stream (`perf record -o -`), damaged at random
 //! (bytes changed, runs copied over, the file cut short), is read without
 //! a panic, and the command exits 0 or 2 with a one-line error.
 
@@ -48,10 +49,13 @@ fn damaged_recordings_are_reported_not_crashing() {
     let mut runs = 0;
     for p in common::shared_recordings(&shared) {
         let plain = std::fs::read(&p).unwrap();
-        // and the same compressed as `perf record -z` writes it
+        // and the same compressed as `perf record -z` writes it, and as a
+        // pipe-mode stream
         let z = common::perfz::compress_like_perf(&plain, 200);
+        let pipe = common::perfpipe::to_pipe(&plain).unwrap_or_else(|| plain.clone());
+        let variants = [&plain, &z, &pipe];
         for k in 0..600 {
-            let v = damage(if k % 2 == 0 { &plain } else { &z }, &mut rng);
+            let v = damage(variants[k % 3], &mut rng);
             // the reader, in the library: an error or a recording, no panic
             let read = std::panic::catch_unwind(|| {
                 if let Ok(pd) = opencsd_c_api::perf::PerfData::from_bytes(v.clone()) {
@@ -81,19 +85,23 @@ fn damaged_recordings_are_reported_not_crashing() {
 }
 
 /// A pipe-mode stream (`perf record -o -`: the magic, then a 16-byte
-/// header size) is named as such, in one line, exit status 2.
+/// header size) with a broken first record, or with no records: the record
+/// (or the missing attributes) named where the stream breaks, in one line,
+/// exit status 2.
 #[test]
-fn a_pipe_mode_file_is_named() {
+fn a_broken_pipe_mode_stream_is_named() {
     let f = std::env::temp_dir().join(format!("ocsd-perf-pipe-{}.data", std::process::id()));
-    let mut v = b"PERFILE2".to_vec();
-    v.extend_from_slice(&16u64.to_le_bytes());
-    v.extend_from_slice(&[0u8; 64]);
-    std::fs::write(&f, &v).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_ocsd")).arg("perf").arg(&f).output().unwrap();
+    for (tail, want) in [(&[0u8; 64][..], "record size 0 is smaller than its header"), (&[][..], "no perf event attributes")] {
+        let mut v = b"PERFILE2".to_vec();
+        v.extend_from_slice(&16u64.to_le_bytes());
+        v.extend_from_slice(tail);
+        std::fs::write(&f, &v).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_ocsd")).arg("perf").arg(&f).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(err.contains("at file offset 0x10") && err.contains(want) && err.lines().count() == 1, "{err}");
+    }
     let _ = std::fs::remove_file(&f);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(err.contains("pipe-mode") && err.lines().count() == 1, "{err}");
 }
 
 /// A directory is named for what it is: perf's directory format (`perf
@@ -116,4 +124,25 @@ fn a_directory_or_a_missing_file_is_named_once() {
     assert!(run(&d).contains("perf record --threads"));
     let _ = std::fs::remove_dir_all(&d);
     assert!(run(&d).contains("No such file"));
+}
+
+/// An attribute whose `size` field is between two versions of the struct
+/// (simpleperf's attribute section): the perf.data crate reads the
+/// attribute's fields up to the last whole version, so it reads the ids
+/// section's place from the wrong bytes, and would size a buffer from
+/// them. The damage is found first: a one-line error, exit status 2.
+#[test]
+fn an_attribute_size_between_versions_is_an_error() {
+    let Some(shared) = common::shared_or_skip() else { return };
+    let mut v = std::fs::read(shared.join("perf/missing_aux.perf.data")).unwrap();
+    let attrs = u64::from_le_bytes(v[24..32].try_into().unwrap()) as usize;
+    v[attrs + 4..attrs + 8].copy_from_slice(&110u32.to_le_bytes());
+    assert!(std::panic::catch_unwind(|| opencsd_c_api::perf::PerfData::from_bytes(v.clone()).is_err()).unwrap_or(false));
+    let f = std::env::temp_dir().join(format!("ocsd-perf-attr110-{}.data", std::process::id()));
+    std::fs::write(&f, &v).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ocsd")).arg("perf").arg(&f).output().unwrap();
+    let _ = std::fs::remove_file(&f);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(err.contains("attribute ids") && err.lines().count() == 1, "{err}");
 }

@@ -23,6 +23,11 @@ use super::PerfError;
 /// `PERF_RECORD_*` user types (perf's own records).
 pub const PERF_RECORD_AUXTRACE_INFO: u32 = 70;
 pub const PERF_RECORD_AUXTRACE: u32 = 71;
+/// Pipe mode's tracepoint format data: followed by that many bytes.
+const PERF_RECORD_HEADER_TRACING_DATA: u32 = 66;
+/// A build ID, as an entry of the file's build-id table (pipe mode, and
+/// `perf inject -b`).
+const PERF_RECORD_HEADER_BUILD_ID: u32 = 67;
 /// `perf record -z`: kernel records compressed with zstd (one stream
 /// across all such records); the second form gives its data size.
 pub const PERF_RECORD_COMPRESSED: u32 = 81;
@@ -172,6 +177,9 @@ pub struct PerfData {
     pub endian: Endianness,
     pub data_offset: u64,
     pub data_size: u64,
+    /// A pipe-mode stream (`perf record -o -`): the attributes and features
+    /// come as records before the events, not in header sections.
+    pub pipe: bool,
     /// The AUXTRACE_INFO record: (file offset, type, private u64 words).
     pub auxtrace_info: Option<(u64, u32, Vec<u64>)>,
     pub auxtrace: Vec<AuxtraceRecord>,
@@ -461,7 +469,6 @@ const HEADER_SIMPLEPERF_META_INFO_FEATURE: u32 = linux_perf_data::Feature::SIMPL
 /// the section and its offset.
 fn check_crate_sizes(b: &[u8], e: Endianness) -> Result<(), PerfError> {
     let len = b.len() as u64;
-    let u32_at = |at: u64| usize::try_from(at).ok().and_then(|at| rd_u32(b, at, e));
     let u64_at = |at: u64| usize::try_from(at).ok().and_then(|at| rd_u64(b, at, e));
     let bad = |what: &str, offset: u64, msg: String| PerfError::Format { what: what.into(), offset, msg };
     // (offset, size) of a section, which must lie inside the file
@@ -496,50 +503,125 @@ fn check_crate_sizes(b: &[u8], e: Endianness) -> Result<(), PerfError> {
         sections.push((*f, section(&format!("feature section {f}"), at)?));
     }
     let find = |f: u32| sections.iter().find(|(g, _)| *g == f).map(|(_, s)| *s);
-    if let Some((off, size)) = find(HEADER_OSRELEASE_FEATURE) {
-        // a string: u32 length, then the bytes
-        if size >= 4 && u64::from(u32_at(off).unwrap_or(0)) > size - 4 {
-            return Err(bad("OS release feature section", off, "string longer than its section".into()));
-        }
-    }
-    if let Some((off, size)) = find(HEADER_EVENT_DESC_FEATURE) {
-        // u32 count, u32 attribute size; per event: the attribute, u32 id
-        // count, a string (u32 length, bytes), the ids (u64 each)
-        let what = "event description feature section";
-        let end = off + size;
-        let (Some(nr), Some(a_size)) = (u32_at(off), u32_at(off + 4)) else { return Ok(()) };
-        let mut at = off + 8;
-        for _ in 0..nr {
-            at = at.saturating_add(u64::from(a_size));
-            let Some(nr_ids) = u32_at(at).filter(|_| at + 4 <= end) else {
-                return Err(bad(what, off, format!("{nr} events do not fit in {size:#x} bytes")));
-            };
-            at += 4;
-            let Some(s_len) = u32_at(at).filter(|_| at + 4 <= end) else {
-                return Err(bad(what, off, format!("{nr} events do not fit in {size:#x} bytes")));
-            };
-            at = at + 4 + u64::from(s_len);
-            at = at.saturating_add(8 * u64::from(nr_ids));
-            if at > end {
-                return Err(bad(what, off, format!("{nr} events do not fit in {size:#x} bytes")));
-            }
-        }
+    check_feature_sections(|f| find(f).map(|(off, size)| (off, &b[off as usize..(off + size) as usize])), e)?;
+    if find(HEADER_EVENT_DESC_FEATURE).is_some() {
+        // (the attributes come from the event descriptions)
     } else if types_size != 0 {
         // per event type: the attribute, then the (offset, size) of its ids
-        let stride = attr_size.saturating_add(16);
-        for k in 0..types_size / stride {
-            section("event type ids", types_off + k * stride + attr_size)?;
-        }
-    } else if let Some((_, size)) = find(HEADER_SIMPLEPERF_META_INFO_FEATURE).filter(|_| attr_size >= 16) {
+        walk_attr_entries(b, types_off, types_size, attr_size, attr_size.saturating_add(16), e, |at| section("event type ids", at).map(|_| ()))?;
+    } else if find(HEADER_SIMPLEPERF_META_INFO_FEATURE).is_some() && attr_size >= 16 {
         // simpleperf: the (offset, size) of an attribute's ids ends it
-        let _ = size;
-        for k in 0..attrs_size / attr_size {
-            section("attribute ids", attrs_off + (k + 1) * attr_size - 16)?;
-        }
+        walk_attr_entries(b, attrs_off, attrs_size, attr_size - 16, attr_size, e, |at| section("attribute ids", at).map(|_| ()))?;
     } else if attrs_size != 0 && attr_size == 0 {
         return Err(bad("file header", 16, "attribute size 0 with an attribute section".into()));
     }
     Ok(())
+}
+
+/// The bytes the perf.data crate reads of an attribute whose `size` field
+/// is `size`: the fields of the largest attribute version it fills, all of
+/// them past the latest.
+fn crate_attr_read(size: u32) -> u64 {
+    const VERSIONS: [u32; 8] = [64, 72, 80, 96, 104, 112, 120, 128];
+    if size >= 128 {
+        return u64::from(size);
+    }
+    VERSIONS.iter().rev().find(|&&v| v <= size).map_or(0, |&v| u64::from(v))
+}
+
+/// Walk the entries of a section the crate reads as attributes of
+/// `attr_part` bytes each followed by an (offset, size) of their ids, as the
+/// crate moves through it (an attribute whose `size` field is not that of
+/// a version leaves it some bytes short of where the entry says), calling
+/// `ids_at` with where it reads each ids section. Stops where the crate
+/// itself stops with an error.
+fn walk_attr_entries(
+    b: &[u8],
+    off: u64,
+    size: u64,
+    attr_part: u64,
+    entry: u64,
+    e: Endianness,
+    mut ids_at: impl FnMut(u64) -> Result<(), PerfError>,
+) -> Result<(), PerfError> {
+    if entry == 0 {
+        return Ok(());
+    }
+    let mut at = off;
+    for _ in 0..size / entry {
+        let Some(sz) = usize::try_from(at + 4).ok().and_then(|i| rd_u32(b, i, e)) else { return Ok(()) };
+        if sz < 64 || u64::from(sz) > attr_part {
+            // (the crate refuses it)
+            return Ok(());
+        }
+        let ids = at + crate_attr_read(sz) + (attr_part - u64::from(sz));
+        ids_at(ids)?;
+        at = ids + 16;
+    }
+    Ok(())
+}
+
+/// The feature sections the crate reads while parsing the header, given by
+/// `find` as (file offset, bytes): the OS release string, the event
+/// descriptions. Their counts and lengths must fit in the section.
+fn check_feature_sections<'a>(find: impl Fn(u32) -> Option<(u64, &'a [u8])>, e: Endianness) -> Result<(), PerfError> {
+    let bad = |what: &str, offset: u64, msg: String| PerfError::Format { what: what.into(), offset, msg };
+    if let Some((off, sec)) = find(HEADER_OSRELEASE_FEATURE) {
+        // a string: u32 length, then the bytes
+        let size = sec.len() as u64;
+        if size >= 4 && u64::from(rd_u32(sec, 0, e).unwrap_or(0)) > size - 4 {
+            return Err(bad("OS release feature section", off, "string longer than its section".into()));
+        }
+    }
+    if let Some((off, sec)) = find(HEADER_EVENT_DESC_FEATURE) {
+        // u32 count, u32 attribute size; per event: the attribute, u32 id
+        // count, a string (u32 length, bytes), the ids (u64 each)
+        let what = "event description feature section";
+        let size = sec.len() as u64;
+        let u32_in = |at: u64| usize::try_from(at).ok().and_then(|i| rd_u32(sec, i, e));
+        let (Some(nr), Some(a_size)) = (u32_in(0), u32_in(4)) else { return Ok(()) };
+        let too_many = || bad(what, off, format!("{nr} events do not fit in {size:#x} bytes"));
+        let mut at = 8u64;
+        for _ in 0..nr {
+            // the attribute, as the crate reads it
+            let Some(sz) = u32_in(at + 4) else { return Err(too_many()) };
+            if sz < 64 || sz > a_size {
+                // (the crate refuses it)
+                return Ok(());
+            }
+            at = at + crate_attr_read(sz) + u64::from(a_size - sz);
+            let Some(nr_ids) = u32_in(at).filter(|_| at + 4 <= size) else { return Err(too_many()) };
+            at += 4;
+            let Some(s_len) = u32_in(at).filter(|_| at + 4 <= size) else { return Err(too_many()) };
+            at = at + 4 + u64::from(s_len);
+            at = at.saturating_add(8 * u64::from(nr_ids));
+            if at > size {
+                return Err(too_many());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// [`check_feature_sections`] for a pipe-mode stream: the feature records
+/// before its first event, which the crate reads as the header.
+fn check_pipe_features(b: &[u8], e: Endianness) -> Result<(), PerfError> {
+    let mut feats: Vec<(u32, u64, &[u8])> = Vec::new();
+    let mut at = 16usize;
+    while let (Some(t), Some(n)) = (rd_u32(b, at, e), rd_u16(b, at + 6, e)) {
+        let n = n as usize;
+        if n < 8 || at + n > b.len() || !matches!(t, 64 | 80) {
+            break;
+        }
+        if t == 80 && n >= 16 {
+            if let Some(f) = rd_u64(b, at + 8, e) {
+                feats.push((f as u32, at as u64 + 16, &b[at + 16..at + n]));
+            }
+        }
+        at += n;
+    }
+    // (the crate keeps the last record of a feature)
+    check_feature_sections(|f| feats.iter().rev().find(|(g, _, _)| *g == f).map(|(_, off, s)| (*off, *s)), e)
 }
 
 impl PerfData {
@@ -563,19 +645,15 @@ impl PerfData {
             Some(b"2ELIFREP") => Endianness::BigEndian,
             _ => return Err(header_err("not a perf.data file (no PERFILE2 magic)".into())),
         };
-        // a pipe-mode stream (`perf record -o -`) has a 16-byte header
-        if rd_u64(&bytes, 8, endian) == Some(16) {
-            return Err(header_err(
-                "a pipe-mode perf.data (perf record -o -) is not read: record to a file (perf record -o FILE)".into(),
-            ));
-        }
-        if bytes.len() < 104 {
+        // a pipe-mode stream (`perf record -o -`) has a 16-byte header, then
+        // records to the end: the attributes and features first, as records
+        let pipe = rd_u64(&bytes, 8, endian) == Some(16);
+        if !pipe && bytes.len() < 104 {
             return Err(header_err(format!("file is {} bytes, shorter than a perf.data header (104)", bytes.len())));
         }
         let u64_at = |at: usize| rd_u64(&bytes, at, endian).unwrap_or(0);
-        let data_offset = u64_at(40);
-        let data_size = u64_at(48);
         let file_len = bytes.len() as u64;
+        let (data_offset, data_size) = if pipe { (16, file_len - 16) } else { (u64_at(40), u64_at(48)) };
         if data_offset > file_len {
             return Err(header_err(format!("data section offset {:#x} is past the end of the file ({:#x} bytes)", data_offset, file_len)));
         }
@@ -597,6 +675,7 @@ impl PerfData {
         // a truncated or damaged file.
         let mut pd = PerfData {
             endian,
+            pipe,
             data_offset: walk_offset,
             data_size: walk_size,
             auxtrace_info: None,
@@ -612,7 +691,7 @@ impl PerfData {
             bytes: Vec::new(),
             segments,
         };
-        let raw = pd.walk_records(&bytes)?;
+        let (raw, build_id_recs) = pd.walk_records(&bytes)?;
         // sized once: growing these vectors would touch fresh pages for
         // each copy (a page fault each, in a run this short)
         pd.sideband.reserve(raw.len());
@@ -627,9 +706,16 @@ impl PerfData {
                 ),
             });
         }
-        check_crate_sizes(&bytes, endian)?;
-        let reader = PerfFileReader::parse_file(Cursor::new(&bytes[..]))
-            .map_err(|e| PerfError::Format { what: "file header / feature sections".into(), offset: 0, msg: e.to_string() })?;
+        let reader = if pipe {
+            // (the attribute and feature records before the first event)
+            check_pipe_features(&bytes, endian)?;
+            PerfFileReader::parse_pipe(Cursor::new(&bytes[..]))
+                .map_err(|e| PerfError::Format { what: "pipe-mode attribute and feature records".into(), offset: 16, msg: e.to_string() })?
+        } else {
+            check_crate_sizes(&bytes, endian)?;
+            PerfFileReader::parse_file(Cursor::new(&bytes[..]))
+                .map_err(|e| PerfError::Format { what: "file header / feature sections".into(), offset: 0, msg: e.to_string() })?
+        };
         let perf_file = reader.perf_file;
         let attrs = perf_file.event_attributes();
         pd.etm_config = attrs.iter().find_map(|a| match a.attributes().type_ {
@@ -639,8 +725,14 @@ impl PerfData {
         let parse_infos: Vec<RecordParseInfo> = attrs.iter().map(|a| RecordParseInfo::new(a.attributes(), endian)).collect();
         let id_to_attr: HashMap<u64, usize> =
             attrs.iter().enumerate().flat_map(|(i, a)| a.ids().iter().map(move |id| (*id, i))).collect();
-        if let Some(sec) = perf_file.feature_section_data(linux_perf_data::Feature::BUILD_ID) {
-            pd.build_ids = Arc::new(parse_build_id_section(sec, endian));
+        // the build-id table: the feature section, and build-id records
+        // (pipe mode), entries of the same form
+        let mut ids = perf_file.feature_section_data(linux_perf_data::Feature::BUILD_ID).map(|s| s.to_vec()).unwrap_or_default();
+        for r in &build_id_recs {
+            ids.extend_from_slice(&bytes[r.offset as usize..(r.offset + r.size) as usize]);
+        }
+        if !ids.is_empty() {
+            pd.build_ids = Arc::new(parse_build_id_section(&ids, endian));
         }
         if let Ok(Some(r)) = perf_file.os_release() {
             pd.os_release = Some(r.to_string());
@@ -761,12 +853,13 @@ impl PerfData {
     /// Walk the data section: check every record's size, keep the
     /// AUXTRACE_INFO and AUXTRACE records, return the kernel records to
     /// parse once the attributes are known.
-    fn walk_records(&mut self, bytes: &[u8]) -> Result<Vec<RawRec>, PerfError> {
+    fn walk_records(&mut self, bytes: &[u8]) -> Result<(Vec<RawRec>, Vec<RawRec>), PerfError> {
         let e = self.endian;
         let file_len = bytes.len() as u64;
         let end = self.data_offset.saturating_add(self.data_size).min(file_len);
         let mut off = self.data_offset;
         let mut out = Vec::new();
+        let mut build_ids = Vec::new();
         while off < end {
             let o = off as usize;
             let real_off = self.file_offset(off);
@@ -825,12 +918,21 @@ impl PerfData {
                     });
                     next += sz;
                 }
+                PERF_RECORD_HEADER_TRACING_DATA => {
+                    // (the data follows the record, its size in the body)
+                    let sz = rd_u32(body, 0, e).ok_or_else(|| trunc(record_name(rtype), "body too short".into()))? as u64;
+                    if sz > end - next {
+                        return Err(trunc(record_name(rtype), format!("{:#x} bytes of tracing data, only {:#x} left: the file is truncated", sz, end - next)));
+                    }
+                    next += sz;
+                }
+                PERF_RECORD_HEADER_BUILD_ID => build_ids.push(RawRec { offset: off, rtype, misc, size }),
                 t if t < 64 => out.push(RawRec { offset: off, rtype, misc, size }),
                 _ => {}
             }
             off = next;
         }
-        Ok(out)
+        Ok((out, build_ids))
     }
 
     /// The file offset of the record read at `off`: itself, but in data

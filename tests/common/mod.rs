@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub mod perfpipe;
 pub mod perfz;
 
 use opencsd_c_api::abi::gen_elem::ocsd_generic_trace_elem;

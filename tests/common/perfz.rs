@@ -101,3 +101,32 @@ pub fn compress_like_perf(bytes: &[u8], cut: usize) -> Vec<u8> {
     out
 }
 
+/// The file offsets of the AUXTRACE records of a (little-endian) recording.
+pub fn auxtrace_offsets(bytes: &[u8]) -> Vec<u64> {
+    let (data_off, data_size) = (rd64(bytes, 40) as usize, rd64(bytes, 48) as usize);
+    let mut at = data_off;
+    let mut v = Vec::new();
+    while at < data_off + data_size {
+        let t = rd32(bytes, at);
+        if t == 71 {
+            v.push(at as u64);
+        }
+        at += rd16(bytes, at + 6) as usize + if t == 71 { rd64(bytes, at + 8) as usize } else { 0 };
+    }
+    v
+}
+
+/// `out` of a rewritten copy (compressed, pipe mode) with its AUXTRACE
+/// records' file offsets (`from`) written as the original's (`to`), for
+/// comparison.
+pub fn as_original(out: &[u8], from: &[u64], to: &[u64]) -> String {
+    let mut s = String::from_utf8_lossy(out).into_owned();
+    assert_eq!(from.len(), to.len());
+    // (longest first: no offset's text is then a prefix of one replaced later)
+    let mut pairs: Vec<(String, String)> = from.iter().zip(to).map(|(f, t)| (format!("{:#x}", f), format!("{:#x}", t))).collect();
+    pairs.sort_by_key(|(f, _)| std::cmp::Reverse(f.len()));
+    for (f, t) in pairs {
+        s = s.replace(&format!("{f} "), &format!("{t} ")).replace(&format!("{f})"), &format!("{t})")).replace(&format!("{f}\""), &format!("{t}\""));
+    }
+    s
+}

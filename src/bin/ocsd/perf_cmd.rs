@@ -26,7 +26,8 @@ pub enum ElementFormat {
 (a `#` line naming each AUX block, then its elements), as `ocsd decode` prints them."
 )]
 pub struct PerfArgs {
-    /// The perf.data file.
+    /// The perf.data file (also a pipe-mode stream, `perf record -o -`);
+    /// `-`: read it from standard input.
     pub file: PathBuf,
     /// Format of the decoded elements, printed when no other output is
     /// asked for (or with this option or -o).
@@ -155,7 +156,8 @@ pub fn run(args: &PerfArgs) -> u8 {
         Err(PerfError::Io(m)) if m.contains("Broken pipe") => 0,
         Err(e) => {
             // (an error reading the file names it already)
-            let (path, msg) = (args.file.display().to_string(), e.to_string());
+            let path = if args.file.as_os_str() == "-" { "standard input".to_string() } else { args.file.display().to_string() };
+            let msg = e.to_string();
             if msg.starts_with(&path) {
                 eprintln!("ocsd perf: {}", msg);
             } else {
@@ -173,7 +175,14 @@ fn run_inner(args: &PerfArgs) -> Result<(), PerfError> {
         "1.8" => TextStyle::V1_8,
         s => return Err(PerfError::Io(format!("--dump-text: unknown version '{}' (1.3, 1.8)", s))),
     };
-    let pd = PerfData::open(&args.file)?;
+    let pd = if args.file.as_os_str() == "-" {
+        // a stream on standard input (perf record -o - | ocsd perf -)
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes).map_err(|e| PerfError::Io(format!("standard input: {}", e)))?;
+        PerfData::from_bytes(bytes)?
+    } else {
+        PerfData::open(&args.file)?
+    };
     let meta = pd.cs_meta()?;
     pd.require_trace()?;
     if args.dump {
