@@ -631,7 +631,7 @@ impl PerfData {
     /// process with SIGBUS instead of giving an error.
     pub fn open(path: &std::path::Path) -> Result<PerfData, PerfError> {
         if path.is_dir() {
-            let what = if path.join("data").is_file() { "a perf.data directory (perf record --threads) is not read: record without --threads" } else { "a directory, not a perf.data file" };
+            let what = if path.join("data").is_file() { "a perf.data directory (perf record --threads), which holds no CoreSight trace: perf refuses AUX area tracing with --threads; record without it" } else { "a directory, not a perf.data file" };
             return Err(PerfError::Io(format!("{}: {}", path.display(), what)));
         }
         let bytes = std::fs::read(path).map_err(|e| PerfError::Io(format!("{}: {}", path.display(), e)))?;
