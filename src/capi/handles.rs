@@ -117,11 +117,10 @@ pub struct StatsCtl {
 }
 
 impl StatsCtl {
-    /// The statistics block answering for trace ID `cs_id`.
+    /// The statistics block answering for trace ID `cs_id` (as OpenCSD's
+    /// tree looks it up: slot 0 for an ID not valid on a formatted tree,
+    /// 0x80 and above included).
     pub fn for_cs_id(&self, cs_id: u8) -> Option<&(LiveStats, bool)> {
-        if cs_id >= 0x80 {
-            return None;
-        }
         let slot = DecodeTree::slot_of(self.src_type, cs_id);
         self.slots.get(slot)?.as_ref()
     }

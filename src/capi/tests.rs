@@ -940,6 +940,57 @@ fn decode_stats_from_inside_callbacks() {
     ocsd_destroy_dcd_tree(h);
 }
 
+/// Statistics are looked up as OpenCSD's tree looks up a decoder: by the
+/// trace ID on a formatted tree, and in slot 0 for an ID that is not a
+/// valid source ID there (reserved ones, 0x80 and above) and for any ID on
+/// a single-source tree. Only ETMv4 / ETE processors keep statistics: an
+/// STM decoder's block is NOT_INIT (and stays zero).
+#[test]
+fn decode_stats_lookup_follows_the_tree() {
+    let _g = global();
+    let etm4 = CString::new(OCSD_BUILTIN_DCD_ETMV4I).unwrap();
+    // formatted: a decoder for ID 0 (reserved, taken as OpenCSD takes it)
+    let h = ocsd_create_dcd_tree(OCSD_TRC_SRC_FRAME_FORMATTED, OCSD_DFRMTR_FRAME_MEM_ALIGN);
+    let mut cfg = etmv4_cfg_0x10();
+    cfg.reg_traceidr = 0;
+    let mut id = 0xffu8;
+    assert_eq!(ocsd_dt_create_decoder(h, etm4.as_ptr(), OCSD_CREATE_FLG_PACKET_PROC as c_int, &cfg as *const _ as *const c_void, &mut id), OCSD_OK);
+    assert_eq!(id, 0);
+    let mut p: *mut ocsd_decode_stats_t = null_mut();
+    let mut q: *mut ocsd_decode_stats_t = null_mut();
+    assert_eq!(ocsd_dt_get_decode_stats(h, 0, &mut p), OCSD_OK);
+    for other in [0x7f, 0x90, 0xff] {
+        assert_eq!(ocsd_dt_get_decode_stats(h, other, &mut q), OCSD_OK, "ID {other:#x}");
+        assert_eq!(p, q);
+    }
+    assert_eq!(ocsd_dt_get_decode_stats(h, 0x10, &mut q), OCSD_ERR_INVALID_PARAM_VAL);
+    ocsd_destroy_dcd_tree(h);
+    // single source: any ID answers with the one decoder
+    let h = single_etmv4_tree(OCSD_CREATE_FLG_PACKET_PROC);
+    assert_eq!(ocsd_dt_get_decode_stats(h, 0x10, &mut p), OCSD_OK);
+    assert_eq!(ocsd_dt_get_decode_stats(h, 0x33, &mut q), OCSD_OK);
+    assert_eq!(p, q);
+    ocsd_destroy_dcd_tree(h);
+    // STM: no statistics kept, a zero block pointed to
+    let h = ocsd_create_dcd_tree(OCSD_TRC_SRC_SINGLE, 0);
+    let stm = CString::new(OCSD_BUILTIN_DCD_STM).unwrap();
+    let mut scfg: crate::stm::types::ocsd_stm_cfg = unsafe { std::mem::zeroed() };
+    scfg.reg_tcsr = 0x20 << 16;
+    assert_eq!(ocsd_dt_create_decoder(h, stm.as_ptr(), OCSD_CREATE_FLG_PACKET_PROC as c_int, &scfg as *const _ as *const c_void, &mut id), OCSD_OK);
+    assert_eq!(ocsd_dt_attach_packet_callback(h, 0x20, OCSD_C_API_CB_PKT_SINK, sink_cb as *mut c_void, null()), OCSD_OK);
+    let data = [0xffu8; 32];
+    let mut n = 0u32;
+    assert_eq!(ocsd_dt_process_data(h, OCSD_OP_DATA, 0, data.len() as u32, data.as_ptr(), &mut n), OCSD_RESP_CONT);
+    p = null_mut();
+    assert_eq!(ocsd_dt_get_decode_stats(h, 0x20, &mut p), OCSD_ERR_NOT_INIT);
+    assert!(!p.is_null());
+    // SAFETY: the block the library pointed to, valid while the tree lives.
+    let s = unsafe { &*p };
+    assert_eq!((s.version, s.channel_total, s.channel_unsynced, s.bad_header_errs), (OCSD_VER_NUM, 0, 0, 0));
+    assert_eq!(ocsd_dt_reset_decode_stats(h, 0x20), OCSD_OK);
+    ocsd_destroy_dcd_tree(h);
+}
+
 /// OpenCSD's components take the logger's verbosity when they are made:
 /// raising it afterwards does not bring out a decoder's warnings (a bad
 /// packet), while a decoder made after the change logs them.
