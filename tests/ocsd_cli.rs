@@ -17,9 +17,7 @@ fn shared_or_skip() -> Option<PathBuf> {
     s
 }
 
-fn ocsd(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ocsd")).args(args).output().expect("run ocsd")
-}
+use common::ocsd;
 
 fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).expect("utf-8 output")

@@ -2,14 +2,11 @@
 //! `snapshots-ete/002-ack_test_scr` and the model's `test_TARMAC`. Needs
 //! `$OCSD_SHARED` or `../shared`; skipped loudly without it.
 
-use std::process::{Command, Output};
 
 mod common;
 use common::*;
 
-fn ocsd(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ocsd")).args(args).output().expect("run ocsd")
-}
+use common::ocsd;
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()

@@ -3,11 +3,8 @@
 //! the full command line, which `ocsd help perf` and `ocsd decode ...` go
 //! through.
 
-use std::process::{Command, Output};
 
-fn ocsd(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ocsd")).args(args).output().expect("run ocsd")
-}
+use common::ocsd;
 
 fn text(b: &[u8]) -> String {
     String::from_utf8(b.to_vec()).expect("utf-8 output")

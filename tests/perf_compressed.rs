@@ -10,21 +10,14 @@ use std::process::Command;
 
 use common::perfz::{as_original, auxtrace_offsets, compress_like_perf, rd16, rd32, rd64};
 
-fn ocsd(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_ocsd")).args(args).output().expect("run ocsd")
-}
+use common::ocsd;
 
 #[test]
 fn compressed_recordings_decode_as_the_originals() {
     let Some(shared) = common::shared_or_skip() else { return };
-    let dir = std::env::temp_dir().join(format!("ocsd-perf-z-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch_dir("ocsd-perf-z");
     let mut compared = 0;
-    for p in common::shared_recordings(&shared) {
-        let bytes = std::fs::read(&p).unwrap();
-        if &bytes[..8] != b"PERFILE2" {
-            continue;
-        }
+    for (p, bytes) in common::shared_perfile2(&shared) {
         let orig = ocsd(&["perf", p.to_str().unwrap()]);
         let orig_dump = ocsd(&["perf", p.to_str().unwrap(), "--dump"]);
         // a small cut: records split between compressed records
@@ -118,21 +111,8 @@ fn a_real_compressed_recording_is_read_as_perf_reads_it() {
     }
     assert!(compressed > 0, "no compressed record written");
     // (offset, MMAP / COMM) as perf lists them, and as read here
-    let mut want: Vec<(u64, &str)> = Vec::new();
-    for l in dump.lines() {
-        let kind = if l.contains("PERF_RECORD_MMAP") { "mmap" } else if l.contains("PERF_RECORD_COMM") { "comm" } else { continue };
-        let Some(off) = l.split_whitespace().find(|w| w.starts_with("0x")) else { continue };
-        want.push((u64::from_str_radix(&off[2..], 16).unwrap(), kind));
-    }
+    let want = common::perfz::mmap_comm_listed(&dump, 0);
     assert!(want.len() > 2, "{dump}");
-    let got: Vec<(u64, &str)> = pd
-        .sideband
-        .iter()
-        .filter_map(|s| match s.event {
-            opencsd_c_api::perf::file::Sideband::Mmap(_) => Some((s.file_offset, "mmap")),
-            opencsd_c_api::perf::file::Sideband::Comm { .. } => Some((s.file_offset, "comm")),
-            _ => None,
-        })
-        .collect();
+    let got = common::perfz::mmap_comm_read(&pd);
     assert_eq!(got, want);
 }

@@ -13,9 +13,7 @@ use std::process::{Command, Stdio};
 use common::perfpipe::{pipe_auxtrace_offsets, to_pipe};
 use common::perfz::{as_original, auxtrace_offsets, compress_like_perf};
 
-fn ocsd(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_ocsd")).args(args).output().expect("run ocsd")
-}
+use common::ocsd;
 
 /// `ocsd perf - ARGS` with `input` on standard input.
 fn ocsd_stdin(input: &[u8], args: &[&str]) -> std::process::Output {
@@ -40,14 +38,9 @@ fn ocsd_stdin(input: &[u8], args: &[&str]) -> std::process::Output {
 #[test]
 fn pipe_streams_decode_as_the_recordings() {
     let Some(shared) = common::shared_or_skip() else { return };
-    let dir = std::env::temp_dir().join(format!("ocsd-perf-pipe-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::scratch_dir("ocsd-perf-pipe");
     let mut compared = 0;
-    for p in common::shared_recordings(&shared) {
-        let bytes = std::fs::read(&p).unwrap();
-        if &bytes[..8] != b"PERFILE2" {
-            continue;
-        }
+    for (p, bytes) in common::shared_perfile2(&shared) {
         let Some(pipe) = to_pipe(&bytes) else { continue };
         let name = p.file_name().unwrap().to_string_lossy().to_string();
         let f = dir.join(&name);
@@ -148,22 +141,9 @@ fn a_real_pipe_stream_is_read_as_perf_reads_it() {
         let dump = String::from_utf8_lossy(&dump.stdout);
         let pd = opencsd_c_api::perf::PerfData::from_bytes(rec.stdout.clone()).unwrap();
         assert!(pd.pipe);
-        let mut want: Vec<(u64, &str)> = Vec::new();
-        for l in dump.lines() {
-            let kind = if l.contains("PERF_RECORD_MMAP") { "mmap" } else if l.contains("PERF_RECORD_COMM") { "comm" } else { continue };
-            let Some(off) = l.split_whitespace().find(|w| w.starts_with("0x")) else { continue };
-            want.push((u64::from_str_radix(&off[2..], 16).unwrap() + 16, kind));
-        }
+        let want = common::perfz::mmap_comm_listed(&dump, 16);
         assert!(want.len() > 2, "{dump}");
-        let got: Vec<(u64, &str)> = pd
-            .sideband
-            .iter()
-            .filter_map(|s| match s.event {
-                opencsd_c_api::perf::file::Sideband::Mmap(_) => Some((s.file_offset, "mmap")),
-                opencsd_c_api::perf::file::Sideband::Comm { .. } => Some((s.file_offset, "comm")),
-                _ => None,
-            })
-            .collect();
+        let got = common::perfz::mmap_comm_read(&pd);
         assert_eq!(got, want, "compressed: {compress}");
         // no trace in it: named, exit status 2
         let out = ocsd_stdin(&rec.stdout, &[]);

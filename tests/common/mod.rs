@@ -215,6 +215,30 @@ pub fn hex(s: &str) -> Vec<u8> {
     (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
 }
 
+/// `ocsd ARGS`, run as a user runs it; its output.
+pub fn ocsd(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_ocsd")).args(args).output().expect("run ocsd")
+}
+
+/// The shared recordings in perf's file format (little-endian, `PERFILE2`),
+/// with their bytes.
+pub fn shared_perfile2(shared: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    shared_recordings(shared)
+        .into_iter()
+        .filter_map(|p| {
+            let bytes = std::fs::read(&p).ok()?;
+            bytes.starts_with(b"PERFILE2").then_some((p, bytes))
+        })
+        .collect()
+}
+
+/// A new scratch folder for this test process, named `what`.
+pub fn scratch_dir(what: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("{what}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// The perf.data recordings of the shared data (`perf/*.data`), sorted.
 pub fn shared_recordings(shared: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(shared.join("perf"))

@@ -130,3 +130,29 @@ pub fn as_original(out: &[u8], from: &[u64], to: &[u64]) -> String {
     }
     s
 }
+
+/// (offset, "mmap" / "comm") of the MMAP and COMM records `perf report -D`
+/// lists in `dump`, each offset plus `shift` (16 for a pipe-mode stream,
+/// whose offsets perf counts from after its header).
+pub fn mmap_comm_listed(dump: &str, shift: u64) -> Vec<(u64, &'static str)> {
+    let mut v = Vec::new();
+    for l in dump.lines() {
+        let kind = if l.contains("PERF_RECORD_MMAP") { "mmap" } else if l.contains("PERF_RECORD_COMM") { "comm" } else { continue };
+        let Some(off) = l.split_whitespace().find(|w| w.starts_with("0x")) else { continue };
+        v.push((u64::from_str_radix(&off[2..], 16).unwrap() + shift, kind));
+    }
+    v
+}
+
+/// (file offset, "mmap" / "comm") of the MMAP and COMM records read.
+pub fn mmap_comm_read(pd: &opencsd_c_api::perf::PerfData) -> Vec<(u64, &'static str)> {
+    use opencsd_c_api::perf::file::Sideband;
+    pd.sideband
+        .iter()
+        .filter_map(|s| match s.event {
+            Sideband::Mmap(_) => Some((s.file_offset, "mmap")),
+            Sideband::Comm { .. } => Some((s.file_offset, "comm")),
+            _ => None,
+        })
+        .collect()
+}
