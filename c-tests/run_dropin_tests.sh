@@ -182,6 +182,20 @@ else
     fail "print_client -stats: only $stats_same snapshots compared"
 fi
 
+# c-tests/test_decode_stats.c, the same binary on both libraries: the
+# statistics OpenCSD hands out, live, also from inside callbacks
+tds="$out/test_decode_stats"
+if gcc -std=c11 -Wall -Wextra -Werror -I"$here" -I"$root/include" -o "$tds" "$here/test_decode_stats.c" -L"$lib" -l:libopencsd_c_api.so.1; then
+    ours=$(LD_LIBRARY_PATH="$lib" "$tds" 2>&1 | tail -n 1)
+    sys=$(OCSD_TEST_OTHER_LIB=1 "$tds" 2>&1 | tail -n 1)
+    case "$ours/$sys" in
+        *", 0 failed"/*", 0 failed") pass "test_decode_stats on both libraries ($ours; the system's: $sys)" ;;
+        *) fail "test_decode_stats: here: $ours; the system's: $sys" ;;
+    esac
+else
+    fail "test_decode_stats (compile)"
+fi
+
 # every string the library prints goes to the string-print callback, in
 # order, and nothing else is printed (also the error log: corrupted trace)
 for snap in snapshots/Snowball snapshots/juno_r1_1 snapshots-corrupt/TC2-c1001 snapshots-corrupt/juno_r1_1-c1000; do
