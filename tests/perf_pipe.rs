@@ -168,6 +168,21 @@ fn damaged_pipe_streams_are_errors() {
     let mut z = pipe.clone();
     z[22..24].copy_from_slice(&0u16.to_le_bytes());
     cases.push(z);
+    // an event description feature record claiming 2^32-1 events, its first
+    // attribute too short to read (the crate would size a vector for them
+    // all before reading one)
+    let mut body = 12u64.to_le_bytes().to_vec();
+    body.extend_from_slice(&u32::MAX.to_le_bytes());
+    body.extend_from_slice(&136u32.to_le_bytes());
+    body.extend_from_slice(&[0u8; 136]);
+    let mut rec = 80u32.to_le_bytes().to_vec();
+    rec.extend_from_slice(&0u16.to_le_bytes());
+    rec.extend_from_slice(&((8 + body.len()) as u16).to_le_bytes());
+    rec.extend_from_slice(&body);
+    let mut evil = pipe[..16].to_vec();
+    evil.extend_from_slice(&rec);
+    evil.extend_from_slice(&pipe[16..]);
+    cases.push(evil);
     for (i, c) in cases.iter().enumerate() {
         let out = ocsd_stdin(c, &[]);
         let err = String::from_utf8_lossy(&out.stderr);

@@ -581,6 +581,11 @@ fn check_feature_sections<'a>(find: impl Fn(u32) -> Option<(u64, &'a [u8])>, e: 
         let u32_in = |at: u64| usize::try_from(at).ok().and_then(|i| rd_u32(sec, i, e));
         let (Some(nr), Some(a_size)) = (u32_in(0), u32_in(4)) else { return Ok(()) };
         let too_many = || bad(what, off, format!("{nr} events do not fit in {size:#x} bytes"));
+        // (the crate sizes a vector for `nr` events before it reads one:
+        // each takes at least its id count and string length)
+        if u64::from(nr).saturating_mul(8) > size {
+            return Err(too_many());
+        }
         let mut at = 8u64;
         for _ in 0..nr {
             // the attribute, as the crate reads it
