@@ -206,15 +206,6 @@ impl TraceIdDecoder for CustomDecoder {
         (true, 0, 0)
     }
 
-    fn decode_stats(&self) -> Result<ocsd_decode_stats_t, ocsd_err_t> {
-        // a custom decoder has no library packet processor to keep stats
-        Err(OCSD_ERR_INVALID_PARAM_VAL)
-    }
-
-    fn reset_decode_stats(&mut self) -> ocsd_err_t {
-        OCSD_ERR_INVALID_PARAM_VAL
-    }
-
     fn as_any(&self) -> &dyn Any {
         self
     }

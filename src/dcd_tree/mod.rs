@@ -392,12 +392,6 @@ impl DecodeTree {
         self.deformatter.as_ref().map(|d| d.demux_stats())
     }
 
-    pub fn reset_demux_stats(&mut self) {
-        if let Some(d) = self.deformatter.as_ref() {
-            d.reset_demux_stats();
-        }
-    }
-
     /// The deformatter's statistics block, shared (None without one).
     pub fn live_demux_stats(&self) -> Option<crate::common::LiveDemux> {
         self.deformatter.as_ref().map(|d| d.live_stats())

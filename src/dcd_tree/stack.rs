@@ -96,14 +96,6 @@ pub trait TraceIdDecoder {
     fn set_dec_op_flags(&mut self, flags: u32);
     /// (channel synced, bad header errors, bad sequence errors)
     fn stats(&self) -> (bool, u32, u32);
-    /// The packet processor's statistics block for `ocsd_dt_get_decode_stats`
-    /// (the `demux` part is filled in by the tree). OpenCSD's errors:
-    /// `OCSD_ERR_NOT_INIT` when the processor keeps no statistics,
-    /// `OCSD_ERR_INVALID_PARAM_VAL` when there is no library packet
-    /// processor (custom decoders).
-    fn decode_stats(&self) -> Result<ocsd_decode_stats_t, ocsd_err_t> {
-        Err(OCSD_ERR_NOT_INIT)
-    }
     /// The statistics block itself, shared: its counts change as the
     /// stack decodes; and whether the processor keeps statistics (see
     /// [`PacketProcessor::keeps_stats`]). None when there is no library
@@ -111,9 +103,16 @@ pub trait TraceIdDecoder {
     fn live_stats(&self) -> Option<(LiveStats, bool)> {
         None
     }
-    /// Reset the packet processor's statistics (`ocsd_dt_reset_decode_stats`).
-    fn reset_decode_stats(&mut self) -> ocsd_err_t {
-        OCSD_OK
+    /// The statistics block's values now (the `demux` part is the tree's),
+    /// or OpenCSD's error: `OCSD_ERR_NOT_INIT` when the processor keeps no
+    /// statistics, `OCSD_ERR_INVALID_PARAM_VAL` when there is no library
+    /// packet processor (custom decoders).
+    fn decode_stats(&self) -> Result<ocsd_decode_stats_t, ocsd_err_t> {
+        match self.live_stats() {
+            Some((s, true)) => Ok(s.snapshot()),
+            Some((_, false)) => Err(OCSD_ERR_NOT_INIT),
+            None => Err(OCSD_ERR_INVALID_PARAM_VAL),
+        }
     }
     /// Whether `other` is a stack of the same kind in the same state (packet
     /// processor and decoder: see [`crate::common::PacketProcessor::same_state`]),
@@ -139,11 +138,9 @@ pub struct Stack<P: PacketProcessor, D: PacketDecoder<Packet = P::Packet>> {
     proc_flags: u32,
     /// The statistics block (bytes the packet processor consumed; its
     /// error and unsynchronised byte counts), shared with the processor
-    /// and handed out by the C API.
+    /// and handed out by the C API; zero when the processor keeps no
+    /// statistics ([`PacketProcessor::keeps_stats`]).
     stats: LiveStats,
-    /// The processor keeps statistics (see
-    /// [`PacketProcessor::keeps_stats`]); otherwise the block stays zero.
-    stats_init: bool,
     /// A fatal decoder response owed to the client once the queued
     /// elements are delivered (CONT: none).
     pending_resp: ocsd_datapath_resp_t,
@@ -158,8 +155,7 @@ pub struct Stack<P: PacketProcessor, D: PacketDecoder<Packet = P::Packet>> {
 impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'static> Stack<P, D> {
     pub fn new(name: &'static str, protocol: ocsd_trace_protocol_t, cs_id: u8, mut proc_: P, dec: Option<D>) -> Self {
         let stats = LiveStats::new();
-        let stats_init = proc_.keeps_stats();
-        if stats_init {
+        if proc_.keeps_stats() {
             proc_.attach_stats(&stats);
         }
         Stack {
@@ -173,7 +169,6 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
             sink: None,
             proc_flags: 0,
             stats,
-            stats_init,
             pending_resp: OCSD_RESP_CONT,
             numbered: true,
             dec_suspended: false,
@@ -463,7 +458,7 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
         }
         let (proc_, mut out) = self.split(env);
         let (resp, used) = proc_.process_data_with_tail(index, data, tail, &mut out);
-        if self.stats_init {
+        if self.proc_.keeps_stats() {
             self.stats.add_total(used as u64);
         }
         (resp, used)
@@ -588,20 +583,8 @@ impl<P: PacketProcessor + 'static, D: PacketDecoder<Packet = P::Packet> + 'stati
         (self.proc_.is_synced(), h, s)
     }
 
-    fn decode_stats(&self) -> Result<ocsd_decode_stats_t, ocsd_err_t> {
-        if !self.stats_init {
-            return Err(OCSD_ERR_NOT_INIT);
-        }
-        Ok(self.stats.snapshot())
-    }
-
     fn live_stats(&self) -> Option<(LiveStats, bool)> {
-        Some((self.stats.clone(), self.stats_init))
-    }
-
-    fn reset_decode_stats(&mut self) -> ocsd_err_t {
-        self.stats.reset();
-        OCSD_OK
+        Some((self.stats.clone(), self.proc_.keeps_stats()))
     }
 
     fn same_state(&self, other: &dyn TraceIdDecoder) -> bool {

@@ -146,11 +146,6 @@ impl FrameDeformatter {
         self.stats.get()
     }
 
-    /// Zero the demultiplexer statistics.
-    pub fn reset_demux_stats(&self) {
-        self.stats.reset();
-    }
-
     /// The demultiplexer statistics block itself, shared: its counts
     /// change as the deformatter works.
     pub fn live_stats(&self) -> LiveDemux {

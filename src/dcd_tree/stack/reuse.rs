@@ -30,7 +30,6 @@ impl<P: PacketProcessor, D: PacketDecoder<Packet = P::Packet>> Stack<P, D> {
             sink,
             proc_flags: _,
             stats,
-            stats_init,
             pending_resp,
             numbered: _,
             dec_suspended,
@@ -40,7 +39,7 @@ impl<P: PacketProcessor, D: PacketDecoder<Packet = P::Packet>> Stack<P, D> {
         }
         renew_proc(proc_);
         // (a renewed processor counts into the stack's block again)
-        if *stats_init {
+        if proc_.keeps_stats() {
             proc_.attach_stats(stats);
         }
         if let Some(d) = dec.as_mut() {
